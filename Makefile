@@ -1,0 +1,16 @@
+# The two commands of the README. Both set up .venv (and the emulators) themselves.
+.PHONY: demo test lint
+
+demo:
+	@tools/bootstrap.sh
+	.venv/bin/python -m kinesis_batch.demo
+
+test:
+	@tools/bootstrap.sh
+	.venv/bin/ruff check kinesis_batch tests
+	.venv/bin/ruff format --check kinesis_batch tests
+	.venv/bin/mypy
+	.venv/bin/python -m pytest
+
+lint:
+	.venv/bin/ruff check kinesis_batch tests && .venv/bin/ruff format --check kinesis_batch tests && .venv/bin/mypy

@@ -1,0 +1,24 @@
+"""Bounded exponential backoff with full jitter, shared by everything that retries."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """``attempts`` tries in all; waits grow from ``base`` doubling up to ``cap`` seconds."""
+
+    base: float = 0.2
+    cap: float = 5.0
+    attempts: int = 10
+
+    def delay(self, attempt: int, rand: Callable[[], float] = random.random) -> float:
+        """Seconds to wait before try number ``attempt + 1`` (``attempt`` counts from 1)."""
+        return float(rand()) * min(self.cap, self.base * 2.0 ** (attempt - 1))
+
+    def sleep(self, attempt: int, sleep: Callable[[float], None] = time.sleep) -> None:
+        sleep(self.delay(attempt))

@@ -1,0 +1,1 @@
+"""Checkpoints: values, the two-phase store and the history."""

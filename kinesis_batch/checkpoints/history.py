@@ -1,0 +1,146 @@
+"""Checkpoint history: one item per committed move, in ``<lease table>-history``.
+
+Kept beside the lease table (as the KCL keeps its extra tables) so the lease table holds
+leases only. Keys: ``leaseKey`` (hash) and ``commitId`` (range: zero-padded commit time in ms,
+then the batch id), so a shard's history reads back in commit order. A backfill starts "from
+the checkpoint of run X" by looking up the entries of that run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from kinesis_batch.checkpoints.model import Checkpoint
+from kinesis_batch.errors import KinesisBatchError, MalformedLeaseError
+from kinesis_batch.leases.model import Item, checkpoint_attributes
+from kinesis_batch.leases.store import call_dynamodb, create_table, table_status, wait_until_active
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+
+def history_table_name(lease_table: str) -> str:
+    return f"{lease_table}-history"
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    lease_key: str
+    batch_id: str
+    run_id: str | None
+    owner: str
+    committed_at: datetime
+    from_checkpoint: Checkpoint
+    to_checkpoint: Checkpoint
+    records: int
+
+    @property
+    def commit_id(self) -> str:
+        return f"{int(self.committed_at.timestamp() * 1000):015d}#{self.batch_id}"
+
+    def to_item(self) -> Item:
+        item: Item = {
+            "leaseKey": {"S": self.lease_key},
+            "commitId": {"S": self.commit_id},
+            "batchId": {"S": self.batch_id},
+            "owner": {"S": self.owner},
+            "committedAt": {"S": self.committed_at.isoformat()},
+            "records": {"N": str(self.records)},
+            **_prefixed("from", checkpoint_attributes(self.from_checkpoint)),
+            **_prefixed("to", checkpoint_attributes(self.to_checkpoint)),
+        }
+        if self.run_id is not None:
+            item["runId"] = {"S": self.run_id}
+        return item
+
+    @classmethod
+    def from_item(cls, item: dict[str, dict[str, Any]]) -> HistoryEntry:
+        try:
+            return cls(
+                lease_key=item["leaseKey"]["S"],
+                batch_id=item["batchId"]["S"],
+                run_id=item["runId"]["S"] if "runId" in item else None,
+                owner=item["owner"]["S"],
+                committed_at=datetime.fromisoformat(item["committedAt"]["S"]),
+                from_checkpoint=_checkpoint(item, "from"),
+                to_checkpoint=_checkpoint(item, "to"),
+                records=int(item["records"]["N"]),
+            )
+        except (KeyError, ValueError, KinesisBatchError) as exc:
+            raise MalformedLeaseError(f"malformed checkpoint history item: {exc}") from exc
+
+
+class HistoryTable:
+    def __init__(self, client: DynamoDBClient, lease_table: str) -> None:
+        self.client = client
+        self.table_name = history_table_name(lease_table)
+
+    def create_if_not_exists(self, *, timeout: float = 60.0) -> bool:
+        created = create_table(self.client, self.table_name, [("leaseKey", "S", "HASH"), ("commitId", "S", "RANGE")])
+        wait_until_active(self.client, self.table_name, timeout=timeout)
+        return created
+
+    def exists(self) -> bool:
+        return table_status(self.client, self.table_name) is not None
+
+    def delete(self) -> None:
+        call_dynamodb("DeleteTable", self.table_name, lambda: self.client.delete_table(TableName=self.table_name))
+
+    def put_request(self, entry: HistoryEntry) -> dict[str, Any]:
+        """The TransactWriteItems element that records ``entry`` (once: a replay fails)."""
+        return {
+            "Put": {
+                "TableName": self.table_name,
+                "Item": entry.to_item(),
+                "ConditionExpression": "attribute_not_exists(commitId)",
+            }
+        }
+
+    def for_shard(self, lease_key: str) -> list[HistoryEntry]:
+        """A shard's history, oldest commit first."""
+        request: dict[str, Any] = {
+            "TableName": self.table_name,
+            "KeyConditionExpression": "leaseKey = :k",
+            "ExpressionAttributeValues": {":k": {"S": lease_key}},
+            "ConsistentRead": True,
+        }
+        return [HistoryEntry.from_item(i) for i in self._pages("Query", self.client.query, request)]
+
+    def for_run(self, run_id: str) -> list[HistoryEntry]:
+        """Every entry a run committed, by shard then commit time."""
+        request: dict[str, Any] = {
+            "TableName": self.table_name,
+            "FilterExpression": "runId = :r",
+            "ExpressionAttributeValues": {":r": {"S": run_id}},
+            "ConsistentRead": True,
+        }
+        entries = [HistoryEntry.from_item(i) for i in self._pages("Scan", self.client.scan, request)]
+        return sorted(entries, key=lambda e: (e.lease_key, e.commit_id))
+
+    def _pages(self, operation: str, call: Any, request: dict[str, Any]) -> list[dict[str, dict[str, Any]]]:
+        items: list[dict[str, dict[str, Any]]] = []
+        while True:
+            page = call_dynamodb(operation, self.table_name, lambda: call(**request))
+            items.extend(page.get("Items", []))
+            if "LastEvaluatedKey" not in page:
+                return items
+            request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _prefixed(prefix: str, item: Item) -> Item:
+    return {prefix + name[0].upper() + name[1:]: value for name, value in item.items()}
+
+
+def _checkpoint(item: dict[str, dict[str, Any]], prefix: str) -> Checkpoint:
+    timestamp = item.get(f"{prefix}CheckpointTimestamp", {}).get("S")
+    return Checkpoint(
+        item[f"{prefix}Checkpoint"]["S"],
+        int(item[f"{prefix}CheckpointSubSequenceNumber"]["N"]),
+        datetime.fromisoformat(timestamp) if timestamp else None,
+    )

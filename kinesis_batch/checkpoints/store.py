@@ -1,0 +1,220 @@
+"""Checkpoints, kept on the lease items (as the KCL keeps them), moved in two phases.
+
+:class:`CheckpointStore` has the operations of Azure EventProcessorHost's checkpoint manager.
+:class:`DynamoDBCheckpointStore` adds the two-phase move this project's runs use:
+
+1. :meth:`~DynamoDBCheckpointStore.prepare` records the checkpoint a batch will reach as
+   ``pendingCheckpoint`` + ``pendingBatchId`` before the batch's output is written;
+2. once the output is published, :meth:`~DynamoDBCheckpointStore.commit` moves ``checkpoint``
+   to it, clears the pending fields and appends a history entry, in one transaction;
+3. :meth:`~DynamoDBCheckpointStore.abort` clears a pending batch whose output was discarded.
+
+Every write is fenced by ``leaseOwner`` + ``leaseCounter`` of the lease passed in and returns the
+lease as stored afterwards, or ``None`` if the fence did not hold (the lease was lost).
+Moves are validated: never backwards, never beyond what was read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Protocol
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from kinesis_batch.checkpoints.history import HistoryEntry, HistoryTable, utc_now
+from kinesis_batch.checkpoints.model import Checkpoint, validate_move
+from kinesis_batch.errors import IllegalArgumentError, InvalidStateError, error_code, from_botocore
+from kinesis_batch.leases.model import Lease
+from kinesis_batch.leases.store import LeaseStore
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+
+class CheckpointStore(Protocol):
+    """Checkpoint persistence, as Azure EventProcessorHost's ICheckpointManager has it."""
+
+    def checkpoint_store_exists(self) -> bool: ...
+    def create_checkpoint_store_if_not_exists(self) -> None: ...
+    def create_all_checkpoints_if_not_exists(self, partition_ids: Iterable[str]) -> None: ...
+    def get_checkpoint(self, partition_id: str) -> Checkpoint | None: ...
+    def update_checkpoint(self, lease: Lease, checkpoint: Checkpoint) -> Lease | None: ...
+    def delete_checkpoint(self, partition_id: str) -> None: ...
+    def delete_checkpoint_store(self) -> None: ...
+
+
+class DynamoDBCheckpointStore:
+    def __init__(self, leases: LeaseStore, *, initial: Checkpoint | None = None) -> None:
+        self.leases = leases
+        self.history = HistoryTable(leases.client, leases.table_name)
+        self.initial = initial or Checkpoint.trim_horizon()
+
+    # -- CheckpointStore ----------------------------------------------------------------------
+
+    def checkpoint_store_exists(self) -> bool:
+        return self.leases.table_exists() and self.history.exists()
+
+    def create_checkpoint_store_if_not_exists(self) -> None:
+        self.leases.create_table_if_not_exists()
+        self.history.create_if_not_exists()
+
+    def create_all_checkpoints_if_not_exists(self, partition_ids: Iterable[str]) -> None:
+        """A lease item at the initial checkpoint for every partition that has none."""
+        for partition_id in partition_ids:
+            self.leases.create_lease_if_not_exists(Lease(partition_id, checkpoint=self.initial))
+
+    def get_checkpoint(self, partition_id: str) -> Checkpoint | None:
+        lease = self.leases.get_lease(partition_id)
+        return lease.checkpoint if lease else None
+
+    def update_checkpoint(self, lease: Lease, checkpoint: Checkpoint, *, run_id: str | None = None) -> Lease | None:
+        """Move the checkpoint in one step (no pending batch); recorded in the history."""
+        validate_move(lease.checkpoint, checkpoint)
+        if lease.pending_batch_id is not None:
+            raise InvalidStateError(
+                f"lease {lease.lease_key} has pending batch {lease.pending_batch_id}: commit or abort it first"
+            )
+        batch_id = f"direct-{utc_now().strftime('%Y%m%dT%H%M%S%f')}"
+        return self._move(lease, checkpoint, batch_id, run_id=run_id, records=0, require_pending=False)
+
+    def delete_checkpoint(self, partition_id: str) -> None:
+        """Delete the partition's lease item (its checkpoint with it); its history stays."""
+        self.leases.delete_lease(partition_id)
+
+    def delete_checkpoint_store(self) -> None:
+        self.leases.delete_table()
+        self.history.delete()
+
+    # -- two-phase moves ----------------------------------------------------------------------
+
+    def prepare(
+        self, lease: Lease, checkpoint: Checkpoint, batch_id: str, *, read_through: Checkpoint | None = None
+    ) -> Lease | None:
+        """Record that batch ``batch_id`` will move the checkpoint to ``checkpoint``.
+
+        Idempotent for the same batch and checkpoint. Refuses a second batch while one is pending.
+        """
+        if not batch_id:
+            raise IllegalArgumentError("a batch id must not be empty")
+        validate_move(lease.checkpoint, checkpoint, read_through=read_through)
+        if lease.pending_batch_id not in (None, batch_id):
+            raise InvalidStateError(
+                f"lease {lease.lease_key} already has pending batch {lease.pending_batch_id}; recover it first"
+            )
+        return self.leases.update(
+            lease,
+            "SET leaseCounter = leaseCounter + :one, pendingCheckpoint = :cp, "
+            "pendingCheckpointSubSequenceNumber = :sub, pendingBatchId = :batch",
+            {
+                ":cp": {"S": checkpoint.value},
+                ":sub": {"N": str(checkpoint.sub_sequence_number)},
+                ":batch": {"S": batch_id},
+            },
+        )
+
+    def commit(self, lease: Lease, batch_id: str, *, run_id: str | None = None, records: int = 0) -> Lease | None:
+        """Move the checkpoint to the pending one of ``batch_id`` and append the history entry."""
+        if lease.pending_batch_id != batch_id or lease.pending_checkpoint is None:
+            raise InvalidStateError(
+                f"lease {lease.lease_key} has no pending batch {batch_id} (pending: {lease.pending_batch_id})"
+            )
+        validate_move(lease.checkpoint, lease.pending_checkpoint)
+        return self._move(lease, lease.pending_checkpoint, batch_id, run_id=run_id, records=records)
+
+    def abort(self, lease: Lease, batch_id: str) -> Lease | None:
+        """Forget pending batch ``batch_id`` (its output was discarded); the checkpoint stays."""
+        if lease.pending_batch_id != batch_id:
+            return lease
+        return self.leases.update(
+            lease,
+            "SET leaseCounter = leaseCounter + :one "
+            "REMOVE pendingCheckpoint, pendingCheckpointSubSequenceNumber, pendingBatchId",
+            {":batch": {"S": batch_id}},
+            condition="pendingBatchId = :batch",
+        )
+
+    def _move(
+        self,
+        lease: Lease,
+        checkpoint: Checkpoint,
+        batch_id: str,
+        *,
+        run_id: str | None,
+        records: int,
+        require_pending: bool = True,
+    ) -> Lease | None:
+        owner = lease.lease_owner
+        if owner is None:
+            raise IllegalArgumentError(f"checkpoint of lease {lease.lease_key} moved without holding it")
+        entry = HistoryEntry(
+            lease_key=lease.lease_key,
+            batch_id=batch_id,
+            run_id=run_id,
+            owner=owner,
+            committed_at=utc_now(),
+            from_checkpoint=lease.checkpoint,
+            to_checkpoint=checkpoint,
+            records=records,
+        )
+        values: dict[str, dict[str, Any]] = {
+            ":one": {"N": "1"},
+            ":zero": {"N": "0"},
+            ":owner": {"S": owner},
+            ":counter": {"N": str(lease.lease_counter)},
+            ":cp": {"S": checkpoint.value},
+            ":sub": {"N": str(checkpoint.sub_sequence_number)},
+            ":batch": {"S": batch_id},
+        }
+        sets = [
+            "leaseCounter = leaseCounter + :one",
+            "checkpoint = :cp",
+            "checkpointSubSequenceNumber = :sub",
+            "ownerSwitchesSinceCheckpoint = :zero",
+            "lastBatchId = :batch",
+        ]
+        removes = ["pendingCheckpoint", "pendingCheckpointSubSequenceNumber", "pendingBatchId"]
+        if checkpoint.timestamp is not None:
+            sets.append("checkpointTimestamp = :ts")
+            values[":ts"] = {"S": checkpoint.timestamp.isoformat()}
+        else:
+            removes.append("checkpointTimestamp")
+        if run_id is not None:
+            sets.append("lastRunId = :run")
+            values[":run"] = {"S": run_id}
+        condition = "leaseOwner = :owner AND leaseCounter = :counter"
+        condition += " AND pendingBatchId = :batch" if require_pending else ""
+        update = {
+            "Update": {
+                "TableName": self.leases.table_name,
+                "Key": {"leaseKey": {"S": lease.lease_key}},
+                "UpdateExpression": f"SET {', '.join(sets)} REMOVE {', '.join(removes)}",
+                "ConditionExpression": condition,
+                "ExpressionAttributeValues": values,
+            }
+        }
+        try:
+            self.leases.client.transact_write_items(TransactItems=[update, self.history.put_request(entry)])  # type: ignore[list-item]
+        except ClientError as exc:
+            if _lost_fence(exc):
+                return None
+            raise from_botocore(exc, operation="TransactWriteItems", resource=self.leases.table_name) from exc
+        except BotoCoreError as exc:
+            raise from_botocore(exc, operation="TransactWriteItems", resource=self.leases.table_name) from exc
+        return replace(
+            lease,
+            lease_counter=lease.lease_counter + 1,
+            checkpoint=checkpoint,
+            pending_checkpoint=None,
+            pending_batch_id=None,
+            owner_switches_since_checkpoint=0,
+            last_batch_id=batch_id,
+            last_run_id=run_id if run_id is not None else lease.last_run_id,
+        )
+
+
+def _lost_fence(exc: ClientError) -> bool:
+    """A transaction cancelled because the lease's condition failed (not for other reasons)."""
+    if error_code(exc) != "TransactionCanceledException":
+        return False
+    reasons = exc.response.get("CancellationReasons") or []
+    return bool(reasons) and reasons[0].get("Code") == "ConditionalCheckFailed"

@@ -1,0 +1,231 @@
+"""Local AWS endpoints for the demo and the tests, as separate processes on loopback.
+
+- ``moto_server`` for DynamoDB (its conditional writes and transactions are correct);
+- kinesalite (fast) or kinesis-local, the kinesis-mock engine LocalStack uses (slow, closest
+  to AWS) for Kinesis. Not moto's Kinesis: its SplitShard/MergeShards are broken.
+
+Each server runs in a process group of its own on a free 127.0.0.1 port and is stopped by
+that group (never by name): SIGTERM, then SIGKILL after a grace period (kinesis-local ignores
+SIGTERM). The npm emulators live in ``tools/emulators`` (installed by ``tools/bootstrap.sh``),
+or wherever ``KINESIS_BATCH_EMULATORS`` points.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kinesis_batch.errors import DependencyError, InvalidStateError
+
+LOOPBACK = "127.0.0.1"
+EMULATORS = Path(os.environ.get("KINESIS_BATCH_EMULATORS", Path(__file__).resolve().parents[1] / "tools" / "emulators"))
+
+#: The standard AWS environment that points boto3 (and Spark workers, Airflow tasks) at a stack.
+STATIC_ENV = {
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_EC2_METADATA_DISABLED": "true",
+}
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((LOOPBACK, 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class LocalServer:
+    """One server process in its own process group."""
+
+    name: str
+    port: int
+    process: subprocess.Popen[bytes]
+    log_path: Path
+    grace: float = 3.0
+
+    @property
+    def url(self) -> str:
+        return f"http://{LOOPBACK}:{self.port}"
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def log_tail(self, lines: int = 20) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
+
+    def wait_ready(self, timeout: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise DependencyError(
+                    f"{self.name} exited with {self.process.returncode} while starting:\n{self.log_tail()}"
+                )
+            with contextlib.suppress(OSError), socket.create_connection((LOOPBACK, self.port), timeout=0.5):
+                return
+            time.sleep(0.1)
+        self.stop()
+        raise DependencyError(f"{self.name} did not listen on {self.url} within {timeout:.0f} s:\n{self.log_tail()}")
+
+    def stop(self) -> None:
+        """Stop the whole process group: SIGTERM, then SIGKILL after ``grace`` seconds."""
+        if self.process.poll() is not None:
+            return
+        for sig, wait in ((signal.SIGTERM, self.grace), (signal.SIGKILL, 10.0)):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, sig)
+            try:
+                self.process.wait(timeout=wait)
+                return
+            except subprocess.TimeoutExpired:
+                continue
+
+
+def _spawn(
+    name: str,
+    argv: list[str],
+    *,
+    port: int,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    log_dir: Path,
+    grace: float = 3.0,
+) -> LocalServer:
+    log_path = log_dir / f"{name}.log"
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env={**os.environ, **(env or {})},
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group, stopped as one
+        )
+    server = LocalServer(name, port, process, log_path, grace)
+    try:
+        server.wait_ready()
+    except BaseException:
+        server.stop()
+        raise
+    return server
+
+
+def _node() -> str:
+    node = shutil.which("node")
+    if node is None:
+        raise InvalidStateError("Node.js is needed for the local Kinesis emulators: install nodejs (and npm)")
+    return node
+
+
+def _emulator(package: str) -> Path:
+    path = EMULATORS / "node_modules" / package
+    if not path.exists():
+        raise InvalidStateError(f"{package} is not installed in {EMULATORS}: run tools/bootstrap.sh (npm ci there)")
+    return path
+
+
+def start_moto(log_dir: Path) -> LocalServer:
+    """moto_server on a free port (serves DynamoDB; its Kinesis is not used)."""
+    port = free_port()
+    moto = Path(sys.executable).with_name("moto_server")
+    argv = [str(moto) if moto.exists() else "moto_server", "-H", LOOPBACK, "-p", str(port)]
+    return _spawn("moto_server", argv, port=port, log_dir=log_dir)
+
+
+def start_kinesalite(log_dir: Path, *, shard_limit: int = 1000) -> LocalServer:
+    port = free_port()
+    main = _emulator("kinesalite") / "cli.js"
+    argv = [
+        _node(),
+        "-r",
+        str(EMULATORS / "loopback.js"),
+        str(main),
+        "--port",
+        str(port),
+        "--shardLimit",
+        str(shard_limit),
+        "--createStreamMs",
+        "20",
+        "--deleteStreamMs",
+        "20",
+        "--updateStreamMs",
+        "20",
+    ]
+    return _spawn("kinesalite", argv, port=port, log_dir=log_dir)
+
+
+def start_kinesis_local(log_dir: Path, *, shard_limit: int = 200) -> LocalServer:
+    port, tls_port = free_port(), free_port()
+    package = _emulator("kinesis-local")
+    env = {
+        "KINESIS_MOCK_PLAIN_PORT": str(port),
+        "KINESIS_MOCK_TLS_PORT": str(tls_port),
+        "SHARD_LIMIT": str(shard_limit),
+        "CREATE_STREAM_DURATION": "50ms",
+        "DELETE_STREAM_DURATION": "50ms",
+        "SPLIT_SHARD_DURATION": "50ms",
+        "MERGE_SHARDS_DURATION": "50ms",
+        "UPDATE_SHARD_COUNT_DURATION": "50ms",
+        "LOG_LEVEL": "WARN",
+    }
+    # It reads server.json from its working directory, and ignores SIGTERM (short grace).
+    argv = [_node(), "-r", str(EMULATORS / "loopback.js"), "main.js"]
+    return _spawn("kinesis-local", argv, port=port, cwd=package, env=env, log_dir=log_dir, grace=0.5)
+
+
+@dataclass
+class LocalStack:
+    """The running endpoints; ``env(kinesis=...)`` is the AWS environment that points at them."""
+
+    dynamodb: LocalServer
+    kinesis: dict[str, LocalServer] = field(default_factory=dict)
+    log_dir: Path = field(default_factory=lambda: Path(tempfile.gettempdir()))
+
+    def env(self, kinesis: str = "kinesalite") -> dict[str, str]:
+        return {
+            **STATIC_ENV,
+            "AWS_ENDPOINT_URL_DYNAMODB": self.dynamodb.url,
+            "AWS_ENDPOINT_URL_KINESIS": self.kinesis[kinesis].url,
+        }
+
+    def stop(self) -> None:
+        for server in [*self.kinesis.values(), self.dynamodb]:
+            server.stop()
+
+
+@contextlib.contextmanager
+def local_stack(kinesis: tuple[str, ...] = ("kinesalite",), log_dir: Path | None = None) -> Iterator[LocalStack]:
+    """Start moto_server and the named Kinesis emulators; stop them all on exit."""
+    starters = {"kinesalite": start_kinesalite, "kinesis-local": start_kinesis_local}
+    unknown = set(kinesis) - set(starters)
+    if unknown:
+        raise InvalidStateError(f"unknown Kinesis emulator(s): {', '.join(sorted(unknown))}")
+    logs = log_dir or Path(tempfile.mkdtemp(prefix="kinesis-batch-stack-"))
+    servers: list[LocalServer] = []
+    try:
+        dynamodb = start_moto(logs)
+        servers.append(dynamodb)
+        stack = LocalStack(dynamodb, log_dir=logs)
+        for name in kinesis:
+            stack.kinesis[name] = starters[name](logs)
+            servers.append(stack.kinesis[name])
+        yield stack
+    finally:
+        for server in reversed(servers):
+            server.stop()

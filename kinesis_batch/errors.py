@@ -1,0 +1,160 @@
+"""The one error tree of kinesis-batch, grouped by what the caller should do.
+
+::
+
+    KinesisBatchError
+    ├── RetryableError                 try the same thing again later
+    │   ├── ThrottledError             a service limit said "slow down" (after our own backoff)
+    │   └── DependencyError            endpoint unreachable, timed out, or failed on its side
+    ├── LeaseError                     stop working on the shard: it is not ours any more
+    │   ├── LeaseLostError             another worker took it, or it expired under us
+    │   └── ShutdownError              the run is stopping; no further work was done
+    ├── InvalidStateError              the world is not as the operation needs it; a person must look
+    │   ├── StreamNotFoundError
+    │   ├── LeaseTableNotFoundError
+    │   ├── MalformedLeaseError        a lease item that does not parse
+    │   ├── LineageError               a shard listing that is not a DAG
+    │   └── TrimmedDataError           a checkpoint points at data retention already removed
+    └── IllegalArgumentError           the caller asked for something impossible; retrying cannot help
+        └── CheckpointOrderError       a checkpoint that would move backwards or beyond what was read
+
+A lost conditional write is not an error: the store methods return ``False`` for it.
+botocore exceptions never leave the package: :func:`from_botocore` translates them at the
+boundary and the caller raises the result ``from`` the original.
+"""
+
+from __future__ import annotations
+
+from botocore.exceptions import (
+    BotoCoreError,
+    ClientError,
+    ConnectionClosedError,
+    ConnectTimeoutError,
+    EndpointConnectionError,
+    NoCredentialsError,
+    NoRegionError,
+    ReadTimeoutError,
+)
+
+
+class KinesisBatchError(Exception):
+    """Root of every error this package raises on purpose."""
+
+
+class RetryableError(KinesisBatchError):
+    """The operation may succeed if tried again later."""
+
+
+class ThrottledError(RetryableError):
+    """A service limit was exceeded, and our own bounded backoff did not get through."""
+
+
+class DependencyError(RetryableError):
+    """An endpoint could not be reached or failed on its side (5xx, timeout, connection)."""
+
+
+class LeaseError(KinesisBatchError):
+    """The caller does not (or no longer) hold the lease it acted under."""
+
+
+class LeaseLostError(LeaseError):
+    """Another worker took the lease, or it expired: fenced writes will not go through."""
+
+
+class ShutdownError(LeaseError):
+    """The worker is shutting down; the operation was not started."""
+
+
+class InvalidStateError(KinesisBatchError):
+    """Something outside the caller's arguments is not as the operation requires."""
+
+
+class StreamNotFoundError(InvalidStateError):
+    """The Kinesis stream does not exist (or is not visible with these credentials)."""
+
+
+class LeaseTableNotFoundError(InvalidStateError):
+    """The DynamoDB lease table does not exist."""
+
+
+class MalformedLeaseError(InvalidStateError):
+    """A lease item in the table lacks required attributes or holds values of the wrong type."""
+
+
+class LineageError(InvalidStateError):
+    """The shard listing does not form a parent/child DAG (e.g. a cycle)."""
+
+
+class TrimmedDataError(InvalidStateError):
+    """A checkpoint points at records the stream's retention has already removed."""
+
+
+class IllegalArgumentError(KinesisBatchError, ValueError):
+    """An argument can never be valid: a malformed sequence number, position or setting."""
+
+
+class CheckpointOrderError(IllegalArgumentError):
+    """A checkpoint would move backwards, or past the last record that was read."""
+
+
+_THROTTLING_CODES = frozenset(
+    {
+        "ProvisionedThroughputExceededException",
+        "LimitExceededException",
+        "ThrottlingException",
+        "Throttling",
+        "RequestLimitExceeded",
+        "KMSThrottlingException",
+    }
+)
+_NOT_FOUND_CODES = frozenset({"ResourceNotFoundException"})
+_ARGUMENT_CODES = frozenset({"InvalidArgumentException", "ValidationException", "ExpiredNextTokenException"})
+
+
+def error_code(exc: BaseException) -> str:
+    """The AWS error code of a ClientError ('' for anything else)."""
+    if isinstance(exc, ClientError):
+        return str(exc.response.get("Error", {}).get("Code", ""))
+    return ""
+
+
+def is_throttling(exc: BaseException) -> bool:
+    return error_code(exc) in _THROTTLING_CODES
+
+
+def from_botocore(exc: Exception, *, operation: str, resource: str = "") -> KinesisBatchError:
+    """Translate a botocore/boto3 exception into this package's tree.
+
+    The caller raises the result ``from exc`` so the cause stays attached::
+
+        except (ClientError, BotoCoreError) as exc:
+            raise from_botocore(exc, operation="ListShards", resource=stream) from exc
+
+    ``resource`` names what was being acted on (a stream, a table) for the message.
+    ResourceNotFound becomes :class:`InvalidStateError`; callers that know which resource it
+    was (a stream, a table) raise the specific subclass themselves.
+    """
+    where = f"{operation} {resource}".strip()
+    if isinstance(exc, ClientError):
+        code = error_code(exc)
+        message = exc.response.get("Error", {}).get("Message", "") or str(exc)
+        status = int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) or 0)
+        text = f"{where}: {code}: {message}"
+        if code in _THROTTLING_CODES:
+            return ThrottledError(text)
+        if code in _NOT_FOUND_CODES:
+            return InvalidStateError(text)
+        if code in _ARGUMENT_CODES:
+            return IllegalArgumentError(text)
+        if status >= 500 or code in {"InternalFailure", "ServiceUnavailable", "InternalServerError"}:
+            return DependencyError(text)
+        if code in {"UnrecognizedClientException", "AccessDeniedException", "InvalidSignatureException"}:
+            return InvalidStateError(f"{text} (check the AWS credentials and region)")
+        return InvalidStateError(text)
+    if isinstance(exc, (NoRegionError, NoCredentialsError)):
+        return IllegalArgumentError(f"{where}: {exc} (set AWS_DEFAULT_REGION and credentials)")
+    if isinstance(exc, (EndpointConnectionError, ConnectTimeoutError, ReadTimeoutError, ConnectionClosedError)):
+        return DependencyError(f"{where}: cannot reach the endpoint: {exc}")
+    if isinstance(exc, BotoCoreError):
+        return DependencyError(f"{where}: {exc}")
+    return KinesisBatchError(f"{where}: {exc}")

@@ -1,0 +1,1 @@
+"""Leases: the KCL-style lease table, the manager and the renewer."""

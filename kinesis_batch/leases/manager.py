@@ -1,0 +1,216 @@
+"""One worker's leases: take, renew, release, and who holds what.
+
+Expiry: every take and renew writes ``leaseExpiresAt = now + lease_duration``. A lease past
+that time may be taken by anyone, so a crashed holder blocks its shards for at most one
+lease duration (plus the clock skew between workers). Safety does not depend on clocks:
+every write is fenced by ``leaseOwner`` + ``leaseCounter``, which each take increments, so a
+holder that was too slow finds its next write refused and learns it lost the lease.
+
+Thread safety: one lock serialises the manager's view of held leases, so the renewer and a
+checkpoint commit never fence with the same counter. Use :meth:`fenced` for writes that must
+carry the current counter.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from threading import RLock
+from typing import TypeVar
+
+from kinesis_batch.errors import IllegalArgumentError, LeaseLostError
+from kinesis_batch.leases.model import Lease
+from kinesis_batch.leases.store import LeaseStore
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+#: DynamoDB calls in flight at once for bulk lease operations (per worker).
+CONCURRENCY = 16
+
+
+@dataclass(frozen=True)
+class TakeResult:
+    acquired: tuple[Lease, ...] = ()
+    held_elsewhere: dict[str, str] = field(default_factory=dict)  # shard -> live owner
+    lost_race: tuple[str, ...] = ()  # changed between our read and our take
+    missing: tuple[str, ...] = ()  # no lease item (create it first)
+
+
+class LeaseManager:
+    def __init__(
+        self,
+        store: LeaseStore,
+        worker_id: str,
+        lease_duration: float = 60.0,
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if not worker_id:
+            raise IllegalArgumentError("a worker id must not be empty")
+        if lease_duration <= 0:
+            raise IllegalArgumentError(f"lease duration must be positive, got {lease_duration}")
+        self.store = store
+        self.worker_id = worker_id
+        self.lease_duration = lease_duration
+        self._clock = clock
+        self._lock = RLock()
+        self._held: dict[str, Lease] = {}
+        self.lost: set[str] = set()
+
+    def now_ms(self) -> int:
+        return int(self._clock() * 1000)
+
+    def _expiry(self) -> int:
+        return self.now_ms() + int(self.lease_duration * 1000)
+
+    # -- taking -------------------------------------------------------------------------------
+
+    def ensure_leases(self, leases: Iterable[Lease]) -> int:
+        """Create the lease items that do not exist yet; returns how many were created."""
+        return sum(_parallel(self.store.create_lease_if_not_exists, list(leases)))
+
+    def take(self, lease_keys: Iterable[str], *, force: bool = False) -> TakeResult:
+        """Take every lease in ``lease_keys`` that is free, expired, ours, or (``force``) any.
+
+        Leases held live by another worker are reported in ``held_elsewhere`` and not taken.
+        """
+        keys = list(dict.fromkeys(lease_keys))
+        current = {lease.lease_key: lease for lease in self.store.list_leases()}
+        now = self.now_ms()
+        candidates: list[Lease] = []
+        held_elsewhere: dict[str, str] = {}
+        missing: list[str] = []
+        for key in keys:
+            lease = current.get(key)
+            if lease is None:
+                missing.append(key)
+            elif lease.lease_owner in (None, self.worker_id) or force or not lease.is_live(now):
+                candidates.append(lease)
+            else:
+                held_elsewhere[key] = str(lease.lease_owner)
+        outcomes = _parallel_outcomes(
+            lambda lease: self.store.take_lease(lease, self.worker_id, self._expiry()), candidates
+        )
+        acquired = tuple(new for new, _ in outcomes if new is not None)
+        # Leases taken before another take failed are ours in the table: hold them all the same
+        # (so they are renewed and released), then report the failure.
+        with self._lock:
+            for lease in acquired:
+                self._held[lease.lease_key] = lease
+                self.lost.discard(lease.lease_key)
+        _raise_first(outcomes)
+        lost_race = tuple(c.lease_key for c, (new, _) in zip(candidates, outcomes, strict=True) if new is None)
+        return TakeResult(acquired, held_elsewhere, lost_race, tuple(missing))
+
+    # -- holding ------------------------------------------------------------------------------
+
+    def held(self) -> dict[str, Lease]:
+        with self._lock:
+            return dict(self._held)
+
+    def lost_leases(self) -> set[str]:
+        """A copy of :attr:`lost`, taken under the lock (other threads change it)."""
+        with self._lock:
+            return set(self.lost)
+
+    def renew(self) -> list[str]:
+        """Renew every held lease; returns the keys lost since (they are dropped from held).
+
+        If some renewals fail with an error, the others still count (held leases carry their
+        new counters, lost ones are in :attr:`lost`), and then the first error is raised.
+        """
+        with self._lock:
+            held = list(self._held.values())
+            outcomes = _parallel_outcomes(lambda lease: self.store.renew_lease(lease, self._expiry()), held)
+            lost = []
+            for old, (new, error) in zip(held, outcomes, strict=True):
+                if error is not None:
+                    continue  # outcome unknown: keep the copy we have, the next renewal tells
+                if new is None:
+                    del self._held[old.lease_key]
+                    self.lost.add(old.lease_key)
+                    lost.append(old.lease_key)
+                else:
+                    self._held[old.lease_key] = new
+            _raise_first(outcomes)
+            return lost
+
+    @contextmanager
+    def fenced(self, lease_key: str) -> Iterator[Callable[[Lease | None], None]]:
+        """Hold the lock and the current lease for a fenced write.
+
+        Yields ``settle``: call it with what the store returned (the new lease, or ``None``
+        when the fence failed). Raises LeaseLostError if the lease is not held to begin with.
+        Use: ``with manager.fenced(key) as settle: settle(store.write(manager.lease(key)))``.
+        """
+        with self._lock:
+            self.lease(lease_key)
+
+            def settle(new: Lease | None) -> None:
+                if new is None:
+                    self._held.pop(lease_key, None)
+                    self.lost.add(lease_key)
+                else:
+                    self._held[lease_key] = new
+
+            yield settle
+
+    def lease(self, lease_key: str) -> Lease:
+        """The current copy of a held lease; raises LeaseLostError if it is not held."""
+        with self._lock:
+            lease = self._held.get(lease_key)
+        if lease is None:
+            raise LeaseLostError(f"lease {lease_key} is not held by {self.worker_id}")
+        return lease
+
+    # -- letting go ---------------------------------------------------------------------------
+
+    def release(self, lease_keys: Iterable[str] | None = None) -> list[str]:
+        """Release held leases (all by default); returns the keys released.
+
+        A lease another worker took meanwhile is left alone (the fenced release fails).
+        """
+        with self._lock:
+            keys = list(self._held) if lease_keys is None else [k for k in lease_keys if k in self._held]
+            leases = [self._held.pop(key) for key in keys]
+        results = _parallel(self.store.release_lease, leases)
+        return [lease.lease_key for lease, new in zip(leases, results, strict=True) if new is not None]
+
+    def holders(self) -> dict[str, list[str]]:
+        """Live owners and the lease keys each holds (expired holders are left out)."""
+        now = self.now_ms()
+        owners: dict[str, list[str]] = {}
+        for lease in self.store.list_leases():
+            if lease.is_live(now):
+                owners.setdefault(str(lease.lease_owner), []).append(lease.lease_key)
+        return {owner: sorted(keys) for owner, keys in sorted(owners.items())}
+
+
+def _parallel_outcomes(call: Callable[[T], R], items: list[T]) -> list[tuple[R | None, Exception | None]]:
+    """Like :func:`_parallel`, but one call's exception does not hide the other results."""
+
+    def attempt(item: T) -> tuple[R | None, Exception | None]:
+        try:
+            return call(item), None
+        except Exception as exc:
+            return None, exc
+
+    return _parallel(attempt, items)
+
+
+def _raise_first(outcomes: list[tuple[R | None, Exception | None]]) -> None:
+    for _, error in outcomes:
+        if error is not None:
+            raise error
+
+
+def _parallel(call: Callable[[T], R], items: list[T]) -> list[R]:
+    """``[call(i) for i in items]``, CONCURRENCY at a time (DynamoDB calls are I/O bound)."""
+    if len(items) <= 1:
+        return [call(item) for item in items]
+    with ThreadPoolExecutor(max_workers=min(CONCURRENCY, len(items))) as pool:
+        return list(pool.map(call, items))

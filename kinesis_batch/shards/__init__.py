@@ -1,0 +1,1 @@
+"""Shards: listing, lineage and the bounded reader."""

@@ -1,0 +1,74 @@
+"""KPL aggregation: one Kinesis record carrying many user records.
+
+Format (as the KPL writes it): 4 magic bytes, a protobuf ``AggregatedRecord`` (messages from
+the maintained aws-kinesis-agg package), then the MD5 of the protobuf bytes. A record without
+the magic, or whose digest or protobuf does not check out, is a plain user record: that is
+what the KCL does too, since a producer may legitimately send bytes that start with the magic.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from datetime import datetime
+
+# The deaggregator module puts its own folder on sys.path, which its generated messages_pb2
+# needs to import config_pb2; import it first rather than copying the schema.
+from aws_kinesis_agg import deaggregator as _  # noqa: F401
+from aws_kinesis_agg import messages_pb2
+from google.protobuf.message import DecodeError
+
+from kinesis_batch.shards.model import Record
+
+MAGIC = b"\xf3\x89\x9a\xc2"
+_DIGEST_SIZE = 16
+
+
+def user_records(
+    shard_id: str,
+    sequence_number: str,
+    partition_key: str,
+    data: bytes,
+    arrival: datetime,
+    explicit_hash_key: str | None = None,
+) -> Iterator[Record]:
+    """The user records inside one Kinesis record, with their sub-sequence numbers (0, 1, ...)."""
+    aggregated = _parse(data)
+    if aggregated is None:
+        yield Record(shard_id, sequence_number, 0, partition_key, data, arrival, explicit_hash_key)
+        return
+    keys = aggregated.partition_key_table
+    hash_keys = aggregated.explicit_hash_key_table
+    for index, sub in enumerate(aggregated.records):
+        yield Record(
+            shard_id=shard_id,
+            sequence_number=sequence_number,
+            sub_sequence_number=index,
+            partition_key=keys[sub.partition_key_index],
+            data=sub.data,
+            approximate_arrival_timestamp=arrival,
+            explicit_hash_key=(
+                hash_keys[sub.explicit_hash_key_index] if sub.HasField("explicit_hash_key_index") else None
+            ),
+        )
+
+
+def _parse(data: bytes) -> messages_pb2.AggregatedRecord | None:
+    if len(data) <= len(MAGIC) + _DIGEST_SIZE or not data.startswith(MAGIC):
+        return None
+    body, digest = data[len(MAGIC) : -_DIGEST_SIZE], data[-_DIGEST_SIZE:]
+    if hashlib.md5(body).digest() != digest:
+        return None
+    message = messages_pb2.AggregatedRecord()
+    try:
+        message.ParseFromString(body)
+    except DecodeError:
+        return None
+    n_keys = len(message.partition_key_table)
+    n_hash = len(message.explicit_hash_key_table)
+    for sub in message.records:
+        if sub.partition_key_index >= n_keys:
+            return None
+        if sub.HasField("explicit_hash_key_index") and sub.explicit_hash_key_index >= n_hash:
+            return None
+    return message

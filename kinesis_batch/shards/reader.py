@@ -1,0 +1,260 @@
+"""Read one shard from a start position to an end bound, a page at a time.
+
+Contract:
+- Yields user records (KPL aggregates de-aggregated) in shard order, each at most once, never
+  one at or below the start checkpoint, never one past the end bound.
+- Holds one GetRecords page at a time, so memory does not grow with the backlog.
+- Ends at the first of: the end bound; the tip of an open shard (a page with
+  MillisBehindLatest == 0); the end of a closed shard (no NextShardIterator, as AWS and
+  kinesis-local answer; or an empty page at the tip, which is how kinesalite and moto end
+  one: moto never stops handing out iterators for a closed shard). Whether a shard is closed
+  comes from the listing the caller passes in, or from ChildShards in the page.
+- Paces its own GetRecords calls under the per-shard limits (5 calls/s and 2 MiB/s by
+  default), retries throttling with bounded backoff (then raises ThrottledError), and
+  replaces an expired iterator with one after the last record read.
+
+``reader.progress`` says at any moment what was read; ``reader.result()`` freezes it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from kinesis_batch._backoff import Backoff
+from kinesis_batch.errors import (
+    DependencyError,
+    StreamNotFoundError,
+    ThrottledError,
+    error_code,
+    from_botocore,
+    is_throttling,
+)
+from kinesis_batch.shards.deaggregation import user_records
+from kinesis_batch.shards.model import Record, Shard
+from kinesis_batch.shards.positions import EndBound, StartPosition
+
+if TYPE_CHECKING:
+    from mypy_boto3_kinesis import KinesisClient
+
+MIB = 1024 * 1024
+MAX_RECORDS_PER_CALL = 10_000
+
+
+@dataclass(frozen=True)
+class ReadLimits:
+    """The pace one reader keeps on one shard (Kinesis: 5 calls/s and 2 MiB/s per shard,
+    shared by every polling consumer of the stream). ``None`` switches a limit off."""
+
+    calls_per_second: float | None = 5.0
+    bytes_per_second: float | None = 2 * MIB
+    records_per_call: int = MAX_RECORDS_PER_CALL
+
+    @classmethod
+    def unlimited(cls) -> ReadLimits:
+        """For emulators, which have no limits to respect."""
+        return cls(calls_per_second=None, bytes_per_second=None)
+
+    def pause_after(self, response_bytes: int) -> float:
+        """Seconds between the start of one call and the next, given the last response size."""
+        pause = 0.0
+        if self.calls_per_second:
+            pause = 1.0 / self.calls_per_second
+        if self.bytes_per_second:
+            pause = max(pause, response_bytes / self.bytes_per_second)
+        return pause
+
+
+@dataclass(frozen=True)
+class ReadResult:
+    """What one read did: the checkpoint it reached and how it got there."""
+
+    shard_id: str
+    last_sequence_number: str | None
+    last_sub_sequence_number: int | None
+    records: int
+    bytes: int
+    reached_shard_end: bool
+    millis_behind_latest: int | None
+    get_records_calls: int
+    throttled_calls: int
+    iterator_renewals: int
+
+
+class ShardReader:
+    """Iterate to read; see the module docstring for the contract."""
+
+    def __init__(
+        self,
+        client: KinesisClient,
+        stream_name: str,
+        shard: Shard,
+        start: StartPosition,
+        end: EndBound = EndBound(),
+        *,
+        limits: ReadLimits = ReadLimits(),
+        backoff: Backoff = Backoff(base=0.25, cap=5.0, attempts=12),
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self._client = client
+        self._stream = stream_name
+        self._shard = shard
+        self._shard_id = shard.shard_id
+        self._start = start
+        self._end = end
+        self._limits = limits
+        self._backoff = backoff
+        self._clock = clock
+        self._sleep = sleep
+        self._next_call_at = 0.0
+        self._last_raw_sequence: str | None = None
+        self.last_sequence_number: str | None = None
+        self.last_sub_sequence_number: int | None = None
+        self.records = 0
+        self.bytes = 0
+        self.reached_shard_end = False
+        self.millis_behind_latest: int | None = None
+        self.get_records_calls = 0
+        self.throttled_calls = 0
+        self.iterator_renewals = 0
+
+    def result(self) -> ReadResult:
+        return ReadResult(
+            shard_id=self._shard_id,
+            last_sequence_number=self.last_sequence_number,
+            last_sub_sequence_number=self.last_sub_sequence_number,
+            records=self.records,
+            bytes=self.bytes,
+            reached_shard_end=self.reached_shard_end,
+            millis_behind_latest=self.millis_behind_latest,
+            get_records_calls=self.get_records_calls,
+            throttled_calls=self.throttled_calls,
+            iterator_renewals=self.iterator_renewals,
+        )
+
+    def __iter__(self) -> Iterator[Record]:
+        skip_through = self._start.skip_through()
+        iterator = self._shard_iterator(self._start.iterator_request())
+        while True:
+            page, iterator = self._get_records(iterator)
+            raw_records = page.get("Records", [])
+            for raw in raw_records:
+                sequence_number = raw["SequenceNumber"]
+                arrival = raw["ApproximateArrivalTimestamp"]
+                if self._end.excludes(sequence_number, arrival):
+                    return
+                for record in user_records(
+                    self._shard_id,
+                    sequence_number,
+                    raw["PartitionKey"],
+                    raw["Data"],
+                    arrival,
+                    raw.get("ExplicitHashKey"),
+                ):
+                    if skip_through is not None and record.position <= skip_through:
+                        continue
+                    self.last_sequence_number = record.sequence_number
+                    self.last_sub_sequence_number = record.sub_sequence_number
+                    self.records += 1
+                    self.bytes += len(record.data)
+                    yield record
+                self._last_raw_sequence = sequence_number
+            next_iterator = page.get("NextShardIterator")
+            millis = page.get("MillisBehindLatest")
+            self.millis_behind_latest = millis
+            if not next_iterator:
+                self.reached_shard_end = True
+                return
+            if (millis or 0) == 0 and not raw_records:
+                # An empty page at the tip: an open shard has nothing more for now; a closed
+                # shard that still hands out iterators (kinesalite, moto) is drained.
+                self.reached_shard_end = self._shard.closed or bool(page.get("ChildShards"))
+                return
+            iterator = next_iterator
+
+    # -- calls -------------------------------------------------------------------------------
+
+    def _get_records(self, iterator: str) -> tuple[dict[str, Any], str]:
+        """One page; returns it with the iterator it was read with (renewed if it expired)."""
+        attempt = 0
+        renewals_in_a_row = 0
+        while True:
+            self._pace()
+            self.get_records_calls += 1
+            started = self._clock()
+            try:
+                page: dict[str, Any] = dict(
+                    self._client.get_records(ShardIterator=iterator, Limit=self._limits.records_per_call)
+                )
+            except ClientError as exc:
+                code = error_code(exc)
+                if code == "ExpiredIteratorException" and renewals_in_a_row < 3:
+                    renewals_in_a_row += 1
+                    self.iterator_renewals += 1
+                    iterator = self._shard_iterator(self._resume_request())
+                    continue
+                if is_throttling(exc):
+                    self.throttled_calls += 1
+                attempt = self._retry_or_raise(exc, attempt, "GetRecords")
+                continue
+            except BotoCoreError as exc:
+                attempt = self._retry_or_raise(exc, attempt, "GetRecords")
+                continue
+            size = sum(len(r["Data"]) + len(r["PartitionKey"]) for r in page.get("Records", []))
+            self._next_call_at = started + self._limits.pause_after(size)
+            return page, iterator
+
+    def _shard_iterator(self, request: dict[str, Any]) -> str:
+        attempt = 0
+        while True:
+            try:
+                response = self._client.get_shard_iterator(StreamName=self._stream, ShardId=self._shard_id, **request)
+                return response["ShardIterator"]
+            except (ClientError, BotoCoreError) as exc:
+                attempt = self._retry_or_raise(exc, attempt, "GetShardIterator")
+
+    def _resume_request(self) -> dict[str, Any]:
+        """Where a renewed iterator starts: after the last raw record read, else at the start."""
+        if self._last_raw_sequence is None:
+            return self._start.iterator_request()
+        return {
+            "ShardIteratorType": "AFTER_SEQUENCE_NUMBER",
+            "StartingSequenceNumber": self._last_raw_sequence,
+        }
+
+    def _retry_or_raise(self, exc: Exception, attempt: int, operation: str) -> int:
+        """Sleep and return the next attempt number, or raise the translated error."""
+        error = from_botocore(exc, operation=operation, resource=f"{self._stream}/{self._shard_id}")
+        if error_code(exc) == "ResourceNotFoundException":
+            raise StreamNotFoundError(
+                f"{operation}: stream {self._stream!r} or shard {self._shard_id} does not exist"
+            ) from exc
+        attempt += 1
+        if not isinstance(error, (ThrottledError, DependencyError)) or attempt >= self._backoff.attempts:
+            if isinstance(error, ThrottledError):
+                raise ThrottledError(f"{error} (gave up after {attempt} tries)") from exc
+            raise error from exc
+        self._backoff.sleep(attempt, self._sleep)
+        return attempt
+
+    def _pace(self) -> None:
+        wait = self._next_call_at - self._clock()
+        if wait > 0:
+            self._sleep(wait)
+
+
+def read_shard(
+    client: KinesisClient,
+    stream_name: str,
+    shard: Shard,
+    start: StartPosition,
+    end: EndBound = EndBound(),
+    **options: Any,
+) -> Iterator[Record]:
+    """Shorthand for iterating a :class:`ShardReader` when the caller needs no progress."""
+    return iter(ShardReader(client, stream_name, shard, start, end, **options))

@@ -1,0 +1,79 @@
+"""Session fixtures: real local endpoints as separate processes, reset between tests.
+
+One moto_server (DynamoDB), one kinesalite and one kinesis-local per test session, each on a
+free loopback port in its own process group. boto3 finds them through the standard AWS
+environment variables, so Spark workers and Airflow tasks (child processes) find them too.
+Between tests: moto is reset through its API and each test's streams are deleted.
+"""
+
+from __future__ import annotations
+
+import os
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kinesis_batch import aws
+from kinesis_batch.devstack import LocalStack, local_stack
+from tests.streams import StreamFactory
+
+EMULATORS = ("kinesalite", "kinesis-local")
+
+
+@pytest.fixture(scope="session")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
+    with local_stack(EMULATORS, log_dir=tmp_path_factory.mktemp("stack-logs")) as running:
+        yield running
+
+
+@pytest.fixture(autouse=True)
+def aws_env(stack: LocalStack, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Point the standard AWS environment at the stack (kinesalite by default); reset moto after."""
+    for name in [k for k in os.environ if k.startswith("AWS_")]:
+        monkeypatch.delenv(name)
+    for name, value in stack.env("kinesalite").items():
+        monkeypatch.setenv(name, value)
+    yield
+    urllib.request.urlopen(urllib.request.Request(f"{stack.dynamodb.url}/moto-api/reset", method="POST"), timeout=10)
+
+
+@pytest.fixture(params=["kinesalite"])
+def emulator(request: pytest.FixtureRequest, stack: LocalStack, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The Kinesis emulator a test runs on; parametrize with ``indirect=True`` to run on both."""
+    name: str = request.param
+    monkeypatch.setenv("AWS_ENDPOINT_URL_KINESIS", stack.kinesis[name].url)
+    return name
+
+
+@pytest.fixture
+def kinesis(emulator: str):  # type: ignore[no-untyped-def]
+    return aws.kinesis_client()
+
+
+@pytest.fixture
+def dynamodb():  # type: ignore[no-untyped-def]
+    return aws.dynamodb_client()
+
+
+@pytest.fixture
+def streams(kinesis, request: pytest.FixtureRequest) -> Iterator[StreamFactory]:  # type: ignore[no-untyped-def]
+    factory = StreamFactory(kinesis, prefix=request.node.name)
+    yield factory
+    factory.delete_all()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # Tests parametrized onto kinesis-local get its marker, so `-m "not kinesis_local"` skips them.
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and callspec.params.get("emulator") == "kinesis-local":
+            item.add_marker(pytest.mark.kinesis_local)
+
+
+@pytest.fixture(scope="session")
+def artifacts_dir() -> Path:
+    path = Path(__file__).resolve().parents[1] / "test-artifacts"
+    path.mkdir(exist_ok=True)
+    return path

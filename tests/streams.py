@@ -1,0 +1,76 @@
+"""Creating, resharding and filling test streams on an emulator (test helper, not product code)."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import time
+import uuid
+from typing import Any
+
+from kinesis_batch import list_shards
+from kinesis_batch.shards.model import Shard
+
+
+class StreamFactory:
+    def __init__(self, client: Any, prefix: str = "t") -> None:
+        self.client = client
+        self.prefix = re.sub(r"[^A-Za-z0-9_.-]", "-", prefix)[:60]
+        self.created: list[str] = []
+
+    def create(self, shards: int = 1) -> str:
+        name = f"{self.prefix}-{uuid.uuid4().hex[:8]}"
+        self.client.create_stream(StreamName=name, ShardCount=shards)
+        self.created.append(name)
+        wait_active(self.client, name)
+        return name
+
+    def delete_all(self) -> None:
+        for name in self.created:
+            with contextlib.suppress(self.client.exceptions.ResourceNotFoundException):
+                self.client.delete_stream(StreamName=name)
+
+
+def wait_active(client: Any, name: str, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        status = client.describe_stream_summary(StreamName=name)["StreamDescriptionSummary"]["StreamStatus"]
+        if status == "ACTIVE":
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"stream {name} still {status}")
+        time.sleep(0.05)
+
+
+def open_shards(client: Any, name: str) -> list[Shard]:
+    return [s for s in list_shards(client, name) if not s.closed]
+
+
+def split(client: Any, name: str, shard: Shard) -> None:
+    """Split ``shard`` in the middle of its hash range."""
+    middle = (shard.starting_hash_key + shard.ending_hash_key + 1) // 2
+    client.split_shard(StreamName=name, ShardToSplit=shard.shard_id, NewStartingHashKey=str(middle))
+    wait_active(client, name)
+
+
+def merge(client: Any, name: str, lower: Shard, upper: Shard) -> None:
+    client.merge_shards(StreamName=name, ShardToMerge=lower.shard_id, AdjacentShardToMerge=upper.shard_id)
+    wait_active(client, name)
+
+
+def put(client: Any, name: str, count: int, *, key_prefix: str = "key", keys: int = 16, start: int = 0) -> list[str]:
+    """Put ``count`` records (data ``b"<i>"``) over ``keys`` partition keys; returns their data."""
+    sent = []
+    for first in range(start, start + count, 500):
+        batch = [
+            {"Data": str(i).encode(), "PartitionKey": f"{key_prefix}-{i % keys}"}
+            for i in range(first, min(first + 500, start + count))
+        ]
+        response = client.put_records(StreamName=name, Records=batch)
+        assert response.get("FailedRecordCount", 0) == 0, response
+        sent.extend(r["Data"].decode() for r in batch)
+    return sent
+
+
+def put_at_hash(client: Any, name: str, data: bytes, hash_key: int) -> dict[str, Any]:
+    return dict(client.put_record(StreamName=name, Data=data, PartitionKey="k", ExplicitHashKey=str(hash_key)))

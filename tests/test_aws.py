@@ -1,0 +1,38 @@
+"""Clients come from the standard AWS environment, in one place."""
+
+from __future__ import annotations
+
+from datetime import UTC
+
+import pytest
+
+from kinesis_batch import aws
+from tests.streams import StreamFactory, put
+
+
+def test_clients_use_the_endpoints_from_the_standard_aws_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AWS_ENDPOINT_URL_KINESIS", "http://127.0.0.1:4001")
+    monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", "http://127.0.0.1:4002")
+    assert aws.kinesis_client().meta.endpoint_url == "http://127.0.0.1:4001"
+    assert aws.dynamodb_client().meta.endpoint_url == "http://127.0.0.1:4002"
+
+
+def test_kinesis_client_leaves_retries_to_the_reader() -> None:
+    # botocore would otherwise retry ProvisionedThroughputExceeded out of the reader's sight.
+    assert aws.kinesis_client().meta.config.retries["total_max_attempts"] == 1
+
+
+def test_arrival_timestamps_are_parsed_as_utc(kinesis, streams: StreamFactory) -> None:  # type: ignore[no-untyped-def]
+    name = streams.create()
+    put(kinesis, name, 1)
+    shard_id = kinesis.list_shards(StreamName=name)["Shards"][0]["ShardId"]
+    iterator = kinesis.get_shard_iterator(StreamName=name, ShardId=shard_id, ShardIteratorType="TRIM_HORIZON")
+    record = kinesis.get_records(ShardIterator=iterator["ShardIterator"])["Records"][0]
+    assert record["ApproximateArrivalTimestamp"].tzinfo is UTC
+
+
+def test_fast_timestamp_parser_agrees_with_botocore_on_both_forms() -> None:
+    from botocore.utils import parse_timestamp
+
+    assert aws._epoch_timestamp(1700000000.123) == parse_timestamp(1700000000.123)
+    assert aws._epoch_timestamp("2026-11-22T03:00:00Z") == parse_timestamp("2026-11-22T03:00:00Z")

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Set up everything kinesis-batch needs on a fresh machine, idempotently:
+#   .venv at the repo root (Python 3.11, pinned by constraints.txt), the npm Kinesis emulators,
+#   and a check for Java 17+ (Spark). Re-running it is cheap when nothing changed.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+say() { printf '[bootstrap] %s\n' "$*" >&2; }
+die() { printf '[bootstrap] error: %s\n' "$*" >&2; exit 1; }
+
+python=""
+for candidate in python3.11 python3; do
+  if command -v "$candidate" >/dev/null && "$candidate" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))'; then
+    python=$candidate; break
+  fi
+done
+[[ -n $python ]] || die "Python 3.11 is needed (python3.11 on PATH). On Debian/Ubuntu: apt-get install python3.11 python3.11-venv; or use pyenv."
+
+# Java 17+ for Spark. Installed with apt where we may; otherwise say how.
+java_major() { java -version 2>&1 | sed -nE 's/.*version "([0-9]+).*/\1/p' | head -1; }
+if ! command -v java >/dev/null || [[ $(java_major) -lt 17 ]]; then
+  if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+    say "installing Java 17 (openjdk-17-jre-headless) for Spark"
+    apt-get update -qq && apt-get install -y -qq --no-install-recommends openjdk-17-jre-headless >/dev/null
+  else
+    die "Java 17 or newer is needed by Spark. Install it (Debian/Ubuntu: sudo apt-get install openjdk-17-jre-headless; macOS: brew install openjdk@17) and put java on PATH, or set JAVA_HOME."
+  fi
+fi
+
+command -v node >/dev/null && command -v npm >/dev/null \
+  || die "Node.js and npm are needed for the local Kinesis emulators (Debian/Ubuntu: apt-get install nodejs npm)."
+
+stamp=.venv/.kinesis-batch-installed
+want=$(cat pyproject.toml constraints.txt | sha256sum | cut -d' ' -f1)
+if [[ ! -f $stamp || $(cat "$stamp") != "$want" ]]; then
+  [[ -x .venv/bin/python ]] || { say "creating .venv with $python"; "$python" -m venv .venv; }
+  say "installing Python packages (pinned by constraints.txt; first time takes a few minutes)"
+  .venv/bin/python -m pip install -q --upgrade pip
+  .venv/bin/python -m pip install -q -c constraints.txt -e ".[dev]"
+  echo "$want" > "$stamp"
+fi
+
+emulators=tools/emulators
+if [[ ! -f $emulators/node_modules/.package-lock.json ]] || ! cmp -s "$emulators/package-lock.json" "$emulators/node_modules/.kinesis-batch-lock"; then
+  say "installing the Kinesis emulators (kinesalite, kinesis-local) with npm ci"
+  (cd "$emulators" && npm ci --no-audit --no-fund --loglevel=error >/dev/null 2>&1) || (cd "$emulators" && npm ci --no-audit --no-fund)
+  cp "$emulators/package-lock.json" "$emulators/node_modules/.kinesis-batch-lock"
+fi
+say "ready: $(.venv/bin/python --version), $(java -version 2>&1 | head -1), node $(node --version)"
