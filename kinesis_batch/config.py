@@ -1,0 +1,90 @@
+"""Validated settings of a catch-up run, and the parsers for their command-line forms.
+
+Every parser raises IllegalArgumentError with a message that names the setting and shows an
+accepted form, so the CLI can print it as its one line.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from kinesis_batch.checkpoints.model import Checkpoint
+from kinesis_batch.errors import IllegalArgumentError
+from kinesis_batch.shards.reader import ReadLimits
+
+_STREAM_NAME = re.compile(r"^[a-zA-Z0-9_.-]{1,128}$")
+_TABLE_NAME = re.compile(r"^[a-zA-Z0-9_.-]{3,255}$")
+
+
+def default_worker_id() -> str:
+    """Unique per process: host, pid and a random suffix (two runs never share one by accident)."""
+    return f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+
+
+def default_table(stream: str) -> str:
+    return f"kinesis-batch-{stream}"
+
+
+def parse_time(text: str, *, setting: str = "time") -> datetime:
+    """An ISO 8601 time; without a zone it is taken as UTC. Returned in UTC."""
+    try:
+        value = datetime.fromisoformat(text.strip().replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        raise IllegalArgumentError(f"{setting}: {text!r} is not an ISO 8601 time (e.g. 2026-11-22T03:00:00Z)") from None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
+
+
+def parse_initial_position(text: str) -> Checkpoint:
+    """``trim_horizon``, ``latest`` or ``at_timestamp=ISO8601`` (case-insensitive)."""
+    kind, _, argument = text.strip().partition("=")
+    kind = kind.lower()
+    if kind == "trim_horizon" and not argument:
+        return Checkpoint.trim_horizon()
+    if kind == "latest" and not argument:
+        return Checkpoint.latest()
+    if kind == "at_timestamp" and argument:
+        return Checkpoint.at_timestamp(parse_time(argument, setting="--initial-position at_timestamp"))
+    raise IllegalArgumentError(f"--initial-position: {text!r} is not one of trim_horizon, latest, at_timestamp=ISO8601")
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    stream: str
+    output: str
+    table: str = ""
+    initial_position: Checkpoint = field(default_factory=Checkpoint.trim_horizon)
+    until: datetime | None = None
+    lease_seconds: float = 300.0
+    worker_id: str = field(default_factory=default_worker_id)
+    allow_gaps: bool = False
+    spark_master: str = "local[*]"
+    read_limits: ReadLimits = field(default_factory=ReadLimits)
+
+    def __post_init__(self) -> None:
+        if not _STREAM_NAME.match(self.stream or ""):
+            raise IllegalArgumentError(
+                f"--stream: {self.stream!r} is not a Kinesis stream name (1-128 of a-z A-Z 0-9 _ . -)"
+            )
+        if not self.output:
+            raise IllegalArgumentError("--output: an output root is needed")
+        if not self.table:
+            object.__setattr__(self, "table", default_table(self.stream))
+        if not _TABLE_NAME.match(self.table):
+            raise IllegalArgumentError(
+                f"--table: {self.table!r} is not a DynamoDB table name (3-255 of a-z A-Z 0-9 _ . -)"
+            )
+        if self.initial_position.sentinel is None or self.initial_position.is_shard_end:
+            raise IllegalArgumentError("--initial-position must be trim_horizon, latest or at_timestamp=ISO8601")
+        if self.until is not None and self.until.tzinfo is None:
+            raise IllegalArgumentError("--until must carry a time zone (or end in Z)")
+        if not 10 <= self.lease_seconds <= 86_400:
+            raise IllegalArgumentError(f"--lease-seconds: {self.lease_seconds:g} is outside 10..86400")
+        if not self.worker_id or len(self.worker_id) > 256:
+            raise IllegalArgumentError("--worker-id must be 1-256 characters")

@@ -1,0 +1,144 @@
+"""What one run reads: shards + lineage + leases + bound -> RunPlan (pure: no I/O).
+
+Rules (design.md, "Parent before child"):
+- A shard whose checkpoint is SHARD_END is finished and never planned again.
+- A shard held live by another worker is skipped and reported; its descendants wait.
+- A shard with a pending batch needs recovery first; planning refuses to plan around it.
+- Every other shard is planned when each parent is finished or itself planned. Its wave is 0
+  when all parents are finished, else one more than its deepest planned parent: a child is
+  read only after every parent reached SHARD_END in an earlier wave of the same run (the
+  runner checks that, since a bound may stop a parent short of its end).
+- A shard without a lease starts at the run's initial position on the stream's first run,
+  and at TRIM_HORIZON afterwards: shards born of later reshards must be read from their start
+  (the KCL does the same), or their first records would be lost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from kinesis_batch.checkpoints.model import Checkpoint
+from kinesis_batch.leases.model import Lease
+from kinesis_batch.shards.lineage import Lineage
+
+
+@dataclass(frozen=True)
+class ShardRange:
+    """Read ``shard_id`` after ``start`` up to the run's bound (and its end if closed)."""
+
+    shard_id: str
+    start: Checkpoint
+    depth: int
+    wave: int
+    closed: bool
+    planned_parents: tuple[str, ...] = ()  # parents that must reach SHARD_END earlier in this run
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    stream: str
+    until: datetime | None
+    ranges: tuple[ShardRange, ...]  # by wave, then shard id
+    finished: tuple[str, ...] = ()
+    leased_elsewhere: Mapping[str, str] = field(default_factory=dict)  # shard -> live owner
+    waiting: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # shard -> parents blocking it
+    pending: Mapping[str, str] = field(default_factory=dict)  # shard -> pending batch id (recover first)
+    new_leases: tuple[Lease, ...] = ()  # lease items this plan needs created
+
+    @property
+    def shard_ids(self) -> list[str]:
+        return [r.shard_id for r in self.ranges]
+
+    def waves(self) -> list[list[ShardRange]]:
+        out: list[list[ShardRange]] = []
+        for shard_range in self.ranges:
+            while len(out) <= shard_range.wave:
+                out.append([])
+            out[shard_range.wave].append(shard_range)
+        return out
+
+    def range(self, shard_id: str) -> ShardRange:
+        for shard_range in self.ranges:
+            if shard_range.shard_id == shard_id:
+                return shard_range
+        raise KeyError(shard_id)
+
+
+def plan_run(
+    stream: str,
+    lineage: Lineage,
+    leases: Mapping[str, Lease],
+    *,
+    worker_id: str,
+    now_ms: int,
+    initial: Checkpoint,
+    until: datetime | None = None,
+    shard_filter: frozenset[str] | None = None,
+) -> RunPlan:
+    """Plan a run of ``worker_id`` at ``now_ms``. ``leases`` maps lease key -> lease.
+
+    ``shard_filter`` restricts the plan to some shards (their unplanned parents block them).
+    """
+    first_run = not leases
+    new_leases: list[Lease] = []
+    finished: list[str] = []
+    finished_set: set[str] = set()
+    elsewhere: dict[str, str] = {}
+    waiting: dict[str, tuple[str, ...]] = {}
+    pending: dict[str, str] = {}
+    waves: dict[str, int] = {}
+    ranges: list[ShardRange] = []
+
+    for shard_id in lineage.order:  # parents before children
+        lease = leases.get(shard_id)
+        if lease is None:
+            start = initial if first_run else Checkpoint.trim_horizon()
+            lease = Lease(
+                shard_id,
+                checkpoint=start,
+                parent_shard_ids=frozenset(lineage.shards[shard_id].parent_ids),
+                lineage_depth=lineage.depth(shard_id),
+            )
+            new_leases.append(lease)
+        if lease.checkpoint.is_shard_end:
+            finished.append(shard_id)
+            finished_set.add(shard_id)
+            continue
+        if shard_filter is not None and shard_id not in shard_filter:
+            continue
+        if lease.lease_owner not in (None, worker_id) and lease.is_live(now_ms):
+            elsewhere[shard_id] = lease.lease_owner or ""
+            continue
+        if lease.pending_batch_id is not None:
+            pending[shard_id] = lease.pending_batch_id
+            continue
+        blocking = tuple(p for p in lineage.parents[shard_id] if p not in finished_set and p not in waves)
+        if blocking:
+            waiting[shard_id] = blocking
+            continue
+        planned_parents = tuple(p for p in lineage.parents[shard_id] if p in waves)
+        wave = 1 + max(waves[p] for p in planned_parents) if planned_parents else 0
+        waves[shard_id] = wave
+        ranges.append(
+            ShardRange(
+                shard_id=shard_id,
+                start=lease.checkpoint,
+                depth=lineage.depth(shard_id),
+                wave=wave,
+                closed=lineage.shards[shard_id].closed,
+                planned_parents=planned_parents,
+            )
+        )
+    ranges.sort(key=lambda r: (r.wave, r.shard_id))
+    return RunPlan(
+        stream=stream,
+        until=until,
+        ranges=tuple(ranges),
+        finished=tuple(finished),
+        leased_elsewhere=elsewhere,
+        waiting=waiting,
+        pending=pending,
+        new_leases=tuple(new_leases),
+    )
