@@ -1,0 +1,1 @@
+"""Output: staging, atomic publish and commit records of batches."""

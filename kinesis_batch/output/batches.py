@@ -1,0 +1,181 @@
+"""Atomic publish of a batch's output under the output root (local and HDFS-like file systems).
+
+Layout (readers ignore paths that start with ``_``)::
+
+    ROOT/_staging/<batch>/            written by the Spark job, plus _commit.json and _results/
+    ROOT/batch_id=<batch>/            the published batch (hive-style: readers get a batch_id column)
+    ROOT/_discarded/<batch>-<nonce>/  a staging that lost (deleted right after)
+
+Contract:
+- :meth:`BatchOutput.publish` is one ``rename`` of the staging directory: all of the batch
+  becomes visible at once, or none of it. Publishing a published batch is a no-op.
+- The commit record (per shard: start, end, records, SHARD_END reached) is written into the
+  staging directory before the rename, so a published batch always carries it.
+- :meth:`BatchOutput.discard` is also a ``rename`` of the staging directory, so when a run
+  publishes while another worker's recovery discards the same batch, exactly one of the two
+  renames succeeds and both learn which.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import uuid
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from kinesis_batch.checkpoints.model import Checkpoint
+from kinesis_batch.errors import IllegalArgumentError, InvalidStateError
+
+COMMIT_RECORD = "_commit.json"
+
+
+@dataclass(frozen=True)
+class ShardCommit:
+    shard_id: str
+    start: Checkpoint
+    end: Checkpoint
+    records: int
+    reached_shard_end: bool
+
+
+@dataclass(frozen=True)
+class CommitRecord:
+    batch_id: str
+    run_id: str
+    stream: str
+    created_at: datetime
+    shards: tuple[ShardCommit, ...]
+
+    def shard(self, shard_id: str) -> ShardCommit | None:
+        return next((s for s in self.shards if s.shard_id == shard_id), None)
+
+    def to_json(self) -> str:
+        body: dict[str, Any] = asdict(self)
+        body["created_at"] = self.created_at.isoformat()
+        body["shards"] = [
+            {**asdict(s), "start": _checkpoint_json(s.start), "end": _checkpoint_json(s.end)} for s in self.shards
+        ]
+        return json.dumps(body, indent=1, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> CommitRecord:
+        body = json.loads(text)
+        return cls(
+            batch_id=body["batch_id"],
+            run_id=body["run_id"],
+            stream=body["stream"],
+            created_at=datetime.fromisoformat(body["created_at"]),
+            shards=tuple(
+                ShardCommit(
+                    shard_id=s["shard_id"],
+                    start=_checkpoint_from(s["start"]),
+                    end=_checkpoint_from(s["end"]),
+                    records=int(s["records"]),
+                    reached_shard_end=bool(s["reached_shard_end"]),
+                )
+                for s in body["shards"]
+            ),
+        )
+
+
+class BatchOutput:
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root)
+
+    def staging(self, batch_id: str) -> Path:
+        return self.root / "_staging" / _safe(batch_id)
+
+    def published(self, batch_id: str) -> Path:
+        return self.root / f"batch_id={_safe(batch_id)}"
+
+    def check_writable(self) -> None:
+        """Create the root if needed and prove we can write in it, or say why not."""
+        try:
+            (self.root / "_staging").mkdir(parents=True, exist_ok=True)
+            probe = self.root / "_staging" / f".probe-{uuid.uuid4().hex}"
+            probe.write_bytes(b"")
+            probe.unlink()
+        except OSError as exc:
+            raise InvalidStateError(f"output root {self.root} is not writable: {exc.strerror or exc}") from exc
+
+    def write_commit_record(self, record: CommitRecord) -> None:
+        """Write the record into the staging directory (atomically: temp file, then rename)."""
+        staging = self.staging(record.batch_id)
+        staging.mkdir(parents=True, exist_ok=True)
+        temporary = staging / f"_commit.{uuid.uuid4().hex}.tmp"
+        temporary.write_text(record.to_json())
+        temporary.replace(staging / COMMIT_RECORD)
+
+    def publish(self, batch_id: str) -> bool:
+        """Make the staged batch visible. True if this call published it, False if it already was.
+
+        Raises InvalidStateError when the staging is gone and nothing is published (another
+        worker discarded it: this run lost its lease) or when it has no commit record.
+        """
+        staging, published = self.staging(batch_id), self.published(batch_id)
+        if published.exists():
+            return False
+        if not (staging / COMMIT_RECORD).exists():
+            raise InvalidStateError(f"batch {batch_id} has no staged output with a commit record to publish")
+        try:
+            os.rename(staging, published)
+        except FileNotFoundError:
+            if published.exists():
+                return False
+            raise InvalidStateError(f"batch {batch_id} was discarded before it could be published") from None
+        except OSError as exc:
+            if published.exists():
+                return False
+            raise InvalidStateError(f"cannot publish batch {batch_id}: {exc}") from exc
+        return True
+
+    def discard(self, batch_id: str) -> bool:
+        """Remove an unpublished batch's staging. True if this call removed it."""
+        staging = self.staging(batch_id)
+        graveyard = self.root / "_discarded"
+        graveyard.mkdir(parents=True, exist_ok=True)
+        target = graveyard / f"{_safe(batch_id)}-{uuid.uuid4().hex[:8]}"
+        try:
+            os.rename(staging, target)
+        except FileNotFoundError:
+            return False
+        shutil.rmtree(target, ignore_errors=True)
+        return True
+
+    def commit_record(self, batch_id: str) -> CommitRecord | None:
+        """The record of a published batch, or None if the batch is not published."""
+        path = self.published(batch_id) / COMMIT_RECORD
+        try:
+            return CommitRecord.from_json(path.read_text())
+        except FileNotFoundError:
+            return None
+
+    def published_batches(self) -> list[str]:
+        if not self.root.exists():
+            return []
+        return sorted(p.name.split("=", 1)[1] for p in self.root.glob("batch_id=*") if p.is_dir())
+
+
+def _safe(batch_id: str) -> str:
+    if not batch_id or "/" in batch_id or batch_id.startswith((".", "_")):
+        raise IllegalArgumentError(f"unusable batch id {batch_id!r}")
+    return batch_id
+
+
+def _checkpoint_json(checkpoint: Checkpoint) -> dict[str, Any]:
+    return {
+        "value": checkpoint.value,
+        "sub_sequence_number": checkpoint.sub_sequence_number,
+        "timestamp": checkpoint.timestamp.isoformat() if checkpoint.timestamp else None,
+    }
+
+
+def _checkpoint_from(body: dict[str, Any]) -> Checkpoint:
+    timestamp = body.get("timestamp")
+    return Checkpoint(
+        body["value"], int(body["sub_sequence_number"]), datetime.fromisoformat(timestamp) if timestamp else None
+    )
