@@ -2,8 +2,10 @@
 
 Kept beside the lease table (as the KCL keeps its extra tables) so the lease table holds
 leases only. Keys: ``leaseKey`` (hash) and ``commitId`` (range: zero-padded commit time in ms,
-then the batch id), so a shard's history reads back in commit order. A backfill starts "from
-the checkpoint of run X" by looking up the entries of that run.
+then the zero-padded ``leaseCounter`` the commit was fenced on, then the batch id), so a
+shard's history reads back in commit order, also when two commits fall in the same
+millisecond (the counter grows with every write to the lease). A backfill starts "from the
+checkpoint of run X" by looking up the entries of that run.
 """
 
 from __future__ import annotations
@@ -35,10 +37,12 @@ class HistoryEntry:
     from_checkpoint: Checkpoint
     to_checkpoint: Checkpoint
     records: int
+    lease_counter: int = 0  # the leaseCounter the commit was fenced on
 
     @property
     def commit_id(self) -> str:
-        return f"{int(self.committed_at.timestamp() * 1000):015d}#{self.batch_id}"
+        millis = int(self.committed_at.timestamp() * 1000)
+        return f"{millis:015d}#{self.lease_counter:020d}#{self.batch_id}"
 
     def to_item(self) -> Item:
         item: Item = {
@@ -48,6 +52,7 @@ class HistoryEntry:
             "owner": {"S": self.owner},
             "committedAt": {"S": self.committed_at.isoformat()},
             "records": {"N": str(self.records)},
+            "leaseCounter": {"N": str(self.lease_counter)},
             **_prefixed("from", checkpoint_attributes(self.from_checkpoint)),
             **_prefixed("to", checkpoint_attributes(self.to_checkpoint)),
         }
@@ -67,6 +72,7 @@ class HistoryEntry:
                 from_checkpoint=_checkpoint(item, "from"),
                 to_checkpoint=_checkpoint(item, "to"),
                 records=int(item["records"]["N"]),
+                lease_counter=int(item["leaseCounter"]["N"]) if "leaseCounter" in item else 0,
             )
         except (KeyError, ValueError, KinesisBatchError) as exc:
             raise MalformedLeaseError(f"malformed checkpoint history item: {exc}") from exc

@@ -4,7 +4,8 @@
 :class:`DynamoDBCheckpointStore` adds the two-phase move this project's runs use:
 
 1. :meth:`~DynamoDBCheckpointStore.prepare` records the checkpoint a batch will reach as
-   ``pendingCheckpoint`` + ``pendingBatchId`` before the batch's output is written;
+   ``pendingCheckpoint`` + ``pendingBatchId`` before the batch's output is published (a run
+   marks the batch before reading and prepares it again once it knows where the read ended);
 2. once the output is published, :meth:`~DynamoDBCheckpointStore.commit` moves ``checkpoint``
    to it, clears the pending fields and appends a history entry, in one transaction;
 3. :meth:`~DynamoDBCheckpointStore.abort` clears a pending batch whose output was discarded.
@@ -16,7 +17,9 @@ Moves are validated: never backwards, never beyond what was read.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -29,6 +32,9 @@ from kinesis_batch.leases.store import LeaseStore
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
+
+#: Longest batch id, in UTF-8 bytes: it is part of the history's range key (at most 1024 bytes).
+MAX_BATCH_ID_BYTES = 256
 
 
 class CheckpointStore(Protocol):
@@ -44,10 +50,18 @@ class CheckpointStore(Protocol):
 
 
 class DynamoDBCheckpointStore:
-    def __init__(self, leases: LeaseStore, *, initial: Checkpoint | None = None) -> None:
+    def __init__(
+        self,
+        leases: LeaseStore,
+        *,
+        initial: Checkpoint | None = None,
+        clock: Callable[[], datetime] = utc_now,
+    ) -> None:
+        """``clock`` gives the (time zone aware) commit time written to the history."""
         self.leases = leases
         self.history = HistoryTable(leases.client, leases.table_name)
         self.initial = initial or Checkpoint.trim_horizon()
+        self._clock = clock
 
     # -- CheckpointStore ----------------------------------------------------------------------
 
@@ -74,7 +88,7 @@ class DynamoDBCheckpointStore:
             raise InvalidStateError(
                 f"lease {lease.lease_key} has pending batch {lease.pending_batch_id}: commit or abort it first"
             )
-        batch_id = f"direct-{utc_now().strftime('%Y%m%dT%H%M%S%f')}"
+        batch_id = f"direct-{self._clock().strftime('%Y%m%dT%H%M%S%f')}"
         return self._move(lease, checkpoint, batch_id, run_id=run_id, records=0, require_pending=False)
 
     def delete_checkpoint(self, partition_id: str) -> None:
@@ -90,16 +104,33 @@ class DynamoDBCheckpointStore:
     def prepare(
         self, lease: Lease, checkpoint: Checkpoint, batch_id: str, *, read_through: Checkpoint | None = None
     ) -> Lease | None:
-        """Record that batch ``batch_id`` will move the checkpoint to ``checkpoint``.
+        """Record that batch ``batch_id`` is in flight and will move the checkpoint to ``checkpoint``.
 
-        Idempotent for the same batch and checkpoint. Refuses a second batch while one is pending.
+        A run marks its batch before reading (``checkpoint`` = the current checkpoint) and
+        prepares it again, with the same batch id, once it knows where the read ended: preparing
+        the pending batch again replaces its pending checkpoint; with the same checkpoint it
+        changes nothing but the counter. Refuses a second batch while one is pending.
+
+        A batch that ends where it started, at a start position (nothing read yet, or nothing
+        to read), records only ``pendingBatchId``: a start position is never a pending
+        checkpoint (the KCL's attribute has no room for an AT_TIMESTAMP's timestamp), and its
+        commit keeps the checkpoint where it is.
         """
         if not batch_id:
             raise IllegalArgumentError("a batch id must not be empty")
+        if len(batch_id.encode()) > MAX_BATCH_ID_BYTES:
+            raise IllegalArgumentError(f"batch id {batch_id[:40]!r}... is longer than {MAX_BATCH_ID_BYTES} bytes")
         validate_move(lease.checkpoint, checkpoint, read_through=read_through)
         if lease.pending_batch_id not in (None, batch_id):
             raise InvalidStateError(
                 f"lease {lease.lease_key} already has pending batch {lease.pending_batch_id}; recover it first"
+            )
+        if checkpoint.is_start:  # validate_move allowed it: it is the current checkpoint
+            return self.leases.update(
+                lease,
+                "SET leaseCounter = leaseCounter + :one, pendingBatchId = :batch "
+                "REMOVE pendingCheckpoint, pendingCheckpointSubSequenceNumber",
+                {":batch": {"S": batch_id}},
             )
         return self.leases.update(
             lease,
@@ -113,13 +144,18 @@ class DynamoDBCheckpointStore:
         )
 
     def commit(self, lease: Lease, batch_id: str, *, run_id: str | None = None, records: int = 0) -> Lease | None:
-        """Move the checkpoint to the pending one of ``batch_id`` and append the history entry."""
-        if lease.pending_batch_id != batch_id or lease.pending_checkpoint is None:
+        """Move the checkpoint to the pending one of ``batch_id`` and append the history entry.
+
+        A pending batch without a pending checkpoint (see :meth:`prepare`) keeps the checkpoint;
+        its history entry still says which run and batch covered the shard.
+        """
+        if lease.pending_batch_id != batch_id:
             raise InvalidStateError(
                 f"lease {lease.lease_key} has no pending batch {batch_id} (pending: {lease.pending_batch_id})"
             )
-        validate_move(lease.checkpoint, lease.pending_checkpoint)
-        return self._move(lease, lease.pending_checkpoint, batch_id, run_id=run_id, records=records)
+        target = lease.checkpoint if lease.pending_checkpoint is None else lease.pending_checkpoint
+        validate_move(lease.checkpoint, target)
+        return self._move(lease, target, batch_id, run_id=run_id, records=records)
 
     def abort(self, lease: Lease, batch_id: str) -> Lease | None:
         """Forget pending batch ``batch_id`` (its output was discarded); the checkpoint stays."""
@@ -151,10 +187,11 @@ class DynamoDBCheckpointStore:
             batch_id=batch_id,
             run_id=run_id,
             owner=owner,
-            committed_at=utc_now(),
+            committed_at=self._clock(),
             from_checkpoint=lease.checkpoint,
             to_checkpoint=checkpoint,
             records=records,
+            lease_counter=lease.lease_counter,
         )
         values: dict[str, dict[str, Any]] = {
             ":one": {"N": "1"},
@@ -181,6 +218,8 @@ class DynamoDBCheckpointStore:
         if run_id is not None:
             sets.append("lastRunId = :run")
             values[":run"] = {"S": run_id}
+        else:
+            removes.append("lastRunId")  # lastRunId is the run of lastBatchId, or absent
         condition = "leaseOwner = :owner AND leaseCounter = :counter"
         condition += " AND pendingBatchId = :batch" if require_pending else ""
         update = {
@@ -208,7 +247,7 @@ class DynamoDBCheckpointStore:
             pending_batch_id=None,
             owner_switches_since_checkpoint=0,
             last_batch_id=batch_id,
-            last_run_id=run_id if run_id is not None else lease.last_run_id,
+            last_run_id=run_id,
         )
 
 
