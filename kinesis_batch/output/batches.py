@@ -57,7 +57,7 @@ class CommitRecord:
         body: dict[str, Any] = asdict(self)
         body["created_at"] = self.created_at.isoformat()
         body["shards"] = [
-            {**asdict(s), "start": _checkpoint_json(s.start), "end": _checkpoint_json(s.end)} for s in self.shards
+            {**asdict(s), "start": checkpoint_to_json(s.start), "end": checkpoint_to_json(s.end)} for s in self.shards
         ]
         return json.dumps(body, indent=1, sort_keys=True)
 
@@ -72,8 +72,8 @@ class CommitRecord:
             shards=tuple(
                 ShardCommit(
                     shard_id=s["shard_id"],
-                    start=_checkpoint_from(s["start"]),
-                    end=_checkpoint_from(s["end"]),
+                    start=checkpoint_from_json(s["start"]),
+                    end=checkpoint_from_json(s["end"]),
                     records=int(s["records"]),
                     reached_shard_end=bool(s["reached_shard_end"]),
                 )
@@ -166,7 +166,7 @@ def _safe(batch_id: str) -> str:
     return batch_id
 
 
-def _checkpoint_json(checkpoint: Checkpoint) -> dict[str, Any]:
+def checkpoint_to_json(checkpoint: Checkpoint) -> dict[str, Any]:
     return {
         "value": checkpoint.value,
         "sub_sequence_number": checkpoint.sub_sequence_number,
@@ -174,7 +174,7 @@ def _checkpoint_json(checkpoint: Checkpoint) -> dict[str, Any]:
     }
 
 
-def _checkpoint_from(body: dict[str, Any]) -> Checkpoint:
+def checkpoint_from_json(body: dict[str, Any]) -> Checkpoint:
     timestamp = body.get("timestamp")
     return Checkpoint(
         body["value"], int(body["sub_sequence_number"]), datetime.fromisoformat(timestamp) if timestamp else None

@@ -1,0 +1,171 @@
+"""``kinesis-batch``: the command line, thin over the library.
+
+Every user error ends with one line on stderr and a non-zero exit (2 for bad arguments and
+invalid state, 3 for a lost lease, 4 for retryable failures); never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from kinesis_batch.config import RunConfig, default_table, parse_initial_position, parse_time
+from kinesis_batch.errors import IllegalArgumentError, InvalidStateError, KinesisBatchError, LeaseError, RetryableError
+
+EXIT_USAGE, EXIT_LEASE, EXIT_RETRYABLE = 2, 3, 4
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kinesis-batch", description="Batch catch-up consumer for Kinesis")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    run = commands.add_parser("run", help="read every shard from its checkpoint to a bound, publish, commit")
+    _stream_and_table(run)
+    run.add_argument("--output", required=True, help="output root (Parquet, hive-style batch_id=... folders)")
+    run.add_argument("--initial-position", default="trim_horizon", help="trim_horizon | latest | at_timestamp=ISO8601")
+    run.add_argument("--until", help="read records that arrived up to this ISO 8601 time (default: now)")
+    run.add_argument("--lease-seconds", type=float, default=300.0, help="lease duration (renewed while running)")
+    run.add_argument("--worker-id", help="this worker's id in the lease table (default: host-pid-random)")
+    run.add_argument("--spark-master", default="local[*]", help="Spark master (default local[*])")
+    run.add_argument("--json", action="store_true", help="print the run report as JSON")
+
+    status = commands.add_parser("status", help="shards, lineage, leases and checkpoints")
+    _stream_and_table(status)
+    status.add_argument("--json", action="store_true", help="print a JSON array, one object per shard")
+
+    history = commands.add_parser("history", help="committed checkpoint moves")
+    _stream_and_table(history)
+    history.add_argument("--run", help="only the moves of this run id")
+    history.add_argument("--json", action="store_true")
+    return parser
+
+
+def _stream_and_table(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--stream", required=True, help="Kinesis stream name")
+    parser.add_argument("--table", help="DynamoDB lease table (default: kinesis-batch-STREAM)")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "run":
+            return _run(args)
+        if args.command == "status":
+            return _status(args)
+        return _history(args)
+    except (IllegalArgumentError, InvalidStateError) as exc:
+        return _fail(exc, EXIT_USAGE)
+    except LeaseError as exc:
+        return _fail(exc, EXIT_LEASE)
+    except RetryableError as exc:
+        return _fail(exc, EXIT_RETRYABLE)
+    except KinesisBatchError as exc:
+        return _fail(exc, 1)
+
+
+def _fail(exc: Exception, code: int) -> int:
+    print(f"kinesis-batch: error: {exc}", file=sys.stderr)
+    return code
+
+
+def _run(args: argparse.Namespace) -> int:
+    from kinesis_batch.aws import dynamodb_client, kinesis_client
+    from kinesis_batch.run import CatchUpRun, default_spark
+
+    options: dict[str, Any] = {
+        "stream": args.stream,
+        "output": args.output,
+        "table": args.table or "",
+        "initial_position": parse_initial_position(args.initial_position),
+        "until": parse_time(args.until, setting="--until") if args.until else None,
+        "lease_seconds": args.lease_seconds,
+        "spark_master": args.spark_master,
+    }
+    if args.worker_id:
+        options["worker_id"] = args.worker_id
+    config = RunConfig(**options)
+    progress = (lambda _: None) if args.json else (lambda message: print(message, file=sys.stderr, flush=True))
+    report = CatchUpRun(
+        config,
+        kinesis=kinesis_client(),
+        dynamodb=dynamodb_client(),
+        spark=default_spark(config.spark_master),
+        progress=progress,
+    ).run()
+    if args.json:
+        print(json.dumps(_report_json(report), indent=1))
+        return 0
+    for shard_id, owner in sorted(report.leased_elsewhere.items()):
+        print(f"skipped {shard_id}: leased by {owner}")
+    published = report.output if report.published else "nothing new to publish"
+    shards, seconds = len(report.shards), report.seconds
+    print(f"run {report.run_id}: {report.records} records from {shards} shards in {seconds:.1f} s; {published}")
+    return 0
+
+
+def _report_json(report: Any) -> dict[str, Any]:
+    return {
+        "run_id": report.run_id,
+        "batch_id": report.batch_id,
+        "published": report.published,
+        "output": report.output,
+        "records": report.records,
+        "seconds": round(report.seconds, 3),
+        "shards": [
+            {
+                "shard_id": s.shard_id,
+                "start": str(s.start),
+                "end": str(s.end),
+                "records": s.records,
+                "reached_shard_end": s.reached_shard_end,
+            }
+            for s in report.shards
+        ],
+        "recovered": report.recovered,
+        "leased_elsewhere": report.leased_elsewhere,
+        "waiting": {k: list(v) for k, v in report.waiting.items()},
+    }
+
+
+def _status(args: argparse.Namespace) -> int:
+    from kinesis_batch.status import shard_status
+
+    rows = shard_status(args.stream, args.table or default_table(args.stream))
+    if args.json:
+        print(json.dumps(rows, indent=1))
+        return 0
+    now = datetime.now(UTC).timestamp() * 1000
+    print(f"{'shard':<22} {'parents':<43} {'state':<6} {'checkpoint':<58} {'owner':<24} pending")
+    for row in rows:
+        owner = row["lease_owner"] or "-"
+        if row["lease_owner"] and row["lease_expires_at_ms"] and row["lease_expires_at_ms"] < now:
+            owner += " (expired)"
+        parents = ", ".join(row["parent_shard_ids"]) or "-"
+        state = "closed" if row["closed"] else "open"
+        checkpoint, pending = row["checkpoint"] or "-", row["pending_batch"] or "-"
+        print(f"{row['shard_id']:<22} {parents:<43} {state:<6} {checkpoint:<58} {owner:<24} {pending}")
+    return 0
+
+
+def _history(args: argparse.Namespace) -> int:
+    from kinesis_batch.status import history_rows
+
+    rows = history_rows(args.table or default_table(args.stream), run_id=args.run)
+    if args.json:
+        print(json.dumps(rows, indent=1))
+        return 0
+    for row in rows:
+        moved = f"{row['from']} -> {row['to']}"
+        run_id = row["run_id"] or "-"
+        print(f"{row['committed_at']}  {run_id:<28} {row['shard_id']:<22} {moved}  ({row['records']} records)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

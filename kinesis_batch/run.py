@@ -1,0 +1,293 @@
+"""One catch-up run: recover -> plan -> lease -> prepare -> read/write -> publish -> commit -> release.
+
+Exactly-once rests on three facts:
+- a batch's output becomes visible by one rename, and its commit record travels inside it;
+- a checkpoint moves only after its batch is published, fenced by leaseOwner + leaseCounter;
+- recovery settles every pending batch before anything is read again: published ->
+  checkpoints rolled forward from the commit record; not published -> staging discarded (by a
+  rename that races the old run's publish, so exactly one of them wins) and pending cleared.
+
+The Spark session is passed in (``spark``) so callers share one; pyspark is imported only here
+and in ``kinesis_batch.spark``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from kinesis_batch.checkpoints.model import Checkpoint
+from kinesis_batch.checkpoints.store import DynamoDBCheckpointStore
+from kinesis_batch.config import RunConfig
+from kinesis_batch.errors import InvalidStateError, LeaseLostError
+from kinesis_batch.leases.manager import LeaseManager
+from kinesis_batch.leases.model import Lease
+from kinesis_batch.leases.renewer import LeaseRenewer
+from kinesis_batch.leases.store import LeaseStore
+from kinesis_batch.output.batches import BatchOutput, CommitRecord, ShardCommit, checkpoint_to_json
+from kinesis_batch.planning import RunPlan, plan_run
+from kinesis_batch.shards.lineage import Lineage
+from kinesis_batch.shards.listing import list_shards
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_kinesis import KinesisClient
+    from pyspark.sql import SparkSession
+
+log = logging.getLogger(__name__)
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class RunReport:
+    run_id: str
+    batch_id: str
+    published: bool
+    shards: tuple[ShardCommit, ...]
+    recovered: dict[str, str]  # shard -> "rolled forward" | "discarded"
+    leased_elsewhere: dict[str, str]
+    waiting: dict[str, tuple[str, ...]]
+    seconds: float
+    output: str = ""
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def records(self) -> int:
+        return sum(s.records for s in self.shards)
+
+
+def new_run_id() -> str:
+    return f"{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}-{uuid.uuid4().hex[:8]}"
+
+
+class CatchUpRun:
+    def __init__(
+        self,
+        config: RunConfig,
+        *,
+        kinesis: KinesisClient,
+        dynamodb: DynamoDBClient,
+        spark: Callable[[], SparkSession],
+        progress: Progress = lambda message: None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.config = config
+        self.kinesis = kinesis
+        self.spark = spark
+        self.progress = progress
+        self.store = LeaseStore(dynamodb, config.table)
+        self.checkpoints = DynamoDBCheckpointStore(self.store, initial=config.initial_position)
+        self.output = BatchOutput(config.output)
+        self.manager = LeaseManager(self.store, config.worker_id, config.lease_seconds, clock=clock)
+        self.run_id = new_run_id()
+        self.clock = clock
+
+    # -- the steps ----------------------------------------------------------------------------
+
+    def run(self) -> RunReport:
+        started = time.monotonic()
+        self.output.check_writable()
+        self.checkpoints.create_checkpoint_store_if_not_exists()
+        lineage, leases = self.survey()
+        recovered = self.recover(leases)
+        if recovered:
+            lineage, leases = self.survey()
+        until = self.config.until or datetime.fromtimestamp(self.clock(), UTC)
+        plan = plan_run(
+            self.config.stream,
+            lineage,
+            leases,
+            worker_id=self.config.worker_id,
+            now_ms=self.manager.now_ms(),
+            initial=self.config.initial_position,
+            until=until,
+        )
+        self.manager.ensure_leases(plan.new_leases)
+        taken = self.manager.take(plan.shard_ids)
+        elsewhere = {**plan.leased_elsewhere, **taken.held_elsewhere}
+        elsewhere.update({key: "(lost race)" for key in taken.lost_race})
+        self.progress(
+            f"plan: {len(plan.ranges)} shards in {len(plan.waves())} waves, {len(plan.finished)} finished, "
+            f"{len(elsewhere)} leased elsewhere, {len(plan.waiting)} waiting for parents; bound {until.isoformat()}"
+        )
+        try:
+            with LeaseRenewer(self.manager):
+                shards, published = self.read_publish_commit(plan, until)
+        finally:
+            self.manager.release()
+        return RunReport(
+            run_id=self.run_id,
+            batch_id=self.run_id,
+            published=published,
+            shards=tuple(shards),
+            recovered=recovered,
+            leased_elsewhere=elsewhere,
+            waiting=dict(plan.waiting),
+            seconds=time.monotonic() - started,
+            output=str(self.output.published(self.run_id)) if published else "",
+        )
+
+    def survey(self) -> tuple[Lineage, dict[str, Lease]]:
+        leases = {lease.lease_key: lease for lease in self.store.list_leases()}
+        depths = {key: lease.lineage_depth for key, lease in leases.items() if lease.lineage_depth is not None}
+        return Lineage.build(list_shards(self.kinesis, self.config.stream), known_depths=depths), leases
+
+    def recover(self, leases: dict[str, Lease]) -> dict[str, str]:
+        """Settle pending batches of leases no live worker holds (see module docstring)."""
+        now = self.manager.now_ms()
+        mine = (None, self.config.worker_id)
+        stuck = [
+            lease
+            for lease in leases.values()
+            if lease.pending_batch_id and (lease.lease_owner in mine or not lease.is_live(now))
+        ]
+        if not stuck:
+            return {}
+        taken = self.manager.take(lease.lease_key for lease in stuck)
+        outcome: dict[str, str] = {}
+        for lease in taken.acquired:
+            batch_id = str(lease.pending_batch_id)
+            record = self.output.commit_record(batch_id)
+            if record is None and not self.output.discard(batch_id):
+                record = self.output.commit_record(batch_id)  # the old run published just now
+            shard = record.shard(lease.lease_key) if record else None
+            with self.manager.fenced(lease.lease_key) as settle:
+                current = self.manager.lease(lease.lease_key)
+                if shard is not None:
+                    if current.pending_checkpoint != shard.end:
+                        current = self._settled(settle, self.checkpoints.prepare(current, shard.end, batch_id))
+                    settle(self.checkpoints.commit(current, batch_id, run_id=record.run_id, records=shard.records))  # type: ignore[union-attr]
+                    outcome[lease.lease_key] = "rolled forward"
+                else:
+                    settle(self.checkpoints.abort(current, batch_id))
+                    outcome[lease.lease_key] = "discarded"
+        self.manager.release([lease.lease_key for lease in taken.acquired])
+        for key, result in sorted(outcome.items()):
+            self.progress(f"recovered {key}: pending batch {result}")
+        return outcome
+
+    def read_publish_commit(self, plan: RunPlan, until: datetime) -> tuple[list[ShardCommit], bool]:
+        from kinesis_batch.spark.job import read_results, run_wave
+
+        batch_id = self.run_id
+        held = set(self.manager.held())
+        for key in sorted(held):
+            with self.manager.fenced(key) as settle:
+                current = self.manager.lease(key)
+                settle(self.checkpoints.prepare(current, current.checkpoint, batch_id))
+        held = set(self.manager.held())
+        staging = self.output.staging(batch_id)
+        results_dir = staging / "_results"
+        ended = set(plan.finished)
+        commits: dict[str, ShardCommit] = {}
+        for number, wave in enumerate(plan.waves()):
+            ready = [r for r in wave if r.shard_id in held and all(p in ended for p in r.planned_parents)]
+            if not ready:
+                continue
+            specs = [self._spec(r.shard_id, r.closed, r.depth, r.start, until, str(results_dir)) for r in ready]
+            wave_started = time.monotonic()
+            run_wave(self.spark(), specs, str(staging))
+            results = read_results(results_dir)
+            for shard_range in ready:
+                result = results.get(shard_range.shard_id)
+                if result is None:
+                    raise InvalidStateError(f"the Spark job reported nothing for shard {shard_range.shard_id}")
+                if result.reached_shard_end:
+                    end = Checkpoint.shard_end()
+                    ended.add(shard_range.shard_id)
+                elif result.last_sequence_number is not None:
+                    end = Checkpoint.at(result.last_sequence_number, result.last_sub_sequence_number or 0)
+                else:
+                    end = shard_range.start
+                commits[shard_range.shard_id] = ShardCommit(
+                    shard_range.shard_id, shard_range.start, end, result.records, result.reached_shard_end
+                )
+                behind = (
+                    f", {result.millis_behind_latest / 1000:.0f} s behind tip" if result.millis_behind_latest else ""
+                )
+                self.progress(f"  {shard_range.shard_id}: {result.records} records, now at {end}{behind}")
+            records = sum(results[r.shard_id].records for r in ready)
+            seconds = time.monotonic() - wave_started
+            rate = records / max(seconds, 1e-9)
+            self.progress(
+                f"wave {number}: {len(ready)} shards, {records} records in {seconds:.1f} s ({rate:,.0f} rec/s)"
+            )
+
+        # Pending checkpoints record where the batch will move each shard.
+        for key, commit in sorted(commits.items()):
+            with self.manager.fenced(key) as settle:
+                settle(self.checkpoints.prepare(self.manager.lease(key), commit.end, batch_id, read_through=commit.end))
+        lost = (held - set(self.manager.held())) | set(self.manager.renew())
+        if lost:
+            self.output.discard(batch_id)
+            raise LeaseLostError(
+                f"lost the leases of {', '.join(sorted(lost))} before publishing; nothing was published"
+            )
+        record = CommitRecord(
+            batch_id, self.run_id, self.config.stream, datetime.now(UTC), tuple(commits[k] for k in sorted(commits))
+        )
+        self.output.write_commit_record(record)
+        published = self.output.publish(batch_id)
+        for key, commit in sorted(commits.items()):
+            with self.manager.fenced(key) as settle:
+                settle(
+                    self.checkpoints.commit(
+                        self.manager.lease(key), batch_id, run_id=self.run_id, records=commit.records
+                    )
+                )
+        # Shards held but not read (a parent stopped short of its end) drop their pending marker.
+        for key in sorted(set(self.manager.held()) - set(commits)):
+            with self.manager.fenced(key) as settle:
+                settle(self.checkpoints.abort(self.manager.lease(key), batch_id))
+        return [commits[k] for k in sorted(commits)], published
+
+    def _settled(self, settle: Callable[[Lease | None], None], lease: Lease | None) -> Lease:
+        settle(lease)
+        if lease is None:
+            raise LeaseLostError("lease lost during recovery")
+        return lease
+
+    def _spec(
+        self, shard_id: str, closed: bool, depth: int, start: Checkpoint, until: datetime, results_dir: str
+    ) -> Any:
+        from kinesis_batch.spark.job import TaskSpec
+
+        limits = self.config.read_limits
+        return TaskSpec(
+            stream=self.config.stream,
+            shard_id=shard_id,
+            closed=closed,
+            depth=depth,
+            start=checkpoint_to_json(start),
+            until=until.isoformat(),
+            results_dir=results_dir,
+            endpoint_url=self.kinesis.meta.endpoint_url,
+            region=self.kinesis.meta.region_name,
+            limits={
+                "calls_per_second": limits.calls_per_second,
+                "bytes_per_second": limits.bytes_per_second,
+                "records_per_call": limits.records_per_call,
+            },
+        )
+
+
+def default_spark(master: str) -> Callable[[], SparkSession]:
+    """A lazily created session (planning-only runs never start a JVM)."""
+    session: list[SparkSession] = []
+
+    def get() -> SparkSession:
+        if not session:
+            from kinesis_batch.spark.job import spark_session
+
+            session.append(spark_session(master))
+        return session[0]
+
+    return get
+
+
+__all__ = ["CatchUpRun", "RunReport", "default_spark", "new_run_id"]

@@ -1,0 +1,1 @@
+"""Spark glue (needs the spark extra); the core library never imports it."""

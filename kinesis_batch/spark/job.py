@@ -1,0 +1,172 @@
+"""The PySpark part of a run: one task per shard range, rows written as Parquet to staging.
+
+Executors read with the library's ShardReader and hand rows to the JVM as Arrow record batches
+(``mapInArrow``), a bounded number of rows at a time: no task holds a shard's backlog. Each
+task, once its shard is read, writes what it read (last sequence / sub-sequence number,
+records, SHARD_END reached) to ``<staging>/_results/<shard>.json``; a retried task rewrites it.
+
+The driver passes Kinesis endpoint and region in the task spec: Python workers do not see
+environment changes made in the driver after the JVM started.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+ROWS_PER_ARROW_BATCH = 5_000
+
+ARROW_SCHEMA = pa.schema(
+    [
+        ("shard_id", pa.string()),
+        ("sequence_number", pa.string()),
+        ("sub_sequence_number", pa.int64()),
+        ("partition_key", pa.string()),
+        ("data", pa.binary()),
+        ("approximate_arrival_timestamp", pa.timestamp("us", tz="UTC")),
+        ("lineage_depth", pa.int32()),
+    ]
+)
+SPARK_SCHEMA = (
+    "shard_id string, sequence_number string, sub_sequence_number bigint, partition_key string, "
+    "data binary, approximate_arrival_timestamp timestamp, lineage_depth int"
+)
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """One task's work, as JSON-able values."""
+
+    stream: str
+    shard_id: str
+    closed: bool
+    depth: int
+    start: dict[str, Any]  # a checkpoint as CommitRecord JSON has it
+    until: str | None
+    results_dir: str
+    endpoint_url: str | None
+    region: str | None
+    limits: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class TaskResult:
+    shard_id: str
+    last_sequence_number: str | None
+    last_sub_sequence_number: int | None
+    records: int
+    bytes: int
+    reached_shard_end: bool
+    millis_behind_latest: int | None
+    throttled_calls: int
+
+
+def read_task(specs: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """The mapInArrow function: each input row is a TaskSpec as JSON."""
+    for batch in specs:
+        for text in batch.column("spec").to_pylist():
+            yield from _read_one(TaskSpec(**json.loads(text)))
+
+
+def _read_one(spec: TaskSpec) -> Iterator[pa.RecordBatch]:
+    from datetime import datetime
+
+    import boto3
+
+    from kinesis_batch.aws import kinesis_client
+    from kinesis_batch.output.batches import checkpoint_from_json
+    from kinesis_batch.shards.model import Shard
+    from kinesis_batch.shards.positions import EndBound
+    from kinesis_batch.shards.reader import ReadLimits, ShardReader
+
+    start = checkpoint_from_json(spec.start).start_position()
+    client = kinesis_client(boto3.Session(region_name=spec.region), endpoint_url=spec.endpoint_url)
+    shard = Shard(spec.shard_id, ending_sequence_number="0" if spec.closed else None)
+    end = EndBound(until=datetime.fromisoformat(spec.until) if spec.until else None)
+    reader = ShardReader(client, spec.stream, shard, start, end, limits=ReadLimits(**spec.limits)) if start else None
+    if reader is not None:
+        columns: dict[str, list[Any]] = {name: [] for name in ARROW_SCHEMA.names}
+        for record in reader:
+            columns["shard_id"].append(record.shard_id)
+            columns["sequence_number"].append(record.sequence_number)
+            columns["sub_sequence_number"].append(record.sub_sequence_number)
+            columns["partition_key"].append(record.partition_key)
+            columns["data"].append(record.data)
+            columns["approximate_arrival_timestamp"].append(record.approximate_arrival_timestamp)
+            if len(columns["data"]) >= ROWS_PER_ARROW_BATCH:
+                yield _batch(columns, spec.depth)
+                columns = {name: [] for name in ARROW_SCHEMA.names}
+        if columns["data"]:
+            yield _batch(columns, spec.depth)
+    read = reader.result() if reader is not None else None
+    result = TaskResult(
+        shard_id=spec.shard_id,
+        last_sequence_number=read.last_sequence_number if read else None,
+        last_sub_sequence_number=read.last_sub_sequence_number if read else None,
+        records=read.records if read else 0,
+        bytes=read.bytes if read else 0,
+        reached_shard_end=read.reached_shard_end if read else True,
+        millis_behind_latest=read.millis_behind_latest if read else None,
+        throttled_calls=read.throttled_calls if read else 0,
+    )
+    _write_result(Path(spec.results_dir), result)
+
+
+def _batch(columns: dict[str, list[Any]], depth: int) -> pa.RecordBatch:
+    columns["lineage_depth"] = [depth] * len(columns["data"])
+    return pa.RecordBatch.from_pydict(columns, schema=ARROW_SCHEMA)
+
+
+def _write_result(results_dir: Path, result: TaskResult) -> None:
+    results_dir.mkdir(parents=True, exist_ok=True)
+    temporary = results_dir / f".{result.shard_id}.{uuid.uuid4().hex}.tmp"
+    temporary.write_text(json.dumps(asdict(result)))
+    temporary.replace(results_dir / f"{result.shard_id}.json")
+
+
+def read_results(results_dir: Path) -> dict[str, TaskResult]:
+    if not results_dir.exists():
+        return {}
+    return {
+        path.stem: TaskResult(**json.loads(path.read_text()))
+        for path in results_dir.glob("*.json")
+        if not path.name.startswith(".")
+    }
+
+
+def run_wave(spark: SparkSession, specs: list[TaskSpec], staging: str) -> None:
+    """Read every spec's shard in one Spark job (one task each) and append Parquet to ``staging``."""
+    if not specs:
+        return
+    rows = [(json.dumps(asdict(spec)),) for spec in specs]
+    frame = spark.createDataFrame(spark.sparkContext.parallelize(rows, len(rows)), "spec string")
+    frame.mapInArrow(read_task, SPARK_SCHEMA).write.mode("append").parquet(staging)
+
+
+def spark_session(master: str = "local[*]", app_name: str = "kinesis-batch") -> SparkSession:
+    """The embedded default: a local session; on a cluster spark-submit provides the master."""
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.appName(app_name).master(master)
+    for key, value in {
+        "spark.ui.enabled": "false",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.speculation": "false",  # a speculative duplicate would read the shard twice
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+        "spark.sql.sources.partitionColumnTypeInference.enabled": "false",
+        "spark.driver.bindAddress": "127.0.0.1",
+        "spark.driver.host": "127.0.0.1",
+    }.items():
+        builder = builder.config(key, value)
+    return builder.getOrCreate()
