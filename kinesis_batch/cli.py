@@ -67,6 +67,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(exc, EXIT_RETRYABLE)
     except KinesisBatchError as exc:
         return _fail(exc, 1)
+    except Exception as exc:  # e.g. a Spark failure: one line for the user, the details in the log
+        logging.getLogger("kinesis_batch").debug("unexpected error", exc_info=True)
+        return _fail(RuntimeError(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"), 1)
 
 
 def _fail(exc: Exception, code: int) -> int:

@@ -14,6 +14,8 @@ and in ``kinesis_batch.spark``.
 from __future__ import annotations
 
 import logging
+import os
+import signal
 import time
 import uuid
 from collections.abc import Callable
@@ -24,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from kinesis_batch.checkpoints.model import Checkpoint
 from kinesis_batch.checkpoints.store import DynamoDBCheckpointStore
 from kinesis_batch.config import RunConfig
-from kinesis_batch.errors import InvalidStateError, LeaseLostError
+from kinesis_batch.errors import InvalidStateError, KinesisBatchError, LeaseLostError
 from kinesis_batch.leases.manager import LeaseManager
 from kinesis_batch.leases.model import Lease
 from kinesis_batch.leases.renewer import LeaseRenewer
@@ -40,6 +42,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 log = logging.getLogger(__name__)
+CRASH_AT = "KINESIS_BATCH_CRASH_AT"  # fault injection for the crash tests: a step name
 Progress = Callable[[str], None]
 
 
@@ -97,7 +100,8 @@ class CatchUpRun:
         recovered = self.recover(leases)
         if recovered:
             lineage, leases = self.survey()
-        until = self.config.until or datetime.fromtimestamp(self.clock(), UTC)
+        # No --until: read to the tip. (Not 'now': arrival times are the server's clock.)
+        until = self.config.until
         plan = plan_run(
             self.config.stream,
             lineage,
@@ -111,9 +115,10 @@ class CatchUpRun:
         taken = self.manager.take(plan.shard_ids)
         elsewhere = {**plan.leased_elsewhere, **taken.held_elsewhere}
         elsewhere.update({key: "(lost race)" for key in taken.lost_race})
+        bound = until.isoformat() if until else "the tip"
         self.progress(
             f"plan: {len(plan.ranges)} shards in {len(plan.waves())} waves, {len(plan.finished)} finished, "
-            f"{len(elsewhere)} leased elsewhere, {len(plan.waiting)} waiting for parents; bound {until.isoformat()}"
+            f"{len(elsewhere)} leased elsewhere, {len(plan.waiting)} waiting for parents; bound {bound}"
         )
         try:
             with LeaseRenewer(self.manager):
@@ -171,20 +176,42 @@ class CatchUpRun:
             self.progress(f"recovered {key}: pending batch {result}")
         return outcome
 
-    def read_publish_commit(self, plan: RunPlan, until: datetime) -> tuple[list[ShardCommit], bool]:
-        from kinesis_batch.spark.job import read_results, run_wave
-
+    def read_publish_commit(self, plan: RunPlan, until: datetime | None) -> tuple[list[ShardCommit], bool]:
+        """Prepare, read wave by wave, publish, commit. Before publish a failure discards the batch."""
         batch_id = self.run_id
-        held = set(self.manager.held())
-        for key in sorted(held):
+        published = False
+        try:
+            self._prepare(batch_id)
+            self.crash_point("prepared")
+            commits = self._read_waves(plan, until, batch_id)
+            self.crash_point("read")
+            self._publish(batch_id, commits)
+            published = True
+            self.crash_point("published")
+            self._commit(batch_id, commits)
+            self.crash_point("committed")
+        except BaseException:
+            if not published:
+                self._abandon(batch_id)
+            raise  # after publish, recovery rolls the remaining checkpoints forward
+        return list(commits), bool(commits)
+
+    def _prepare(self, batch_id: str) -> None:
+        """Mark every held lease with the batch before anything is written (its end is not known yet)."""
+        for key in sorted(self.manager.held()):
             with self.manager.fenced(key) as settle:
                 current = self.manager.lease(key)
                 settle(self.checkpoints.prepare(current, current.checkpoint, batch_id))
+
+    def _read_waves(self, plan: RunPlan, until: datetime | None, batch_id: str) -> list[ShardCommit]:
+        """Run the Spark job wave by wave; a child only once every parent reached SHARD_END."""
+        from kinesis_batch.spark.job import read_results, run_wave
+
         held = set(self.manager.held())
         staging = self.output.staging(batch_id)
         results_dir = staging / "_results"
         ended = set(plan.finished)
-        commits: dict[str, ShardCommit] = {}
+        commits: list[ShardCommit] = []  # in wave order: parents before children
         for number, wave in enumerate(plan.waves()):
             ready = [r for r in wave if r.shard_id in held and all(p in ended for p in r.planned_parents)]
             if not ready:
@@ -192,11 +219,13 @@ class CatchUpRun:
             specs = [self._spec(r.shard_id, r.closed, r.depth, r.start, until, str(results_dir)) for r in ready]
             wave_started = time.monotonic()
             run_wave(self.spark(), specs, str(staging))
+            seconds = time.monotonic() - wave_started
             results = read_results(results_dir)
+            missing = [r.shard_id for r in ready if r.shard_id not in results]
+            if missing:
+                raise InvalidStateError(f"the Spark job reported nothing for shards {', '.join(missing)}")
             for shard_range in ready:
-                result = results.get(shard_range.shard_id)
-                if result is None:
-                    raise InvalidStateError(f"the Spark job reported nothing for shard {shard_range.shard_id}")
+                result = results[shard_range.shard_id]
                 if result.reached_shard_end:
                     end = Checkpoint.shard_end()
                     ended.add(shard_range.shard_id)
@@ -204,47 +233,65 @@ class CatchUpRun:
                     end = Checkpoint.at(result.last_sequence_number, result.last_sub_sequence_number or 0)
                 else:
                     end = shard_range.start
-                commits[shard_range.shard_id] = ShardCommit(
-                    shard_range.shard_id, shard_range.start, end, result.records, result.reached_shard_end
-                )
-                behind = (
-                    f", {result.millis_behind_latest / 1000:.0f} s behind tip" if result.millis_behind_latest else ""
-                )
+                if end != shard_range.start:  # shards with nothing new leave no commit (nor history)
+                    commits.append(
+                        ShardCommit(
+                            shard_range.shard_id, shard_range.start, end, result.records, result.reached_shard_end
+                        )
+                    )
+                lag = result.millis_behind_latest
+                behind = f", {lag / 1000:.0f} s behind the tip" if lag else ""
                 self.progress(f"  {shard_range.shard_id}: {result.records} records, now at {end}{behind}")
             records = sum(results[r.shard_id].records for r in ready)
-            seconds = time.monotonic() - wave_started
             rate = records / max(seconds, 1e-9)
             self.progress(
                 f"wave {number}: {len(ready)} shards, {records} records in {seconds:.1f} s ({rate:,.0f} rec/s)"
             )
+        return commits
 
-        # Pending checkpoints record where the batch will move each shard.
-        for key, commit in sorted(commits.items()):
-            with self.manager.fenced(key) as settle:
-                settle(self.checkpoints.prepare(self.manager.lease(key), commit.end, batch_id, read_through=commit.end))
-        lost = (held - set(self.manager.held())) | set(self.manager.renew())
+    def _publish(self, batch_id: str, commits: list[ShardCommit]) -> None:
+        """Record each shard's end on its lease, check every lease is still ours, then publish."""
+        for commit in commits:
+            with self.manager.fenced(commit.shard_id) as settle:
+                lease = self.manager.lease(commit.shard_id)
+                settle(self.checkpoints.prepare(lease, commit.end, batch_id, read_through=commit.end))
+        lost = sorted(self.manager.lost | set(self.manager.renew()))
         if lost:
-            self.output.discard(batch_id)
-            raise LeaseLostError(
-                f"lost the leases of {', '.join(sorted(lost))} before publishing; nothing was published"
-            )
-        record = CommitRecord(
-            batch_id, self.run_id, self.config.stream, datetime.now(UTC), tuple(commits[k] for k in sorted(commits))
-        )
+            raise LeaseLostError(f"lost the leases of {', '.join(lost)} before publishing; nothing was published")
+        if not commits:
+            return
+        record = CommitRecord(batch_id, self.run_id, self.config.stream, datetime.now(UTC), tuple(commits))
         self.output.write_commit_record(record)
-        published = self.output.publish(batch_id)
-        for key, commit in sorted(commits.items()):
-            with self.manager.fenced(key) as settle:
-                settle(
-                    self.checkpoints.commit(
-                        self.manager.lease(key), batch_id, run_id=self.run_id, records=commit.records
-                    )
-                )
-        # Shards held but not read (a parent stopped short of its end) drop their pending marker.
-        for key in sorted(set(self.manager.held()) - set(commits)):
+        self.crash_point("staged")
+        self.output.publish(batch_id)
+
+    def _commit(self, batch_id: str, commits: list[ShardCommit]) -> None:
+        """Move checkpoints in wave order (parents first); drop the marker of shards not read."""
+        for commit in commits:
+            with self.manager.fenced(commit.shard_id) as settle:
+                lease = self.manager.lease(commit.shard_id)
+                settle(self.checkpoints.commit(lease, batch_id, run_id=self.run_id, records=commit.records))
+        committed = {c.shard_id for c in commits}
+        for key in sorted(set(self.manager.held()) - committed):
             with self.manager.fenced(key) as settle:
                 settle(self.checkpoints.abort(self.manager.lease(key), batch_id))
-        return [commits[k] for k in sorted(commits)], published
+
+    def _abandon(self, batch_id: str) -> None:
+        """Best effort after a failure before publish: discard the staging, clear our markers."""
+        self.output.discard(batch_id)
+        for key in sorted(self.manager.held()):
+            try:
+                with self.manager.fenced(key) as settle:
+                    settle(self.checkpoints.abort(self.manager.lease(key), batch_id))
+            except KinesisBatchError as exc:  # recovery by the next run clears what is left
+                log.warning("could not clear pending batch %s on %s: %s", batch_id, key, exc)
+
+    def crash_point(self, step: str) -> None:
+        """A named step of the run. The crash tests set KINESIS_BATCH_CRASH_AT to one of them to
+        kill -9 the whole process group (Spark's JVM included) exactly there."""
+        log.debug("run %s: %s", self.run_id, step)
+        if os.environ.get(CRASH_AT) == step:
+            os.killpg(os.getpgrp(), signal.SIGKILL)
 
     def _settled(self, settle: Callable[[Lease | None], None], lease: Lease | None) -> Lease:
         settle(lease)
@@ -253,7 +300,7 @@ class CatchUpRun:
         return lease
 
     def _spec(
-        self, shard_id: str, closed: bool, depth: int, start: Checkpoint, until: datetime, results_dir: str
+        self, shard_id: str, closed: bool, depth: int, start: Checkpoint, until: datetime | None, results_dir: str
     ) -> Any:
         from kinesis_batch.spark.job import TaskSpec
 
@@ -264,7 +311,7 @@ class CatchUpRun:
             closed=closed,
             depth=depth,
             start=checkpoint_to_json(start),
-            until=until.isoformat(),
+            until=until.isoformat() if until else None,
             results_dir=results_dir,
             endpoint_url=self.kinesis.meta.endpoint_url,
             region=self.kinesis.meta.region_name,

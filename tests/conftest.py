@@ -77,3 +77,14 @@ def artifacts_dir() -> Path:
     path = Path(__file__).resolve().parents[1] / "test-artifacts"
     path.mkdir(exist_ok=True)
     return path
+
+
+@pytest.fixture(scope="session")
+def spark_session(stack: LocalStack):  # type: ignore[no-untyped-def]
+    """One local Spark session for the whole test session (tasks get endpoints in their specs)."""
+    from kinesis_batch.spark.job import spark_session as start
+
+    session = start("local[2]", app_name="kinesis-batch-tests")
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()

@@ -28,12 +28,19 @@ class StartPosition:
     timestamp: datetime | None = None
 
     def __post_init__(self) -> None:
+        if not isinstance(self.kind, StartKind):
+            raise IllegalArgumentError(f"not a start position kind: {self.kind!r}")
+        if self.kind is not StartKind.AFTER and (self.sequence_number is not None or self.sub_sequence_number != 0):
+            raise IllegalArgumentError(f"a {self.kind.value} start takes no sequence number")
+        if self.kind is not StartKind.AT_TIMESTAMP and self.timestamp is not None:
+            raise IllegalArgumentError(f"a {self.kind.value} start takes no timestamp")
         if self.kind is StartKind.AFTER:
             if self.sequence_number is None:
                 raise IllegalArgumentError("a start AFTER a checkpoint needs its sequence number")
             sequence_key(self.sequence_number)
-            if self.sub_sequence_number < 0:
-                raise IllegalArgumentError(f"negative sub-sequence number {self.sub_sequence_number}")
+            sub = self.sub_sequence_number
+            if not isinstance(sub, int) or isinstance(sub, bool) or sub < 0:
+                raise IllegalArgumentError(f"not a sub-sequence number: {sub!r} (expected an integer >= 0)")
         if self.kind is StartKind.AT_TIMESTAMP and (self.timestamp is None or self.timestamp.tzinfo is None):
             raise IllegalArgumentError("AT_TIMESTAMP needs a time zone aware timestamp")
 

@@ -4,16 +4,18 @@ Contract:
 - Yields user records (KPL aggregates de-aggregated) in shard order, each at most once, never
   one at or below the start checkpoint, never one past the end bound.
 - Holds one GetRecords page at a time, so memory does not grow with the backlog.
-- Ends at the first of: the end bound; the tip of an open shard (a page with
-  MillisBehindLatest == 0); the end of a closed shard (no NextShardIterator, as AWS and
-  kinesis-local answer; or an empty page at the tip, which is how kinesalite and moto end
-  one: moto never stops handing out iterators for a closed shard). Whether a shard is closed
-  comes from the listing the caller passes in, or from ChildShards in the page.
+- Ends at the first of: the end bound; the tip of an open shard (an empty page with
+  MillisBehindLatest == 0); the end of a closed shard (a page without NextShardIterator: AWS
+  and kinesis-local send it with the last records, kinesalite as one more, empty page; or an
+  few empty pages in a row at the tip of a shard known to be closed, which is how moto ends
+  one: it never stops handing out iterators for a closed shard). Whether a shard is closed comes from the
+  listing the caller passes in, or from ChildShards in the page.
 - Paces its own GetRecords calls under the per-shard limits (5 calls/s and 2 MiB/s by
   default), retries throttling with bounded backoff (then raises ThrottledError), and
   replaces an expired iterator with one after the last record read.
 
-``reader.progress`` says at any moment what was read; ``reader.result()`` freezes it.
+The reader's attributes (``last_sequence_number``, ``records``, ``reached_shard_end``...) say at
+any moment what was read; ``reader.result()`` freezes them in a :class:`ReadResult`.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -28,6 +31,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from kinesis_batch._backoff import Backoff
 from kinesis_batch.errors import (
     DependencyError,
+    IllegalArgumentError,
     StreamNotFoundError,
     ThrottledError,
     error_code,
@@ -36,13 +40,14 @@ from kinesis_batch.errors import (
 )
 from kinesis_batch.shards.deaggregation import user_records
 from kinesis_batch.shards.model import Record, Shard
-from kinesis_batch.shards.positions import EndBound, StartPosition
+from kinesis_batch.shards.positions import EndBound, StartKind, StartPosition
 
 if TYPE_CHECKING:
     from mypy_boto3_kinesis import KinesisClient
 
 MIB = 1024 * 1024
 MAX_RECORDS_PER_CALL = 10_000
+CLOSED_SHARD_EMPTY_TIP_PAGES = 3
 
 
 @dataclass(frozen=True)
@@ -53,6 +58,15 @@ class ReadLimits:
     calls_per_second: float | None = 5.0
     bytes_per_second: float | None = 2 * MIB
     records_per_call: int = MAX_RECORDS_PER_CALL
+
+    def __post_init__(self) -> None:
+        for name in ("calls_per_second", "bytes_per_second"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0):
+                raise IllegalArgumentError(f"{name} must be a positive number or None (no limit), not {value!r}")
+        records = self.records_per_call
+        if isinstance(records, bool) or not isinstance(records, int) or not 1 <= records <= MAX_RECORDS_PER_CALL:
+            raise IllegalArgumentError(f"records_per_call must be 1..{MAX_RECORDS_PER_CALL}, not {records!r}")
 
     @classmethod
     def unlimited(cls) -> ReadLimits:
@@ -113,6 +127,7 @@ class ShardReader:
         self._sleep = sleep
         self._next_call_at = 0.0
         self._last_raw_sequence: str | None = None
+        self._latest_taken_at: datetime | None = None
         self.last_sequence_number: str | None = None
         self.last_sub_sequence_number: int | None = None
         self.records = 0
@@ -139,7 +154,10 @@ class ShardReader:
 
     def __iter__(self) -> Iterator[Record]:
         skip_through = self._start.skip_through()
+        if self._start.kind is StartKind.LATEST:
+            self._latest_taken_at = datetime.now(UTC)
         iterator = self._shard_iterator(self._start.iterator_request())
+        empty_tip_pages = 0
         while True:
             page, iterator = self._get_records(iterator)
             raw_records = page.get("Records", [])
@@ -170,10 +188,13 @@ class ShardReader:
             if not next_iterator:
                 self.reached_shard_end = True
                 return
-            if (millis or 0) == 0 and not raw_records:
-                # An empty page at the tip: an open shard has nothing more for now; a closed
-                # shard that still hands out iterators (kinesalite, moto) is drained.
-                self.reached_shard_end = self._shard.closed or bool(page.get("ChildShards"))
+            empty_tip_pages = empty_tip_pages + 1 if (millis or 0) == 0 and not raw_records else 0
+            if empty_tip_pages and not (self._shard.closed or page.get("ChildShards")):
+                return  # an open shard's tip: nothing more for now
+            if empty_tip_pages >= CLOSED_SHARD_EMPTY_TIP_PAGES:
+                # A closed shard that never stops handing out iterators (moto) is drained. Not
+                # after one empty page: on AWS one may come from a sparse stretch of the shard.
+                self.reached_shard_end = True
                 return
             iterator = next_iterator
 
@@ -187,6 +208,8 @@ class ShardReader:
             self._pace()
             self.get_records_calls += 1
             started = self._clock()
+            # Every call counts against the shard's limit, also one that is throttled or expired.
+            self._next_call_at = started + self._limits.pause_after(0)
             try:
                 page: dict[str, Any] = dict(
                     self._client.get_records(ShardIterator=iterator, Limit=self._limits.records_per_call)
@@ -221,6 +244,9 @@ class ShardReader:
     def _resume_request(self) -> dict[str, Any]:
         """Where a renewed iterator starts: after the last raw record read, else at the start."""
         if self._last_raw_sequence is None:
+            if self._latest_taken_at is not None:
+                # A new LATEST iterator would skip what arrived since the first one was taken.
+                return {"ShardIteratorType": "AT_TIMESTAMP", "Timestamp": self._latest_taken_at}
             return self._start.iterator_request()
         return {
             "ShardIteratorType": "AFTER_SEQUENCE_NUMBER",

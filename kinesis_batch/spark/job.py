@@ -75,7 +75,9 @@ def read_task(specs: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """The mapInArrow function: each input row is a TaskSpec as JSON."""
     for batch in specs:
         for text in batch.column("spec").to_pylist():
-            yield from _read_one(TaskSpec(**json.loads(text)))
+            for rows in _read_one(TaskSpec(**json.loads(text))):
+                yield rows
+                _crash_point("reading")  # rows handed to Spark, task not finished
 
 
 def _read_one(spec: TaskSpec) -> Iterator[pa.RecordBatch]:
@@ -120,6 +122,14 @@ def _read_one(spec: TaskSpec) -> Iterator[pa.RecordBatch]:
         throttled_calls=read.throttled_calls if read else 0,
     )
     _write_result(Path(spec.results_dir), result)
+
+
+def _crash_point(step: str) -> None:
+    """See CatchUpRun.crash_point: kills the whole process group (driver, JVM, workers)."""
+    if os.environ.get("KINESIS_BATCH_CRASH_AT") == step:
+        import signal
+
+        os.killpg(os.getpgrp(), signal.SIGKILL)
 
 
 def _batch(columns: dict[str, list[Any]], depth: int) -> pa.RecordBatch:

@@ -1,0 +1,89 @@
+"""Helpers for catch-up run tests: a stream with a reshard history, and reading output back."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+import pyarrow.dataset as ds
+
+from tests.streams import merge, open_shards, put, split
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def diamond_stream(client: Any, name: str, per_phase: int) -> list[str]:
+    """3 shards; split the lowest; merge the other two; split a child and merge it back (a diamond).
+
+    Records are put before and after each reshard, so every shard of the history holds data.
+    Returns the data of every record put, in put order.
+    """
+    sent = put(client, name, per_phase)
+    low, mid, high = sorted(open_shards(client, name), key=lambda s: s.starting_hash_key)
+    split(client, name, low)
+    sent += put(client, name, per_phase, start=len(sent))
+    merge(client, name, mid, high)
+    sent += put(client, name, per_phase, start=len(sent))
+    left, right = sorted(
+        (s for s in open_shards(client, name) if s.parent_shard_id == low.shard_id), key=lambda s: s.starting_hash_key
+    )
+    merge(client, name, left, right)  # low -> (left, right) -> merged: the diamond
+    sent += put(client, name, per_phase, start=len(sent))
+    return sent
+
+
+def read_output(root: Path) -> dict[str, list[Any]]:
+    if not root.exists():
+        return {}
+    return ds.dataset(root, format="parquet", partitioning="hive").to_table().to_pydict()
+
+
+def data_of(rows: dict[str, list[Any]]) -> list[str]:
+    return [d.decode() for d in rows.get("data", [])]
+
+
+def assert_exactly_once(rows: dict[str, list[Any]], sent: list[str]) -> None:
+    counts = Counter(data_of(rows))
+    duplicates = {d: n for d, n in counts.items() if n > 1}
+    missing = set(sent) - set(counts)
+    extra = set(counts) - set(sent)
+    assert not duplicates, f"{len(duplicates)} records twice, e.g. {sorted(duplicates)[:5]}"
+    assert not missing, f"{len(missing)} records missing, e.g. {sorted(missing)[:5]}"
+    assert not extra, f"{len(extra)} unexpected records"
+
+
+def assert_per_key_order(rows: dict[str, list[Any]]) -> None:
+    """Ordering rows by (lineage_depth, int(sequence_number), sub_sequence_number) gives put order per key.
+
+    The test data are integers put in increasing order, one PutRecords call at a time.
+    """
+    by_key: dict[str, list[tuple[int, int, int, int]]] = defaultdict(list)
+    for key, depth, seq, sub, data in zip(
+        rows["partition_key"],
+        rows["lineage_depth"],
+        rows["sequence_number"],
+        rows["sub_sequence_number"],
+        rows["data"],
+        strict=True,
+    ):
+        by_key[key].append((depth, int(seq), sub, int(data)))
+    for key, items in by_key.items():
+        values = [v for *_, v in sorted(items)]
+        assert values == sorted(values), f"order of key {key} not recovered"
+
+
+def cli(*args: str, env: dict[str, str] | None = None, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """Run `kinesis-batch` in its own process group (so a crash point can kill -9 all of it)."""
+    return subprocess.run(
+        [sys.executable, "-m", "kinesis_batch.cli", *args],
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        start_new_session=True,
+        cwd=REPO,
+    )

@@ -1,0 +1,84 @@
+"""`kinesis-batch run` end to end: CLI process, local Spark, real emulators, output read back."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kinesis_batch import Lineage, list_shards
+from tests.runs import assert_exactly_once, assert_per_key_order, cli, data_of, diamond_stream, read_output
+from tests.streams import StreamFactory, put
+
+# kinesis-local takes ~280 puts/s: a small history there, a larger one on kinesalite.
+PER_PHASE = {"kinesalite": 1500, "kinesis-local": 60}
+
+
+@pytest.mark.parametrize("emulator", ["kinesalite", "kinesis-local"], indirect=True)
+def test_run_reads_every_record_once_across_splits_and_merges_then_only_new_data(
+    emulator: str,
+    kinesis,
+    streams: StreamFactory,
+    tmp_path: Path,  # type: ignore[no-untyped-def]
+) -> None:
+    name = streams.create(shards=3)
+    sent = diamond_stream(kinesis, name, PER_PHASE[emulator])
+    output = tmp_path / "out"
+
+    first = cli("run", "--stream", name, "--output", str(output), "--json")
+    assert first.returncode == 0, first.stderr
+    report = json.loads(first.stdout)
+    assert report["published"] and report["records"] == len(sent)
+
+    rows = read_output(output)
+    assert_exactly_once(rows, sent)
+    assert_per_key_order(rows)
+    lineage = Lineage.build(list_shards(kinesis, name))
+    depths = {shard: depth for shard, depth in zip(rows["shard_id"], rows["lineage_depth"], strict=True)}
+    assert depths == {shard: lineage.depth(shard) for shard in depths}
+    assert max(depths.values()) == 2  # the diamond's merge child
+
+    more = put(kinesis, name, PER_PHASE[emulator] // 2, start=len(sent))
+    second = cli("run", "--stream", name, "--output", str(output), "--json")
+    assert second.returncode == 0, second.stderr
+    assert json.loads(second.stdout)["records"] == len(more)
+    rows = read_output(output)
+    assert_exactly_once(rows, sent + more)
+    assert_per_key_order(rows)
+
+    third = cli("run", "--stream", name, "--output", str(output), "--json")
+    assert third.returncode == 0, third.stderr
+    assert json.loads(third.stdout)["published"] is False
+    assert len(data_of(read_output(output))) == len(sent + more)
+
+
+def test_status_json_lists_every_shard_with_lineage_checkpoint_and_lease(
+    kinesis,
+    streams: StreamFactory,
+    tmp_path: Path,  # type: ignore[no-untyped-def]
+) -> None:
+    name = streams.create(shards=3)
+    diamond_stream(kinesis, name, 50)
+    run = cli("run", "--stream", name, "--output", str(tmp_path / "out"))
+    assert run.returncode == 0, run.stderr
+
+    status = cli("status", "--stream", name, "--json")
+    assert status.returncode == 0, status.stderr
+    rows = json.loads(status.stdout)
+    shards = list_shards(kinesis, name)
+    assert {r["shard_id"] for r in rows} == {s.shard_id for s in shards}
+    for row in rows:
+        assert {"shard_id", "parent_shard_ids", "closed", "checkpoint", "lease_owner", "pending_batch"} <= set(row)
+        assert row["lease_owner"] is None and row["pending_batch"] is None  # released, nothing pending
+        if row["closed"]:
+            assert row["checkpoint"] == "SHARD_END", (row, run.stderr[-3000:])
+        else:
+            assert row["checkpoint"].isdigit(), row
+
+    table = cli("status", "--stream", name)
+    assert table.returncode == 0 and "SHARD_END" in table.stdout
+
+    history = cli("history", "--stream", name, "--json")
+    assert history.returncode == 0, history.stderr
+    assert {h["shard_id"] for h in json.loads(history.stdout)} == {s.shard_id for s in shards}
