@@ -259,6 +259,7 @@ class CatchUpRun:
         if lost:
             raise LeaseLostError(f"lost the leases of {', '.join(lost)} before publishing; nothing was published")
         if not commits:
+            self.output.discard(batch_id)  # the job ran but found nothing new: no empty batch
             return
         record = CommitRecord(batch_id, self.run_id, self.config.stream, datetime.now(UTC), tuple(commits))
         self.output.write_commit_record(record)

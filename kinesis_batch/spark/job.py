@@ -125,11 +125,12 @@ def _read_one(spec: TaskSpec) -> Iterator[pa.RecordBatch]:
 
 
 def _crash_point(step: str) -> None:
-    """See CatchUpRun.crash_point: kills the whole process group (driver, JVM, workers)."""
+    """See CatchUpRun.crash_point. pyspark's worker daemon has a process group of its own; the
+    run's group is the session the crash tests start the command in (driver and JVM)."""
     if os.environ.get("KINESIS_BATCH_CRASH_AT") == step:
         import signal
 
-        os.killpg(os.getpgrp(), signal.SIGKILL)
+        os.killpg(os.getsid(0), signal.SIGKILL)
 
 
 def _batch(columns: dict[str, list[Any]], depth: int) -> pa.RecordBatch:
