@@ -31,6 +31,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--until", help="read records that arrived up to this ISO 8601 time (default: now)")
     run.add_argument("--lease-seconds", type=float, default=300.0, help="lease duration (renewed while running)")
     run.add_argument("--worker-id", help="this worker's id in the lease table (default: host-pid-random)")
+    run.add_argument(
+        "--allow-gaps", action="store_true", help="go on when retention trimmed unread records (recorded, not silent)"
+    )
     run.add_argument("--spark-master", default="local[*]", help="Spark master (default local[*])")
     run.add_argument("--json", action="store_true", help="print the run report as JSON")
 
@@ -86,9 +89,10 @@ def _run(args: argparse.Namespace) -> int:
         "output": args.output,
         "table": args.table or "",
         "initial_position": parse_initial_position(args.initial_position),
-        "until": parse_time(args.until, setting="--until") if args.until else None,
+        "until": parse_time(args.until, setting="--until") if args.until is not None else None,
         "lease_seconds": args.lease_seconds,
         "spark_master": args.spark_master,
+        "allow_gaps": args.allow_gaps,
     }
     if args.worker_id:
         options["worker_id"] = args.worker_id

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from kinesis_batch.checkpoints.model import Checkpoint
 from kinesis_batch.checkpoints.store import DynamoDBCheckpointStore
 from kinesis_batch.config import RunConfig
-from kinesis_batch.errors import InvalidStateError, KinesisBatchError, LeaseLostError
+from kinesis_batch.errors import InvalidStateError, KinesisBatchError, LeaseLostError, TrimmedDataError
 from kinesis_batch.leases.manager import LeaseManager
 from kinesis_batch.leases.model import Lease
 from kinesis_batch.leases.renewer import LeaseRenewer
@@ -34,7 +34,7 @@ from kinesis_batch.leases.store import LeaseStore
 from kinesis_batch.output.batches import BatchOutput, CommitRecord, ShardCommit, checkpoint_to_json
 from kinesis_batch.planning import RunPlan, plan_run
 from kinesis_batch.shards.lineage import Lineage
-from kinesis_batch.shards.listing import list_shards
+from kinesis_batch.shards.listing import list_shards, retention_hours
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -89,6 +89,7 @@ class CatchUpRun:
         self.manager = LeaseManager(self.store, config.worker_id, config.lease_seconds, clock=clock)
         self.run_id = new_run_id()
         self.clock = clock
+        self.retention_hours = 24
 
     # -- the steps ----------------------------------------------------------------------------
 
@@ -140,7 +141,9 @@ class CatchUpRun:
     def survey(self) -> tuple[Lineage, dict[str, Lease]]:
         leases = {lease.lease_key: lease for lease in self.store.list_leases()}
         depths = {key: lease.lineage_depth for key, lease in leases.items() if lease.lineage_depth is not None}
-        return Lineage.build(list_shards(self.kinesis, self.config.stream), known_depths=depths), leases
+        shards = list_shards(self.kinesis, self.config.stream)
+        self.retention_hours = retention_hours(self.kinesis, self.config.stream)
+        return Lineage.build(shards, known_depths=depths), leases
 
     def recover(self, leases: dict[str, Lease]) -> dict[str, str]:
         """Settle pending batches of leases no live worker holds (see module docstring)."""
@@ -217,13 +220,15 @@ class CatchUpRun:
             if not ready:
                 continue
             specs = [self._spec(r.shard_id, r.closed, r.depth, r.start, until, str(results_dir)) for r in ready]
+            spark = self.spark()  # started once, outside the wave's timing
             wave_started = time.monotonic()
-            run_wave(self.spark(), specs, str(staging))
+            run_wave(spark, specs, str(staging))
             seconds = time.monotonic() - wave_started
             results = read_results(results_dir)
             missing = [r.shard_id for r in ready if r.shard_id not in results]
             if missing:
                 raise InvalidStateError(f"the Spark job reported nothing for shards {', '.join(missing)}")
+            self._check_gaps({r.shard_id: results[r.shard_id].trimmed_after for r in ready})
             for shard_range in ready:
                 result = results[shard_range.shard_id]
                 if result.reached_shard_end:
@@ -236,18 +241,44 @@ class CatchUpRun:
                 if end != shard_range.start:  # shards with nothing new leave no commit (nor history)
                     commits.append(
                         ShardCommit(
-                            shard_range.shard_id, shard_range.start, end, result.records, result.reached_shard_end
+                            shard_range.shard_id,
+                            shard_range.start,
+                            end,
+                            result.records,
+                            result.reached_shard_end,
+                            result.trimmed_after,
                         )
                     )
-                lag = result.millis_behind_latest
-                behind = f", {lag / 1000:.0f} s behind the tip" if lag else ""
-                self.progress(f"  {shard_range.shard_id}: {result.records} records, now at {end}{behind}")
+                self._warn_about_retention(shard_range.shard_id, result.first_millis_behind_latest)
+                self.progress(f"  {shard_range.shard_id}: {result.records} records, now at {end}")
             records = sum(results[r.shard_id].records for r in ready)
             rate = records / max(seconds, 1e-9)
             self.progress(
                 f"wave {number}: {len(ready)} shards, {records} records in {seconds:.1f} s ({rate:,.0f} rec/s)"
             )
         return commits
+
+    def _check_gaps(self, trimmed: dict[str, str | None]) -> None:
+        """Promise 5: data lost to retention fails the run, unless the user opted in (--allow-gaps)."""
+        gaps = {shard: after for shard, after in sorted(trimmed.items()) if after}
+        if not gaps:
+            return
+        where = ", ".join(f"{shard} after {after}" for shard, after in gaps.items())
+        if not self.config.allow_gaps:
+            raise TrimmedDataError(
+                f"retention trimmed records the checkpoints point at ({where}); nothing was published. "
+                "Rerun with --allow-gaps to record the gap and go on"
+            )
+        self.progress(f"WARNING: records lost to retention ({where}); recorded in the batch's commit record")
+
+    def _warn_about_retention(self, shard_id: str, backlog_millis: int | None) -> None:
+        """Warn when a backlog's age comes close to the retention period (it will be trimmed)."""
+        retention_ms = self.retention_hours * 3_600_000
+        if backlog_millis and backlog_millis > retention_ms / 2:
+            self.progress(
+                f"WARNING: {shard_id}'s backlog was {backlog_millis / 3_600_000:.1f} h old when read, "
+                f"retention is {self.retention_hours} h: run more often or raise the retention"
+            )
 
     def _publish(self, batch_id: str, commits: list[ShardCommit]) -> None:
         """Record each shard's end on its lease, check every lease is still ours, then publish."""

@@ -40,6 +40,7 @@ class ShardCommit:
     end: Checkpoint
     records: int
     reached_shard_end: bool
+    trimmed_after: str | None = None  # retention had trimmed past ``start`` (read with --allow-gaps)
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,7 @@ class CommitRecord:
                     end=checkpoint_from_json(s["end"]),
                     records=int(s["records"]),
                     reached_shard_end=bool(s["reached_shard_end"]),
+                    trimmed_after=s.get("trimmed_after"),
                 )
                 for s in body["shards"]
             ),

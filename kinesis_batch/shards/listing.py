@@ -74,3 +74,16 @@ def _call_with_backoff(
             if not is_throttling(exc) or attempt >= backoff.attempts:
                 raise
             backoff.sleep(attempt, sleep)
+
+
+def retention_hours(client: KinesisClient, stream_name: str) -> int:
+    """The stream's retention period (DescribeStreamSummary)."""
+    try:
+        summary = client.describe_stream_summary(StreamName=stream_name)["StreamDescriptionSummary"]
+    except ClientError as exc:
+        if error_code(exc) == "ResourceNotFoundException":
+            raise StreamNotFoundError(f"stream {stream_name!r} does not exist") from exc
+        raise from_botocore(exc, operation="DescribeStreamSummary", resource=stream_name) from exc
+    except BotoCoreError as exc:
+        raise from_botocore(exc, operation="DescribeStreamSummary", resource=stream_name) from exc
+    return int(summary["RetentionPeriodHours"])

@@ -10,6 +10,9 @@ Contract:
   few empty pages in a row at the tip of a shard known to be closed, which is how moto ends
   one: it never stops handing out iterators for a closed shard). Whether a shard is closed comes from the
   listing the caller passes in, or from ChildShards in the page.
+- Resuming after a checkpoint, notices when retention trimmed past it (the checkpoint's own
+  record is gone): raises TrimmedDataError, or with ``allow_gaps`` records it in
+  ``trimmed_after`` and goes on.
 - Paces its own GetRecords calls under the per-shard limits (5 calls/s and 2 MiB/s by
   default), retries throttling with bounded backoff (then raises ThrottledError), and
   replaces an expired iterator with one after the last record read.
@@ -34,6 +37,7 @@ from kinesis_batch.errors import (
     IllegalArgumentError,
     StreamNotFoundError,
     ThrottledError,
+    TrimmedDataError,
     error_code,
     from_botocore,
     is_throttling,
@@ -97,6 +101,9 @@ class ReadResult:
     get_records_calls: int
     throttled_calls: int
     iterator_renewals: int
+    # Set when the checkpoint's own record was no longer there: retention trimmed past it.
+    trimmed_after: str | None = None
+    first_millis_behind_latest: int | None = None  # the backlog's age when the read began
 
 
 class ShardReader:
@@ -114,6 +121,7 @@ class ShardReader:
         backoff: Backoff = Backoff(base=0.25, cap=5.0, attempts=12),
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
+        allow_gaps: bool = False,
     ) -> None:
         self._client = client
         self._stream = stream_name
@@ -125,6 +133,7 @@ class ShardReader:
         self._backoff = backoff
         self._clock = clock
         self._sleep = sleep
+        self._allow_gaps = allow_gaps
         self._next_call_at = 0.0
         self._last_raw_sequence: str | None = None
         self._latest_taken_at: datetime | None = None
@@ -137,6 +146,8 @@ class ShardReader:
         self.get_records_calls = 0
         self.throttled_calls = 0
         self.iterator_renewals = 0
+        self.trimmed_after: str | None = None
+        self.first_millis_behind_latest: int | None = None
 
     def result(self) -> ReadResult:
         return ReadResult(
@@ -150,6 +161,8 @@ class ShardReader:
             get_records_calls=self.get_records_calls,
             throttled_calls=self.throttled_calls,
             iterator_renewals=self.iterator_renewals,
+            trimmed_after=self.trimmed_after,
+            first_millis_behind_latest=self.first_millis_behind_latest,
         )
 
     def __iter__(self) -> Iterator[Record]:
@@ -161,8 +174,12 @@ class ShardReader:
         while True:
             page, iterator = self._get_records(iterator)
             raw_records = page.get("Records", [])
+            if self.first_millis_behind_latest is None:
+                self.first_millis_behind_latest = page.get("MillisBehindLatest")
             for raw in raw_records:
                 sequence_number = raw["SequenceNumber"]
+                if skip_through is not None and self._last_raw_sequence is None:
+                    self._check_not_trimmed(sequence_number)
                 arrival = raw["ApproximateArrivalTimestamp"]
                 if self._end.excludes(sequence_number, arrival):
                     return
@@ -197,6 +214,19 @@ class ShardReader:
                 self.reached_shard_end = True
                 return
             iterator = next_iterator
+
+    def _check_not_trimmed(self, first_sequence_number: str) -> None:
+        """A resume starts AT the checkpoint's record, so it must come first; if a later record
+        comes first, retention trimmed past the checkpoint and records may be lost."""
+        checkpoint = self._start.sequence_number
+        assert checkpoint is not None
+        if int(first_sequence_number) > int(checkpoint):
+            self.trimmed_after = checkpoint
+            if not self._allow_gaps:
+                raise TrimmedDataError(
+                    f"shard {self._shard_id}: the checkpoint's record {checkpoint} is gone (retention trimmed "
+                    f"past it; the first record left is {first_sequence_number}): records may have been lost"
+                )
 
     # -- calls -------------------------------------------------------------------------------
 

@@ -69,6 +69,8 @@ class TaskResult:
     reached_shard_end: bool
     millis_behind_latest: int | None
     throttled_calls: int
+    trimmed_after: str | None = None
+    first_millis_behind_latest: int | None = None
 
 
 def read_task(specs: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -95,7 +97,12 @@ def _read_one(spec: TaskSpec) -> Iterator[pa.RecordBatch]:
     client = kinesis_client(boto3.Session(region_name=spec.region), endpoint_url=spec.endpoint_url)
     shard = Shard(spec.shard_id, ending_sequence_number="0" if spec.closed else None)
     end = EndBound(until=datetime.fromisoformat(spec.until) if spec.until else None)
-    reader = ShardReader(client, spec.stream, shard, start, end, limits=ReadLimits(**spec.limits)) if start else None
+    # Gaps are reported, not raised, here: the driver decides (fail, or --allow-gaps).
+    reader = (
+        ShardReader(client, spec.stream, shard, start, end, limits=ReadLimits(**spec.limits), allow_gaps=True)
+        if start
+        else None
+    )
     if reader is not None:
         columns: dict[str, list[Any]] = {name: [] for name in ARROW_SCHEMA.names}
         for record in reader:
@@ -120,6 +127,8 @@ def _read_one(spec: TaskSpec) -> Iterator[pa.RecordBatch]:
         reached_shard_end=read.reached_shard_end if read else True,
         millis_behind_latest=read.millis_behind_latest if read else None,
         throttled_calls=read.throttled_calls if read else 0,
+        trimmed_after=read.trimmed_after if read else None,
+        first_millis_behind_latest=read.first_millis_behind_latest if read else None,
     )
     _write_result(Path(spec.results_dir), result)
 
@@ -172,6 +181,7 @@ def spark_session(master: str = "local[*]", app_name: str = "kinesis-batch") -> 
     builder = SparkSession.builder.appName(app_name).master(master)
     for key, value in {
         "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",  # its bars would interleave with our progress lines
         "spark.sql.session.timeZone": "UTC",
         "spark.speculation": "false",  # a speculative duplicate would read the shard twice
         "spark.sql.execution.arrow.pyspark.enabled": "true",
@@ -180,4 +190,6 @@ def spark_session(master: str = "local[*]", app_name: str = "kinesis-batch") -> 
         "spark.driver.host": "127.0.0.1",
     }.items():
         builder = builder.config(key, value)
-    return builder.getOrCreate()
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")
+    return session

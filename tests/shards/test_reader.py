@@ -21,6 +21,7 @@ from kinesis_batch.errors import (
     KinesisBatchError,
     StreamNotFoundError,
     ThrottledError,
+    TrimmedDataError,
 )
 from kinesis_batch.shards.listing import list_shards
 from kinesis_batch.shards.model import Record, Shard
@@ -112,6 +113,8 @@ def test_read_result_reports_last_position_count_and_bytes(kinesis: Any, streams
         get_records_calls=faulty.count("get_records"),
         throttled_calls=0,
         iterator_renewals=0,
+        trimmed_after=None,
+        first_millis_behind_latest=faulty.of("get_records")[0].response["MillisBehindLatest"],
     )
 
 
@@ -714,3 +717,48 @@ def test_latest_iterator_expired_before_any_record_resumes_at_its_time_not_at_a_
     assert result.iterator_renewals == 1
     renewal = faulty.of("get_shard_iterator")[-1].params
     assert renewal["ShardIteratorType"] == "AT_TIMESTAMP"
+
+
+# -- retention trimmed past the checkpoint ---------------------------------------------------------
+
+
+def _trimmed_checkpoint_read(kinesis: Any, streams: Any, **options: Any) -> tuple[list[str], Any, list[Record]]:
+    """Resume after record 3 while retention has removed records up to and including it."""
+    stream = streams.create(shards=1)
+    put(kinesis, stream, 10)
+    shard = only_shard(kinesis, stream)
+    everything, _ = read(kinesis, stream, shard)
+    checkpoint = everything[3]
+
+    def trimmed(_n: int, _params: dict[str, Any], response: dict[str, Any]) -> dict[str, Any]:
+        response["Records"] = [r for r in response["Records"] if int(r["SequenceNumber"]) > checkpoint.position[0]]
+        return response
+
+    faulty = FaultyKinesis(kinesis, budget=20).alter("get_records", trimmed)
+    reader = ShardReader(faulty, stream, shard, StartPosition.after(checkpoint.sequence_number), limits=FAST, **options)
+    return [checkpoint.sequence_number], reader, everything
+
+
+def test_resume_from_a_checkpoint_retention_trimmed_raises_trimmed_data(kinesis: Any, streams: Any) -> None:
+    (checkpoint,), reader, _ = _trimmed_checkpoint_read(kinesis, streams)
+    with pytest.raises(TrimmedDataError, match=checkpoint):
+        list(reader)
+    assert reader.records == 0
+
+
+def test_resume_from_a_trimmed_checkpoint_with_gaps_allowed_records_the_gap(kinesis: Any, streams: Any) -> None:
+    (checkpoint,), reader, everything = _trimmed_checkpoint_read(kinesis, streams, allow_gaps=True)
+    records = list(reader)
+    assert data(records) == data(everything[4:])
+    assert reader.result().trimmed_after == checkpoint
+
+
+def test_an_ordinary_resume_reports_no_gap_and_the_backlog_age(kinesis: Any, streams: Any) -> None:
+    stream = streams.create(shards=1)
+    put(kinesis, stream, 5)
+    shard = only_shard(kinesis, stream)
+    everything, _ = read(kinesis, stream, shard)
+    records, result = read(kinesis, stream, shard, StartPosition.after(everything[1].sequence_number))
+    assert data(records) == data(everything[2:])
+    assert result.trimmed_after is None
+    assert result.first_millis_behind_latest is not None
