@@ -10,7 +10,7 @@ import argparse
 import json
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -53,12 +53,12 @@ def _stream_and_table(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--table", help="DynamoDB lease table (default: kinesis-batch-STREAM)")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, spark: Callable[[], Any] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     args = build_parser().parse_args(argv)
     try:
         if args.command == "run":
-            return _run(args)
+            return _run(args, spark)
         if args.command == "status":
             return _status(args)
         return _history(args)
@@ -80,7 +80,8 @@ def _fail(exc: Exception, code: int) -> int:
     return code
 
 
-def _run(args: argparse.Namespace) -> int:
+def _run(args: argparse.Namespace, spark: Callable[[], Any] | None = None) -> int:
+    """``run``; ``spark`` gives the session (spark-submit's own), else one is started lazily."""
     from kinesis_batch.aws import dynamodb_client, kinesis_client
     from kinesis_batch.run import CatchUpRun, default_spark
 

@@ -1,0 +1,28 @@
+"""spark-submit entry point for a catch-up run: the same as ``kinesis-batch run``, on the
+session spark-submit configures (its --master, executors, conf), not on local[*].
+
+    spark-submit --master spark://host:7077 --py-files kinesis_batch.zip spark_jobs/catchup.py \\
+        --stream clicks --output /data/clicks
+
+Executors need the kinesis_batch package (``--py-files`` or installed) and its dependencies.
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def main(argv: list[str]) -> int:
+    from pyspark.sql import SparkSession
+
+    from kinesis_batch import cli
+
+    session = SparkSession.builder.appName("kinesis-batch").getOrCreate()
+    try:
+        return cli.main(["run", *argv], spark=lambda: session)
+    finally:
+        session.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
