@@ -12,17 +12,36 @@ import logging
 import sys
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NoReturn
 
-from kinesis_batch.config import RunConfig, default_table, parse_initial_position, parse_time
+from kinesis_batch.config import (
+    RunConfig,
+    default_table,
+    parse_initial_position,
+    parse_time,
+    validate_stream_name,
+    validate_table_name,
+)
 from kinesis_batch.errors import IllegalArgumentError, InvalidStateError, KinesisBatchError, LeaseError, RetryableError
 
 EXIT_USAGE, EXIT_LEASE, EXIT_RETRYABLE = 2, 3, 4
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a bad argument is one line on stderr like every other error."""
+
+    def error(self, message: str) -> NoReturn:
+        print(
+            f"kinesis-batch: error: {self.prog.removeprefix('kinesis-batch').strip() or 'usage'}: {message} "
+            f"(see {self.prog} --help)",
+            file=sys.stderr,
+        )
+        raise SystemExit(EXIT_USAGE)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="kinesis-batch", description="Batch catch-up consumer for Kinesis")
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser = _Parser(prog="kinesis-batch", description="Batch catch-up consumer for Kinesis")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     run = commands.add_parser("run", help="read every shard from its checkpoint to a bound, publish, commit")
     _stream_and_table(run)
@@ -55,7 +74,10 @@ def _stream_and_table(parser: argparse.ArgumentParser) -> None:
 
 def main(argv: Sequence[str] | None = None, *, spark: Callable[[], Any] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # --help (0) or a bad argument (already said in one line)
+        return int(exc.code or 0)
     try:
         if args.command == "run":
             return _run(args, spark)
@@ -88,14 +110,14 @@ def _run(args: argparse.Namespace, spark: Callable[[], Any] | None = None) -> in
     options: dict[str, Any] = {
         "stream": args.stream,
         "output": args.output,
-        "table": args.table or "",
+        "table": _table(args),
         "initial_position": parse_initial_position(args.initial_position),
         "until": parse_time(args.until, setting="--until") if args.until is not None else None,
         "lease_seconds": args.lease_seconds,
         "spark_master": args.spark_master,
         "allow_gaps": args.allow_gaps,
     }
-    if args.worker_id:
+    if args.worker_id is not None:
         options["worker_id"] = args.worker_id
     config = RunConfig(**options)
     progress = (lambda _: None) if args.json else (lambda message: print(message, file=sys.stderr, flush=True))
@@ -144,7 +166,7 @@ def _report_json(report: Any) -> dict[str, Any]:
 def _status(args: argparse.Namespace) -> int:
     from kinesis_batch.status import shard_status
 
-    rows = shard_status(args.stream, args.table or default_table(args.stream))
+    rows = shard_status(validate_stream_name(args.stream), _table(args))
     if args.json:
         print(json.dumps(rows, indent=1))
         return 0
@@ -161,10 +183,17 @@ def _status(args: argparse.Namespace) -> int:
     return 0
 
 
+def _table(args: argparse.Namespace) -> str:
+    """--table, or the stream's default table; the stream name is checked first."""
+    validate_stream_name(args.stream)
+    return validate_table_name(args.table if args.table is not None else default_table(args.stream))
+
+
 def _history(args: argparse.Namespace) -> int:
     from kinesis_batch.status import history_rows
 
-    rows = history_rows(args.table or default_table(args.stream), run_id=args.run)
+    validate_stream_name(args.stream)
+    rows = history_rows(_table(args), run_id=args.run)
     if args.json:
         print(json.dumps(rows, indent=1))
         return 0

@@ -30,6 +30,18 @@ def default_table(stream: str) -> str:
     return f"kinesis-batch-{stream}"
 
 
+def validate_stream_name(stream: str) -> str:
+    if not _STREAM_NAME.match(stream or ""):
+        raise IllegalArgumentError(f"--stream: {stream!r} is not a Kinesis stream name (1-128 of a-z A-Z 0-9 _ . -)")
+    return stream
+
+
+def validate_table_name(table: str) -> str:
+    if not _TABLE_NAME.match(table or ""):
+        raise IllegalArgumentError(f"--table: {table!r} is not a DynamoDB table name (3-255 of a-z A-Z 0-9 _ . -)")
+    return table
+
+
 def parse_time(text: str, *, setting: str = "time") -> datetime:
     """An ISO 8601 time; without a zone it is taken as UTC. Returned in UTC."""
     try:
@@ -58,7 +70,7 @@ def parse_initial_position(text: str) -> Checkpoint:
 class RunConfig:
     stream: str
     output: str
-    table: str = ""
+    table: str = ""  # "" -> default_table(stream); the CLI passes --table only when given
     initial_position: Checkpoint = field(default_factory=Checkpoint.trim_horizon)
     until: datetime | None = None
     lease_seconds: float = 300.0
@@ -68,18 +80,12 @@ class RunConfig:
     read_limits: ReadLimits = field(default_factory=ReadLimits)
 
     def __post_init__(self) -> None:
-        if not _STREAM_NAME.match(self.stream or ""):
-            raise IllegalArgumentError(
-                f"--stream: {self.stream!r} is not a Kinesis stream name (1-128 of a-z A-Z 0-9 _ . -)"
-            )
+        validate_stream_name(self.stream)
         if not self.output:
             raise IllegalArgumentError("--output: an output root is needed")
         if not self.table:
             object.__setattr__(self, "table", default_table(self.stream))
-        if not _TABLE_NAME.match(self.table):
-            raise IllegalArgumentError(
-                f"--table: {self.table!r} is not a DynamoDB table name (3-255 of a-z A-Z 0-9 _ . -)"
-            )
+        validate_table_name(self.table)
         if self.initial_position.sentinel is None or self.initial_position.is_shard_end:
             raise IllegalArgumentError("--initial-position must be trim_horizon, latest or at_timestamp=ISO8601")
         if self.until is not None and self.until.tzinfo is None:

@@ -95,6 +95,8 @@ class CatchUpRun:
 
     def run(self) -> RunReport:
         started = time.monotonic()
+        # Validate the stream before creating anything (tables, folders) for it.
+        self.retention_hours = retention_hours(self.kinesis, self.config.stream)
         self.output.check_writable()
         self.checkpoints.create_checkpoint_store_if_not_exists()
         lineage, leases = self.survey()
@@ -141,9 +143,7 @@ class CatchUpRun:
     def survey(self) -> tuple[Lineage, dict[str, Lease]]:
         leases = {lease.lease_key: lease for lease in self.store.list_leases()}
         depths = {key: lease.lineage_depth for key, lease in leases.items() if lease.lineage_depth is not None}
-        shards = list_shards(self.kinesis, self.config.stream)
-        self.retention_hours = retention_hours(self.kinesis, self.config.stream)
-        return Lineage.build(shards, known_depths=depths), leases
+        return Lineage.build(list_shards(self.kinesis, self.config.stream), known_depths=depths), leases
 
     def recover(self, leases: dict[str, Lease]) -> dict[str, str]:
         """Settle pending batches of leases no live worker holds (see module docstring)."""

@@ -14,11 +14,11 @@ from kinesis_batch.shards.listing import list_shards
 
 def shard_status(stream: str, table: str) -> list[dict[str, Any]]:
     """Every shard of ``stream`` in lineage order with its lease and checkpoint (if any)."""
+    lineage = Lineage.build(list_shards(kinesis_client(), stream))  # an unknown stream is said first
     store = LeaseStore(dynamodb_client(), table)
     if not store.table_exists():
         raise LeaseTableNotFoundError(f"lease table {table!r} does not exist (has a run happened for {stream!r}?)")
     leases = {lease.lease_key: lease for lease in store.list_leases()}
-    lineage = Lineage.build(list_shards(kinesis_client(), stream))
     rows = []
     for shard_id in lineage.order:
         shard, lease = lineage.shards[shard_id], leases.get(shard_id)

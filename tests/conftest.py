@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from kinesis_batch import aws
-from kinesis_batch.devstack import LocalStack, local_stack
+from kinesis_batch.devstack import STATIC_ENV, LocalStack, local_stack
 from tests.streams import StreamFactory
 
 EMULATORS = ("kinesalite", "kinesis-local")
@@ -84,7 +84,13 @@ def spark_session(stack: LocalStack):  # type: ignore[no-untyped-def]
     """One local Spark session for the whole test session (tasks get endpoints in their specs)."""
     from kinesis_batch.spark.job import spark_session as start
 
-    session = start("local[2]", app_name="kinesis-batch-tests")
+    # Python workers inherit the JVM's environment, fixed when it starts: give it the stack's
+    # region and credentials now (the per-test aws_env fixture comes later). Endpoints travel
+    # in each task's spec.
+    with pytest.MonkeyPatch.context() as environment:
+        for name, value in STATIC_ENV.items():
+            environment.setenv(name, value)
+        session = start("local[2]", app_name="kinesis-batch-tests")
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()

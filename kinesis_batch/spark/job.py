@@ -3,7 +3,8 @@
 Executors read with the library's ShardReader and hand rows to the JVM as Arrow record batches
 (``mapInArrow``), a bounded number of rows at a time: no task holds a shard's backlog. Each
 task, once its shard is read, writes what it read (last sequence / sub-sequence number,
-records, SHARD_END reached) to ``<staging>/_results/<shard>.json``; a retried task rewrites it.
+records, SHARD_END reached: the reader's ReadResult) to ``<staging>/_results/<shard>.json``; a
+retried task rewrites it.
 
 The driver passes Kinesis endpoint and region in the task spec: Python workers do not see
 environment changes made in the driver after the JVM started.
@@ -20,6 +21,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
+
+from kinesis_batch.aws import kinesis_client
+from kinesis_batch.errors import InvalidStateError
+from kinesis_batch.output.batches import checkpoint_from_json
+from kinesis_batch.shards.model import Shard
+from kinesis_batch.shards.positions import EndBound
+from kinesis_batch.shards.reader import ReadLimits, ReadResult, ShardReader
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -59,20 +67,6 @@ class TaskSpec:
     limits: dict[str, Any]
 
 
-@dataclass(frozen=True)
-class TaskResult:
-    shard_id: str
-    last_sequence_number: str | None
-    last_sub_sequence_number: int | None
-    records: int
-    bytes: int
-    reached_shard_end: bool
-    millis_behind_latest: int | None
-    throttled_calls: int
-    trimmed_after: str | None = None
-    first_millis_behind_latest: int | None = None
-
-
 def read_task(specs: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """The mapInArrow function: each input row is a TaskSpec as JSON."""
     for batch in specs:
@@ -87,50 +81,29 @@ def _read_one(spec: TaskSpec) -> Iterator[pa.RecordBatch]:
 
     import boto3
 
-    from kinesis_batch.aws import kinesis_client
-    from kinesis_batch.output.batches import checkpoint_from_json
-    from kinesis_batch.shards.model import Shard
-    from kinesis_batch.shards.positions import EndBound
-    from kinesis_batch.shards.reader import ReadLimits, ShardReader
-
     start = checkpoint_from_json(spec.start).start_position()
+    if start is None:  # planning never plans a finished shard
+        raise InvalidStateError(f"shard {spec.shard_id} is already at SHARD_END")
     client = kinesis_client(boto3.Session(region_name=spec.region), endpoint_url=spec.endpoint_url)
     shard = Shard(spec.shard_id, ending_sequence_number="0" if spec.closed else None)
     end = EndBound(until=datetime.fromisoformat(spec.until) if spec.until else None)
     # Gaps are reported, not raised, here: the driver decides (fail, or --allow-gaps).
-    reader = (
-        ShardReader(client, spec.stream, shard, start, end, limits=ReadLimits(**spec.limits), allow_gaps=True)
-        if start
-        else None
-    )
-    if reader is not None:
-        columns: dict[str, list[Any]] = {name: [] for name in ARROW_SCHEMA.names}
-        for record in reader:
-            columns["shard_id"].append(record.shard_id)
-            columns["sequence_number"].append(record.sequence_number)
-            columns["sub_sequence_number"].append(record.sub_sequence_number)
-            columns["partition_key"].append(record.partition_key)
-            columns["data"].append(record.data)
-            columns["approximate_arrival_timestamp"].append(record.approximate_arrival_timestamp)
-            if len(columns["data"]) >= ROWS_PER_ARROW_BATCH:
-                yield _batch(columns, spec.depth)
-                columns = {name: [] for name in ARROW_SCHEMA.names}
-        if columns["data"]:
+    limits = ReadLimits(**spec.limits)
+    reader = ShardReader(client, spec.stream, shard, start, end, limits=limits, allow_gaps=True)
+    columns: dict[str, list[Any]] = {name: [] for name in ARROW_SCHEMA.names}
+    for record in reader:
+        columns["shard_id"].append(record.shard_id)
+        columns["sequence_number"].append(record.sequence_number)
+        columns["sub_sequence_number"].append(record.sub_sequence_number)
+        columns["partition_key"].append(record.partition_key)
+        columns["data"].append(record.data)
+        columns["approximate_arrival_timestamp"].append(record.approximate_arrival_timestamp)
+        if len(columns["data"]) >= ROWS_PER_ARROW_BATCH:
             yield _batch(columns, spec.depth)
-    read = reader.result() if reader is not None else None
-    result = TaskResult(
-        shard_id=spec.shard_id,
-        last_sequence_number=read.last_sequence_number if read else None,
-        last_sub_sequence_number=read.last_sub_sequence_number if read else None,
-        records=read.records if read else 0,
-        bytes=read.bytes if read else 0,
-        reached_shard_end=read.reached_shard_end if read else True,
-        millis_behind_latest=read.millis_behind_latest if read else None,
-        throttled_calls=read.throttled_calls if read else 0,
-        trimmed_after=read.trimmed_after if read else None,
-        first_millis_behind_latest=read.first_millis_behind_latest if read else None,
-    )
-    _write_result(Path(spec.results_dir), result)
+            columns = {name: [] for name in ARROW_SCHEMA.names}
+    if columns["data"]:
+        yield _batch(columns, spec.depth)
+    _write_result(Path(spec.results_dir), reader.result())
 
 
 def _crash_point(step: str) -> None:
@@ -147,18 +120,19 @@ def _batch(columns: dict[str, list[Any]], depth: int) -> pa.RecordBatch:
     return pa.RecordBatch.from_pydict(columns, schema=ARROW_SCHEMA)
 
 
-def _write_result(results_dir: Path, result: TaskResult) -> None:
+def _write_result(results_dir: Path, result: ReadResult) -> None:
     results_dir.mkdir(parents=True, exist_ok=True)
     temporary = results_dir / f".{result.shard_id}.{uuid.uuid4().hex}.tmp"
     temporary.write_text(json.dumps(asdict(result)))
     temporary.replace(results_dir / f"{result.shard_id}.json")
 
 
-def read_results(results_dir: Path) -> dict[str, TaskResult]:
+def read_results(results_dir: Path) -> dict[str, ReadResult]:
+    """What each task read (the reader's own ReadResult), by shard."""
     if not results_dir.exists():
         return {}
     return {
-        path.stem: TaskResult(**json.loads(path.read_text()))
+        path.stem: ReadResult(**json.loads(path.read_text()))
         for path in results_dir.glob("*.json")
         if not path.name.startswith(".")
     }

@@ -1,0 +1,251 @@
+"""Bad input through `kinesis-batch` (``cli.main`` in-process): one line on stderr, no traceback, a
+non-zero exit, and the lease table exactly as it was.
+
+Most cases fail before Spark starts. Two need a committed run first (an unwritable output root, a
+malformed lease item); they use the shared Spark session.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kinesis_batch import Checkpoint, DynamoDBCheckpointStore, Lease, LeaseStore
+from kinesis_batch.cli import main
+from kinesis_batch.config import RunConfig, default_table
+from kinesis_batch.devstack import free_port
+from kinesis_batch.run import CatchUpRun
+from tests.streams import StreamFactory, put
+
+EXIT_USAGE, EXIT_RETRYABLE = 2, 4
+
+
+@dataclass(frozen=True)
+class Seeded:
+    """A real stream whose lease table holds a checkpoint at a real sequence number."""
+
+    name: str
+    table: str
+    store: LeaseStore
+
+    def leases(self) -> dict[str, Lease]:
+        return {lease.lease_key: lease for lease in self.store.list_leases()}
+
+
+@pytest.fixture
+def seeded(kinesis: Any, dynamodb: Any, streams: StreamFactory) -> Seeded:
+    """No Spark needed: the checkpoint a committed run would leave, written through the stores."""
+    name = streams.create(shards=1)
+    put(kinesis, name, 3)
+    first = kinesis.put_record(StreamName=name, Data=b"3", PartitionKey="key-3")
+    put(kinesis, name, 3, start=4)
+    store = LeaseStore(dynamodb, default_table(name))
+    DynamoDBCheckpointStore(store).create_checkpoint_store_if_not_exists()
+    assert store.create_lease_if_not_exists(Lease(first["ShardId"], checkpoint=Checkpoint.at(first["SequenceNumber"])))
+    return Seeded(name, store.table_name, store)
+
+
+@pytest.fixture
+def spark(spark_session: Any) -> Any:
+    """The one shared Spark session (see tests/conftest.py)."""
+    return spark_session
+
+
+def committed_run(kinesis: Any, dynamodb: Any, streams: StreamFactory, spark: Any, output: Path) -> str:
+    """A stream read by one successful run (its checkpoints are sequence numbers); returns its name."""
+    name = streams.create(shards=2)
+    sent = put(kinesis, name, 100)
+    config = RunConfig(name, output=str(output), worker_id="first")
+    report = CatchUpRun(config, kinesis=kinesis, dynamodb=dynamodb, spark=lambda: spark).run()
+    assert report.published and report.records == len(sent)
+    return name
+
+
+def fails(capsys: pytest.CaptureFixture[str], *argv: str, code: int = EXIT_USAGE) -> str:
+    """Run the command; check the exit code and the one error line on stderr, and return that line."""
+    try:
+        exit_code = main(list(argv))
+    except SystemExit as exit_:  # argparse's way out
+        exit_code = exit_.code  # type: ignore[assignment]
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err + captured.out, captured.err
+    lines = captured.err.splitlines()
+    assert len(lines) == 1, f"expected one line on stderr, got:\n{captured.err}"
+    assert lines[0].startswith("kinesis-batch: error: "), lines[0]
+    assert exit_code == code, f"exit {exit_code}: {lines[0]}"
+    assert captured.out == ""
+    return lines[0]
+
+
+def raw_items(dynamodb: Any, table: str) -> dict[str, Any]:
+    """The lease items exactly as stored (for tables LeaseStore cannot parse)."""
+    items = dynamodb.scan(TableName=table, ConsistentRead=True)["Items"]
+    return {item["leaseKey"]["S"]: item for item in items}
+
+
+# -- unknown stream ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["run", "status"])
+def test_unknown_stream_is_named(
+    command: str, seeded: Seeded, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    before = seeded.leases()
+    missing = f"{seeded.name}-missing"
+    output = ["--output", str(tmp_path / "out")] if command == "run" else []
+    line = fails(capsys, command, "--stream", missing, "--table", seeded.table, *output)
+    assert f"stream {missing!r} does not exist" in line
+    assert seeded.leases() == before
+
+
+def test_run_on_an_unknown_stream_creates_no_tables(
+    dynamodb: Any, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    tables = dynamodb.list_tables()["TableNames"]
+    line = fails(capsys, "run", "--stream", "no-such-stream", "--output", str(tmp_path / "out"))
+    assert "stream 'no-such-stream' does not exist" in line
+    assert dynamodb.list_tables()["TableNames"] == tables
+
+
+# -- bad arguments -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("position", "says"),
+    [
+        ("yesterday", "'yesterday' is not one of trim_horizon, latest, at_timestamp=ISO8601"),
+        ("at_timestamp=", "'at_timestamp=' is not one of trim_horizon, latest, at_timestamp=ISO8601"),
+        ("at_timestamp=not-a-time", "'not-a-time' is not an ISO 8601 time"),
+        ("latest=x", "'latest=x' is not one of trim_horizon, latest, at_timestamp=ISO8601"),
+    ],
+    ids=["yesterday", "at_timestamp-empty", "at_timestamp-not-a-time", "latest-with-argument"],
+)
+def test_invalid_initial_position(
+    position: str, says: str, seeded: Seeded, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    before = seeded.leases()
+    argv = ["run", "--stream", seeded.name, "--output", str(tmp_path / "out"), "--initial-position", position]
+    line = fails(capsys, *argv)
+    assert "--initial-position" in line and says in line
+    assert seeded.leases() == before
+
+
+@pytest.mark.parametrize("until", ["soon", "2026-13-45T00:00:00Z", ""], ids=["word", "month-13", "empty"])
+def test_invalid_until(until: str, seeded: Seeded, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    before = seeded.leases()
+    line = fails(capsys, "run", "--stream", seeded.name, "--output", str(tmp_path / "out"), "--until", until)
+    assert f"--until: {until!r} is not an ISO 8601 time" in line
+    assert seeded.leases() == before
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "says"),
+    [
+        ("--stream", "bad name!", "is not a Kinesis stream name"),
+        ("--stream", "s" * 129, "is not a Kinesis stream name"),
+        ("--table", "ab", "is not a DynamoDB table name"),
+        ("--table", "bad/table", "is not a DynamoDB table name"),
+    ],
+    ids=["stream-space", "stream-too-long", "table-too-short", "table-slash"],
+)
+def test_invalid_stream_or_table_name(
+    option: str, value: str, says: str, seeded: Seeded, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    before = seeded.leases()
+    names = {"--stream": seeded.name, option: value}
+    line = fails(capsys, "run", *(a for pair in names.items() for a in pair), "--output", str(tmp_path / "out"))
+    assert f"{option}: {value!r} {says}" in line
+    assert seeded.leases() == before
+
+
+def test_status_names_an_invalid_stream_name(capsys: pytest.CaptureFixture[str]) -> None:
+    line = fails(capsys, "status", "--stream", "bad name!")
+    assert "--stream: 'bad name!' is not a Kinesis stream name" in line
+
+
+@pytest.mark.parametrize("seconds", ["0", "9.5", "86400.5", "-10", "nan", "inf"])
+def test_lease_seconds_out_of_range(
+    seconds: str, seeded: Seeded, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    before = seeded.leases()
+    line = fails(capsys, "run", "--stream", seeded.name, "--output", str(tmp_path / "out"), "--lease-seconds", seconds)
+    assert "--lease-seconds" in line and "is outside 10..86400" in line
+    assert seeded.leases() == before
+
+
+def test_a_value_argparse_rejects_is_one_line_too(seeded: Seeded, capsys: pytest.CaptureFixture[str]) -> None:
+    line = fails(capsys, "run", "--stream", seeded.name, "--output", "out", "--lease-seconds", "ten")
+    assert "--lease-seconds" in line
+
+
+# -- unreachable endpoints -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("service", ["KINESIS", "DYNAMODB"])
+@pytest.mark.parametrize("command", ["run", "status"])
+def test_unreachable_endpoint(
+    command: str,
+    service: str,
+    seeded: Seeded,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    before = seeded.leases()
+    closed = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    monkeypatch.setenv(f"AWS_ENDPOINT_URL_{service}", closed)
+    output = ["--output", str(tmp_path / "out")] if command == "run" else []
+    line = fails(capsys, command, "--stream", seeded.name, *output, code=EXIT_RETRYABLE)
+    assert "cannot reach the endpoint" in line and closed in line
+    assert seeded.leases() == before  # seeded.store's client was built before the endpoint moved
+
+
+# -- the lease table -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["status", "history"])
+def test_a_stream_without_a_lease_table(
+    command: str, kinesis: Any, dynamodb: Any, streams: StreamFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    name = streams.create(shards=1)
+    tables = dynamodb.list_tables()["TableNames"]
+    line = fails(capsys, command, "--stream", name)
+    assert "table" in line and "does not exist" in line and default_table(name) in line
+    assert dynamodb.list_tables()["TableNames"] == tables
+
+
+def test_unwritable_output_root_moves_no_checkpoint(
+    kinesis: Any, dynamodb: Any, streams: StreamFactory, spark: Any, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    name = committed_run(kinesis, dynamodb, streams, spark, tmp_path / "out")
+    store = LeaseStore(dynamodb, default_table(name))
+    before = {lease.lease_key: lease for lease in store.list_leases()}
+    assert len(before) == 2 and not any(lease.checkpoint.is_start for lease in before.values())
+    put(kinesis, name, 50, start=100)  # new data the failing run must not account for
+    regular_file = tmp_path / "a-file"
+    regular_file.write_text("not a directory")
+    root = regular_file / "out"
+
+    line = fails(capsys, "run", "--stream", name, "--output", str(root))
+    assert "not writable" in line and str(root) in line
+    assert {lease.lease_key: lease for lease in store.list_leases()} == before
+
+
+def test_malformed_lease_item_is_named(
+    kinesis: Any, dynamodb: Any, streams: StreamFactory, spark: Any, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    output = tmp_path / "out"
+    name = committed_run(kinesis, dynamodb, streams, spark, output)
+    table = default_table(name)
+    items = raw_items(dynamodb, table)
+    key = sorted(items)[0]
+    dynamodb.put_item(TableName=table, Item={**items[key], "checkpoint": {"N": "5"}})
+    corrupted = raw_items(dynamodb, table)
+
+    for argv in (["run", "--stream", name, "--output", str(output)], ["status", "--stream", name]):
+        line = fails(capsys, *argv)
+        assert "malformed" in line and repr(key) in line and "checkpoint" in line, line
+        assert raw_items(dynamodb, table) == corrupted

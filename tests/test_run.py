@@ -1,0 +1,261 @@
+"""One catch-up run in-process (CatchUpRun with the shared Spark session) against the real local
+endpoints: fencing when a lease is lost mid-run, recovery of batches a crash left behind, clean-up
+after a failure in the Spark step, per-key order across a reshard diamond.
+
+Every assertion reads real state back: lease items through LeaseStore, files under the output root.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kinesis_batch import Checkpoint, Lease, LeaseLostError, LeaseManager, LeaseStore, Lineage, list_shards
+from kinesis_batch.config import RunConfig, default_table
+from kinesis_batch.output.batches import BatchOutput
+from kinesis_batch.run import CatchUpRun, RunReport
+from tests.runs import assert_exactly_once, assert_per_key_order, diamond_stream, read_output
+from tests.streams import StreamFactory, open_shards, put, split
+
+LEASE_SECONDS = 30  # long enough that no lease lapses under a live run here
+
+
+@pytest.fixture
+def spark(spark_session: Any) -> Any:
+    """The one shared Spark session (see tests/conftest.py)."""
+    return spark_session
+
+
+def catch_up(
+    name: str,
+    output: Path,
+    worker_id: str,
+    *,
+    kinesis: Any,
+    dynamodb: Any,
+    spark: Callable[[], Any],
+    lease_seconds: float = LEASE_SECONDS,
+    clock: Callable[[], float] = time.time,
+    run_class: type[CatchUpRun] = CatchUpRun,
+    **extra: Any,
+) -> CatchUpRun:
+    config = RunConfig(name, output=str(output), worker_id=worker_id, lease_seconds=lease_seconds)
+    return run_class(config, kinesis=kinesis, dynamodb=dynamodb, spark=spark, clock=clock, **extra)
+
+
+def leases(dynamodb: Any, name: str) -> dict[str, Lease]:
+    return {lease.lease_key: lease for lease in LeaseStore(dynamodb, default_table(name)).list_leases()}
+
+
+def checkpoints(dynamodb: Any, name: str) -> dict[str, Checkpoint]:
+    return {key: lease.checkpoint for key, lease in leases(dynamodb, name).items()}
+
+
+def staged_batches(output: Path) -> list[str]:
+    staging = output / "_staging"
+    return sorted(p.name for p in staging.iterdir()) if staging.exists() else []
+
+
+def assert_settled(dynamodb: Any, name: str) -> None:
+    """No lease held, no batch pending."""
+    for key, lease in leases(dynamodb, name).items():
+        assert lease.lease_owner is None, f"{key} still held by {lease.lease_owner}"
+        assert lease.pending_batch_id is None, f"{key} still has pending batch {lease.pending_batch_id}"
+
+
+class SimulatedCrash(BaseException):
+    """Stands for kill -9 at a crash point (a BaseException: no `except Exception` catches it)."""
+
+
+class CrashingRun(CatchUpRun):
+    """A run that dies at ``crash_at`` the way kill -9 would: none of its clean-up happens.
+
+    After ``crash_point(crash_at)`` the run's ``except``/``finally`` blocks still execute in-process,
+    so the crash leaves them nothing to do, as a killed process would: the manager is replaced by
+    one that holds no lease (the release in ``run`` releases nothing, so the leases stay owned by
+    this worker until they expire) and the discard of an unpublished batch is skipped.
+    """
+
+    def __init__(self, config: RunConfig, *, crash_at: str, **kwargs: Any) -> None:
+        super().__init__(config, **kwargs)
+        self.crash_at = crash_at
+        self.crashed = False
+
+    def crash_point(self, step: str) -> None:
+        super().crash_point(step)
+        if step == self.crash_at:
+            self.crashed = True
+            self.manager = LeaseManager(self.store, self.config.worker_id, self.config.lease_seconds)
+            raise SimulatedCrash(step)
+
+    def _abandon(self, batch_id: str) -> None:
+        if not self.crashed:
+            super()._abandon(batch_id)
+
+
+def test_a_run_that_loses_a_lease_mid_way_publishes_nothing_and_moves_no_checkpoint(
+    kinesis: Any, dynamodb: Any, streams: StreamFactory, spark: Any, tmp_path: Path
+) -> None:
+    name = streams.create(shards=2)
+    output = tmp_path / "out"
+    sent = put(kinesis, name, 200)
+    run = dict(kinesis=kinesis, dynamodb=dynamodb)
+    first = catch_up(name, output, "first", spark=lambda: spark, **run).run()
+    assert first.published and first.records == len(sent)
+    before = checkpoints(dynamodb, name)
+    assert len(before) == 2 and not any(cp.is_start for cp in before.values()), before
+    more = put(kinesis, name, 200, start=len(sent))
+
+    # Right before the first wave, another worker takes one of the run's leases (as it may once
+    # the lease expired): the run must notice before publishing.
+    victim = sorted(before)[0]
+    thief = LeaseManager(LeaseStore(dynamodb, default_table(name)), "thief", LEASE_SECONDS)
+    thefts: list[str] = []
+
+    def spark_after_theft() -> Any:
+        if not thefts:
+            taken = thief.take([victim], force=True)
+            thefts.extend(lease.lease_key for lease in taken.acquired)
+        return spark
+
+    losing = catch_up(name, output, "loser", spark=spark_after_theft, **run)
+    with pytest.raises(LeaseLostError, match=victim):
+        losing.run()
+    assert thefts == [victim]
+
+    out = BatchOutput(output)
+    assert out.published_batches() == [first.batch_id], "the losing run published a batch"
+    assert not out.staging(losing.run_id).exists(), "the losing run left its staging"
+    assert staged_batches(output) == []
+    assert_exactly_once(read_output(output), sent)
+    assert checkpoints(dynamodb, name) == before, "a run that lost a lease moved a checkpoint"
+    after = leases(dynamodb, name)
+    assert after[victim].lease_owner == "thief", "the losing run released (or took back) the stolen lease"
+    # The loser's attempt to clear its marker on the stolen lease is fenced out: recovery settles it.
+    assert after[victim].pending_batch_id == losing.run_id
+    for key, lease in after.items():
+        if key != victim:
+            assert lease.lease_owner is None and lease.pending_batch_id is None, lease
+
+    assert thief.release() == [victim]
+    third = catch_up(name, output, "third", spark=lambda: spark, **run).run()
+    assert third.published and third.records == len(more)
+    assert third.recovered == {victim: "discarded"}  # never published: nothing to roll forward
+    assert_exactly_once(read_output(output), sent + more)
+    assert out.published_batches() == sorted([first.batch_id, third.batch_id])
+    assert staged_batches(output) == []
+    assert_settled(dynamodb, name)
+
+
+@pytest.mark.parametrize(
+    ("step", "outcome"), [("published", "rolled forward"), ("staged", "discarded")], ids=["published", "staged"]
+)
+def test_recovery_settles_the_batch_a_crashed_run_left(
+    step: str, outcome: str, kinesis: Any, dynamodb: Any, streams: StreamFactory, spark: Any, tmp_path: Path
+) -> None:
+    name = streams.create(shards=2)
+    output = tmp_path / "out"
+    sent = put(kinesis, name, 300)
+    run = dict(kinesis=kinesis, dynamodb=dynamodb, spark=lambda: spark)
+    out = BatchOutput(output)
+
+    crashed = catch_up(name, output, "crasher", lease_seconds=10, run_class=CrashingRun, crash_at=step, **run)
+    with pytest.raises(SimulatedCrash):
+        crashed.run()
+    batch = crashed.run_id
+    left = leases(dynamodb, name)
+    assert len(left) == 2
+    for key, lease in left.items():
+        assert lease.pending_batch_id == batch, f"{key}: the crash left no pending batch"
+        assert lease.lease_owner == "crasher", f"{key}: the dead worker's lease is not held"
+        assert lease.checkpoint == Checkpoint.trim_horizon(), f"{key}: checkpoint moved before commit"
+    if step == "published":
+        assert out.published_batches() == [batch]
+        record = out.commit_record(batch)
+        assert record is not None and {s.shard_id for s in record.shards} == set(left)
+    else:
+        assert out.published_batches() == []
+        assert (out.staging(batch) / "_commit.json").exists(), "the crash left no staged batch"
+
+    # Another worker, 60 s later by its clock: the dead worker's 10 s leases have expired.
+    recovery = catch_up(name, output, "recoverer", clock=lambda: time.time() + 60, **run).run()
+    assert recovery.recovered == dict.fromkeys(left, outcome)
+    assert not out.staging(batch).exists()
+    rows = read_output(output)
+    assert_exactly_once(rows, sent)
+    assert_settled(dynamodb, name)
+    if step == "published":
+        assert not recovery.published and recovery.records == 0, "the published batch was read again"
+        assert out.published_batches() == [batch]
+        assert out.commit_record(batch) == record
+        assert checkpoints(dynamodb, name) == {s.shard_id: s.end for s in record.shards}  # type: ignore[union-attr]
+    else:
+        assert recovery.published and recovery.records == len(sent)
+        assert out.published_batches() == [recovery.batch_id]
+        assert set(rows["batch_id"]) == {recovery.batch_id}
+        assert checkpoints(dynamodb, name) == {s.shard_id: s.end for s in recovery.shards}
+    assert staged_batches(output) == []
+
+
+def test_a_failure_in_the_spark_step_leaves_nothing_pending_staged_or_held(
+    kinesis: Any, dynamodb: Any, streams: StreamFactory, spark: Any, tmp_path: Path
+) -> None:
+    name = streams.create(shards=1)
+    sent = put(kinesis, name, 150)
+    (parent,) = open_shards(kinesis, name)
+    split(kinesis, name, parent)
+    sent += put(kinesis, name, 150, start=len(sent))
+    output = tmp_path / "out"
+    out = BatchOutput(output)
+    calls: list[bool] = []  # per call: whether the first wave's Parquet was staged by then
+
+    def spark_failing_in_second_wave() -> Any:
+        calls.append(any(out.staging(failing.run_id).glob("*.parquet")))
+        if len(calls) == 2:
+            raise RuntimeError("Spark job aborted: executor lost")
+        return spark
+
+    failing = catch_up(name, output, "failing", spark=spark_failing_in_second_wave, kinesis=kinesis, dynamodb=dynamodb)
+    with pytest.raises(RuntimeError, match="executor lost"):
+        failing.run()
+    assert calls == [False, True], "the failure did not come after the first wave had staged output"
+    assert not out.staging(failing.run_id).exists(), "the failed run left its staging"
+    assert staged_batches(output) == [] and out.published_batches() == []
+    assert read_output(output) == {}
+    left = leases(dynamodb, name)
+    assert len(left) == 3
+    assert all(lease.checkpoint == Checkpoint.trim_horizon() for lease in left.values()), left
+    assert_settled(dynamodb, name)
+
+    report = catch_up(name, output, "next", spark=lambda: spark, kinesis=kinesis, dynamodb=dynamodb).run()
+    assert report.published and report.records == len(sent) and report.recovered == {}
+    assert_exactly_once(read_output(output), sent)
+    assert checkpoints(dynamodb, name)[parent.shard_id] == Checkpoint.shard_end()
+    assert_settled(dynamodb, name)
+
+
+def test_rows_carry_lineage_depth_and_recover_per_key_order_across_a_diamond(
+    kinesis: Any, dynamodb: Any, streams: StreamFactory, spark: Any, tmp_path: Path
+) -> None:
+    name = streams.create(shards=3)
+    sent = diamond_stream(kinesis, name, 100)
+    output = tmp_path / "out"
+    report: RunReport = catch_up(name, output, "diamond", spark=lambda: spark, kinesis=kinesis, dynamodb=dynamodb).run()
+    assert report.published and report.records == len(sent) and report.waiting == {}
+
+    rows = read_output(output)
+    assert_exactly_once(rows, sent)
+    assert_per_key_order(rows)
+    lineage = Lineage.build(list_shards(kinesis, name))
+    depths = dict(zip(rows["shard_id"], rows["lineage_depth"], strict=True))
+    assert depths == {shard: lineage.depth(shard) for shard in depths}
+    assert max(depths.values()) == 2  # the diamond's merge child
+    # Parents were committed before children: every closed shard's checkpoint is SHARD_END.
+    shards = {s.shard_id: s for s in list_shards(kinesis, name)}
+    for key, checkpoint in checkpoints(dynamodb, name).items():
+        assert checkpoint.is_shard_end == shards[key].closed, (key, checkpoint)
+    assert_settled(dynamodb, name)
