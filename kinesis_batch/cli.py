@@ -56,6 +56,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--spark-master", default="local[*]", help="Spark master (default local[*])")
     run.add_argument("--json", action="store_true", help="print the run report as JSON")
 
+    plan = commands.add_parser("plan", help="what a run would read now, without reading or leasing")
+    _stream_and_table(plan)
+    plan.add_argument("--initial-position", default="trim_horizon", help="as for run")
+    plan.add_argument("--until", help="as for run")
+    plan.add_argument("--json", action="store_true")
+
     status = commands.add_parser("status", help="shards, lineage, leases and checkpoints")
     _stream_and_table(status)
     status.add_argument("--json", action="store_true", help="print a JSON array, one object per shard")
@@ -83,6 +89,8 @@ def main(argv: Sequence[str] | None = None, *, spark: Callable[[], Any] | None =
             return _run(args, spark)
         if args.command == "status":
             return _status(args)
+        if args.command == "plan":
+            return _plan(args)
         return _history(args)
     except (IllegalArgumentError, InvalidStateError) as exc:
         return _fail(exc, EXIT_USAGE)
@@ -137,6 +145,57 @@ def _run(args: argparse.Namespace, spark: Callable[[], Any] | None = None) -> in
     shards, seconds = len(report.shards), report.seconds
     print(f"run {report.run_id}: {report.records} records from {shards} shards in {seconds:.1f} s; {published}")
     return 0
+
+
+def _plan(args: argparse.Namespace) -> int:
+    from kinesis_batch.aws import dynamodb_client, kinesis_client
+    from kinesis_batch.run import CatchUpRun
+
+    config = RunConfig(
+        stream=args.stream,
+        output="(plan only)",
+        table=_table(args),
+        initial_position=parse_initial_position(args.initial_position),
+        until=parse_time(args.until, setting="--until") if args.until is not None else None,
+    )
+    plan = CatchUpRun(config, kinesis=kinesis_client(), dynamodb=dynamodb_client(), spark=_no_spark).plan()
+    body: dict[str, Any] = {
+        "stream": plan.stream,
+        "until": plan.until.isoformat() if plan.until else None,
+        "ranges": [
+            {
+                "shard_id": r.shard_id,
+                "start": str(r.start),
+                "wave": r.wave,
+                "lineage_depth": r.depth,
+                "closed": r.closed,
+                "after_parents": list(r.planned_parents),
+            }
+            for r in plan.ranges
+        ],
+        "finished": list(plan.finished),
+        "leased_elsewhere": dict(plan.leased_elsewhere),
+        "waiting": {k: list(v) for k, v in plan.waiting.items()},
+        "pending_recovery": dict(plan.pending),
+    }
+    if args.json:
+        print(json.dumps(body, indent=1))
+        return 0
+    for r in plan.ranges:
+        after = f" (after {', '.join(r.planned_parents)} reach SHARD_END)" if r.planned_parents else ""
+        print(f"wave {r.wave}  {r.shard_id:<22} from {r.start}{after}")
+    for shard_id, owner in plan.leased_elsewhere.items():
+        print(f"skip     {shard_id:<22} leased by {owner}")
+    for shard_id, parents in plan.waiting.items():
+        print(f"wait     {shard_id:<22} for {', '.join(parents)}")
+    for shard_id, batch in plan.pending.items():
+        print(f"recover  {shard_id:<22} pending batch {batch}")
+    print(f"{len(body['ranges'])} shards to read, {len(body['finished'])} finished")
+    return 0
+
+
+def _no_spark() -> Any:
+    raise InvalidStateError("planning does not read: no Spark session")
 
 
 def _report_json(report: Any) -> dict[str, Any]:

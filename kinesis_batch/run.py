@@ -105,15 +105,7 @@ class CatchUpRun:
             lineage, leases = self.survey()
         # No --until: read to the tip. (Not 'now': arrival times are the server's clock.)
         until = self.config.until
-        plan = plan_run(
-            self.config.stream,
-            lineage,
-            leases,
-            worker_id=self.config.worker_id,
-            now_ms=self.manager.now_ms(),
-            initial=self.config.initial_position,
-            until=until,
-        )
+        plan = self._plan(lineage, leases)
         self.manager.ensure_leases(plan.new_leases)
         taken = self.manager.take(plan.shard_ids)
         elsewhere = {**plan.leased_elsewhere, **taken.held_elsewhere}
@@ -138,6 +130,24 @@ class CatchUpRun:
             waiting=dict(plan.waiting),
             seconds=time.monotonic() - started,
             output=str(self.output.published(self.run_id)) if published else "",
+        )
+
+    def plan(self) -> RunPlan:
+        """What a run would read now, without reading, leasing or creating anything."""
+        self.retention_hours = retention_hours(self.kinesis, self.config.stream)
+        if not self.store.table_exists():  # the first run will create it
+            return self._plan(Lineage.build(list_shards(self.kinesis, self.config.stream)), {})
+        return self._plan(*self.survey())
+
+    def _plan(self, lineage: Lineage, leases: dict[str, Lease]) -> RunPlan:
+        return plan_run(
+            self.config.stream,
+            lineage,
+            leases,
+            worker_id=self.config.worker_id,
+            now_ms=self.manager.now_ms(),
+            initial=self.config.initial_position,
+            until=self.config.until,
         )
 
     def survey(self) -> tuple[Lineage, dict[str, Lease]]:
