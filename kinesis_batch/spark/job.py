@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import uuid
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
@@ -150,6 +151,8 @@ def run_wave(spark: SparkSession, specs: list[TaskSpec], staging: str) -> None:
 def spark_session(master: str = "local[*]", app_name: str = "kinesis-batch") -> SparkSession:
     """The embedded default: a local session; on a cluster spark-submit provides the master."""
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    # Workers must run this interpreter (its packages), not whatever python3 is first on PATH.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder.appName(app_name).master(master)
