@@ -113,7 +113,8 @@ def _fail(exc: Exception, code: int) -> int:
 def _run(args: argparse.Namespace, spark: Callable[[], Any] | None = None) -> int:
     """``run``; ``spark`` gives the session (spark-submit's own), else one is started lazily."""
     from kinesis_batch.aws import dynamodb_client, kinesis_client
-    from kinesis_batch.run import CatchUpRun, default_spark
+    from kinesis_batch.run import CatchUpRun
+    from kinesis_batch.spark.job import default_spark
 
     options: dict[str, Any] = {
         "stream": args.stream,

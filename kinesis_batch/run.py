@@ -3,9 +3,7 @@
 Exactly-once rests on three facts:
 - a batch's output becomes visible by one rename, and its commit record travels inside it;
 - a checkpoint moves only after its batch is published, fenced by leaseOwner + leaseCounter;
-- recovery settles every pending batch before anything is read again: published ->
-  checkpoints rolled forward from the commit record; not published -> staging discarded (by a
-  rename that races the old run's publish, so exactly one of them wins) and pending cleared.
+- recovery (kinesis_batch.recovery) settles every pending batch before anything is read again.
 
 The Spark session is passed in (``spark``) so callers share one; pyspark is imported only here
 and in ``kinesis_batch.spark``.
@@ -21,7 +19,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kinesis_batch.checkpoints.model import Checkpoint
 from kinesis_batch.checkpoints.store import DynamoDBCheckpointStore
@@ -31,8 +29,9 @@ from kinesis_batch.leases.manager import LeaseManager
 from kinesis_batch.leases.model import Lease
 from kinesis_batch.leases.renewer import LeaseRenewer
 from kinesis_batch.leases.store import LeaseStore
-from kinesis_batch.output.batches import BatchOutput, CommitRecord, ShardCommit, checkpoint_to_json
+from kinesis_batch.output.batches import BatchOutput, CommitRecord, ShardCommit
 from kinesis_batch.planning import RunPlan, plan_run
+from kinesis_batch.recovery import recover_pending
 from kinesis_batch.shards.lineage import Lineage
 from kinesis_batch.shards.listing import list_shards, retention_hours
 
@@ -156,38 +155,7 @@ class CatchUpRun:
         return Lineage.build(list_shards(self.kinesis, self.config.stream), known_depths=depths), leases
 
     def recover(self, leases: dict[str, Lease]) -> dict[str, str]:
-        """Settle pending batches of leases no live worker holds (see module docstring)."""
-        now = self.manager.now_ms()
-        mine = (None, self.config.worker_id)
-        stuck = [
-            lease
-            for lease in leases.values()
-            if lease.pending_batch_id and (lease.lease_owner in mine or not lease.is_live(now))
-        ]
-        if not stuck:
-            return {}
-        taken = self.manager.take(lease.lease_key for lease in stuck)
-        outcome: dict[str, str] = {}
-        for lease in taken.acquired:
-            batch_id = str(lease.pending_batch_id)
-            record = self.output.commit_record(batch_id)
-            if record is None and not self.output.discard(batch_id):
-                record = self.output.commit_record(batch_id)  # the old run published just now
-            shard = record.shard(lease.lease_key) if record else None
-            with self.manager.fenced(lease.lease_key) as settle:
-                current = self.manager.lease(lease.lease_key)
-                if shard is not None:
-                    if current.pending_checkpoint != shard.end:
-                        current = self._settled(settle, self.checkpoints.prepare(current, shard.end, batch_id))
-                    settle(self.checkpoints.commit(current, batch_id, run_id=record.run_id, records=shard.records))  # type: ignore[union-attr]
-                    outcome[lease.lease_key] = "rolled forward"
-                else:
-                    settle(self.checkpoints.abort(current, batch_id))
-                    outcome[lease.lease_key] = "discarded"
-        self.manager.release([lease.lease_key for lease in taken.acquired])
-        for key, result in sorted(outcome.items()):
-            self.progress(f"recovered {key}: pending batch {result}")
-        return outcome
+        return recover_pending(leases, self.manager, self.checkpoints, self.output, self.progress)
 
     def read_publish_commit(self, plan: RunPlan, until: datetime | None) -> tuple[list[ShardCommit], bool]:
         """Prepare, read wave by wave, publish, commit. Before publish a failure discards the batch."""
@@ -218,7 +186,7 @@ class CatchUpRun:
 
     def _read_waves(self, plan: RunPlan, until: datetime | None, batch_id: str) -> list[ShardCommit]:
         """Run the Spark job wave by wave; a child only once every parent reached SHARD_END."""
-        from kinesis_batch.spark.job import read_results, run_wave
+        from kinesis_batch.spark.job import TaskSpec, read_results, run_wave
 
         held = set(self.manager.held())
         staging = self.output.staging(batch_id)
@@ -229,7 +197,12 @@ class CatchUpRun:
             ready = [r for r in wave if r.shard_id in held and all(p in ended for p in r.planned_parents)]
             if not ready:
                 continue
-            specs = [self._spec(r.shard_id, r.closed, r.depth, r.start, until, str(results_dir)) for r in ready]
+            specs = [
+                TaskSpec.for_range(
+                    self.config, self.kinesis, r.shard_id, r.closed, r.depth, r.start, until, results_dir
+                )
+                for r in ready
+            ]
             spark = self.spark()  # started once, outside the wave's timing
             wave_started = time.monotonic()
             run_wave(spark, specs, str(staging))
@@ -335,48 +308,5 @@ class CatchUpRun:
         if os.environ.get(CRASH_AT) == step:
             os.killpg(os.getpgrp(), signal.SIGKILL)
 
-    def _settled(self, settle: Callable[[Lease | None], None], lease: Lease | None) -> Lease:
-        settle(lease)
-        if lease is None:
-            raise LeaseLostError("lease lost during recovery")
-        return lease
 
-    def _spec(
-        self, shard_id: str, closed: bool, depth: int, start: Checkpoint, until: datetime | None, results_dir: str
-    ) -> Any:
-        from kinesis_batch.spark.job import TaskSpec
-
-        limits = self.config.read_limits
-        return TaskSpec(
-            stream=self.config.stream,
-            shard_id=shard_id,
-            closed=closed,
-            depth=depth,
-            start=checkpoint_to_json(start),
-            until=until.isoformat() if until else None,
-            results_dir=results_dir,
-            endpoint_url=self.kinesis.meta.endpoint_url,
-            region=self.kinesis.meta.region_name,
-            limits={
-                "calls_per_second": limits.calls_per_second,
-                "bytes_per_second": limits.bytes_per_second,
-                "records_per_call": limits.records_per_call,
-            },
-        )
-
-
-def default_spark(master: str) -> Callable[[], SparkSession]:
-    """A lazily created session (planning-only runs never start a JVM)."""
-    session: list[SparkSession] = []
-
-    def get() -> SparkSession:
-        if not session:
-            from kinesis_batch.spark.job import spark_session
-
-            session.append(spark_session(master))
-        return session[0]
-
-    return get
-
-
-__all__ = ["CatchUpRun", "RunReport", "default_spark", "new_run_id"]
+__all__ = ["CatchUpRun", "RunReport", "new_run_id"]

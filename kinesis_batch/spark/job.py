@@ -16,21 +16,25 @@ import json
 import os
 import sys
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from kinesis_batch.aws import kinesis_client
+from kinesis_batch.checkpoints.model import Checkpoint
+from kinesis_batch.config import RunConfig
 from kinesis_batch.errors import InvalidStateError
-from kinesis_batch.output.batches import checkpoint_from_json
+from kinesis_batch.output.batches import checkpoint_from_json, checkpoint_to_json
 from kinesis_batch.shards.model import Shard
 from kinesis_batch.shards.positions import EndBound
 from kinesis_batch.shards.reader import ReadLimits, ReadResult, ShardReader
 
 if TYPE_CHECKING:
+    from mypy_boto3_kinesis import KinesisClient
     from pyspark.sql import SparkSession
 
 ROWS_PER_ARROW_BATCH = 5_000
@@ -67,6 +71,36 @@ class TaskSpec:
     region: str | None
     limits: dict[str, Any]
 
+    @classmethod
+    def for_range(
+        cls,
+        config: RunConfig,
+        kinesis: KinesisClient,
+        shard_id: str,
+        closed: bool,
+        depth: int,
+        start: Checkpoint,
+        until: datetime | None,
+        results_dir: Path,
+    ) -> TaskSpec:
+        limits = config.read_limits
+        return cls(
+            stream=config.stream,
+            shard_id=shard_id,
+            closed=closed,
+            depth=depth,
+            start=checkpoint_to_json(start),
+            until=until.isoformat() if until else None,
+            results_dir=str(results_dir),
+            endpoint_url=kinesis.meta.endpoint_url,
+            region=kinesis.meta.region_name,
+            limits={
+                "calls_per_second": limits.calls_per_second,
+                "bytes_per_second": limits.bytes_per_second,
+                "records_per_call": limits.records_per_call,
+            },
+        )
+
 
 def read_task(specs: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """The mapInArrow function: each input row is a TaskSpec as JSON."""
@@ -78,8 +112,6 @@ def read_task(specs: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
 
 
 def _read_one(spec: TaskSpec) -> Iterator[pa.RecordBatch]:
-    from datetime import datetime
-
     import boto3
 
     start = checkpoint_from_json(spec.start).start_position()
@@ -170,3 +202,15 @@ def spark_session(master: str = "local[*]", app_name: str = "kinesis-batch") -> 
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     return session
+
+
+def default_spark(master: str) -> Callable[[], SparkSession]:
+    """A lazily created session (planning-only runs never start a JVM)."""
+    session: list[SparkSession] = []
+
+    def get() -> SparkSession:
+        if not session:
+            session.append(spark_session(master))
+        return session[0]
+
+    return get

@@ -1,0 +1,73 @@
+"""Settle the batches crashed runs left pending, before anything is read again.
+
+For each lease with a pending batch that no live worker holds:
+- the batch was published (its commit record is under the output root): roll the checkpoint
+  forward to the record's end for that shard;
+- it was not: discard its staging (a rename that races a late publish by the old run, so
+  exactly one of the two wins; if the publish won, roll forward after all) and clear pending.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from kinesis_batch.checkpoints.store import DynamoDBCheckpointStore
+from kinesis_batch.errors import LeaseLostError
+from kinesis_batch.leases.manager import LeaseManager
+from kinesis_batch.leases.model import Lease
+from kinesis_batch.output.batches import BatchOutput
+
+ROLLED_FORWARD, DISCARDED = "rolled forward", "discarded"
+
+
+def recover_pending(
+    leases: Mapping[str, Lease],
+    manager: LeaseManager,
+    checkpoints: DynamoDBCheckpointStore,
+    output: BatchOutput,
+    progress: Callable[[str], None] = lambda message: None,
+) -> dict[str, str]:
+    """Returns shard -> ROLLED_FORWARD | DISCARDED for every lease it settled."""
+    now = manager.now_ms()
+    mine = (None, manager.worker_id)
+    stuck = [
+        lease
+        for lease in leases.values()
+        if lease.pending_batch_id and (lease.lease_owner in mine or not lease.is_live(now))
+    ]
+    if not stuck:
+        return {}
+    taken = manager.take(lease.lease_key for lease in stuck)
+    outcome: dict[str, str] = {}
+    try:
+        for lease in taken.acquired:
+            outcome[lease.lease_key] = _settle(
+                lease.lease_key, str(lease.pending_batch_id), manager, checkpoints, output
+            )
+    finally:
+        manager.release([lease.lease_key for lease in taken.acquired])
+    for key, result in sorted(outcome.items()):
+        progress(f"recovered {key}: pending batch {result}")
+    return outcome
+
+
+def _settle(
+    key: str, batch_id: str, manager: LeaseManager, checkpoints: DynamoDBCheckpointStore, output: BatchOutput
+) -> str:
+    record = output.commit_record(batch_id)
+    if record is None and not output.discard(batch_id):
+        record = output.commit_record(batch_id)  # the old run published just now
+    shard = record.shard(key) if record else None
+    with manager.fenced(key) as settle:
+        current = manager.lease(key)
+        if record is None or shard is None:
+            settle(checkpoints.abort(current, batch_id))
+            return DISCARDED
+        if current.pending_checkpoint != shard.end:
+            prepared = checkpoints.prepare(current, shard.end, batch_id)
+            settle(prepared)
+            if prepared is None:
+                raise LeaseLostError(f"lost the lease of {key} while recovering batch {batch_id}")
+            current = prepared
+        settle(checkpoints.commit(current, batch_id, run_id=record.run_id, records=shard.records))
+        return ROLLED_FORWARD
