@@ -32,7 +32,7 @@ from kinesis_batch.shards.lineage import Lineage
 from kinesis_batch.shards.listing import list_shards
 from kinesis_batch.shards.model import Record, Shard, sequence_key
 from kinesis_batch.shards.positions import EndBound, StartPosition
-from kinesis_batch.shards.reader import ReadLimits, ReadResult, ShardReader, read_shard
+from kinesis_batch.shards.reader import ReadLimits, ReadResult, ShardReader
 
 __version__ = "0.1.0"
 
@@ -71,6 +71,5 @@ __all__ = [
     "ThrottledError",
     "TrimmedDataError",
     "list_shards",
-    "read_shard",
     "sequence_key",
 ]

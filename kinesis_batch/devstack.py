@@ -204,10 +204,6 @@ class LocalStack:
             "AWS_ENDPOINT_URL_KINESIS": self.kinesis[kinesis].url,
         }
 
-    def stop(self) -> None:
-        for server in [*self.kinesis.values(), self.dynamodb]:
-            server.stop()
-
 
 @contextlib.contextmanager
 def local_stack(kinesis: tuple[str, ...] = ("kinesalite",), log_dir: Path | None = None) -> Iterator[LocalStack]:

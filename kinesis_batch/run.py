@@ -17,7 +17,7 @@ import signal
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -56,7 +56,6 @@ class RunReport:
     waiting: dict[str, tuple[str, ...]]
     seconds: float
     output: str = ""
-    notes: tuple[str, ...] = field(default=())
 
     @property
     def records(self) -> int:
@@ -107,6 +106,10 @@ class CatchUpRun:
         plan = self._plan(lineage, leases)
         self.manager.ensure_leases(plan.new_leases)
         taken = self.manager.take(plan.shard_ids)
+        # Plan again from the leases as taken: another run may have committed (and released) a
+        # shard between our first look and the take; its old checkpoint would read records twice.
+        plan = self._plan(lineage, {lease.lease_key: lease for lease in self.store.list_leases()})
+        self.manager.release([key for key in self.manager.held() if key not in set(plan.shard_ids)])
         elsewhere = {**plan.leased_elsewhere, **taken.held_elsewhere}
         elsewhere.update({key: "(lost race)" for key in taken.lost_race})
         bound = until.isoformat() if until else "the tip"

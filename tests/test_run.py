@@ -259,3 +259,42 @@ def test_rows_carry_lineage_depth_and_recover_per_key_order_across_a_diamond(
     for key, checkpoint in checkpoints(dynamodb, name).items():
         assert checkpoint.is_shard_end == shards[key].closed, (key, checkpoint)
     assert_settled(dynamodb, name)
+
+
+class _SurveyedEarly(CatchUpRun):
+    """A run whose look at the lease table happened before another run committed."""
+
+    def __init__(self, config: RunConfig, *, stale: dict[str, Lease], **kwargs: Any) -> None:
+        super().__init__(config, **kwargs)
+        self._stale = stale
+
+    def survey(self) -> tuple[Lineage, dict[str, Lease]]:
+        lineage, _ = super().survey()
+        return lineage, self._stale
+
+
+def test_a_checkpoint_moved_between_survey_and_take_is_not_read_again(
+    kinesis: Any, dynamodb: Any, streams: StreamFactory, spark: Any, tmp_path: Path
+) -> None:
+    name = streams.create(shards=2)
+    sent = put(kinesis, name, 300)
+    output = tmp_path / "out"
+    catch_up(name, output, "first", kinesis=kinesis, dynamodb=dynamodb, spark=lambda: spark).run()
+    before_other = leases(dynamodb, name)
+    more = put(kinesis, name, 100, start=300)
+    catch_up(name, output, "other", kinesis=kinesis, dynamodb=dynamodb, spark=lambda: spark).run()  # commits, releases
+
+    late = catch_up(
+        name,
+        output,
+        "late",
+        kinesis=kinesis,
+        dynamodb=dynamodb,
+        spark=lambda: spark,
+        run_class=_SurveyedEarly,
+        stale=before_other,
+    )
+    report = late.run()
+
+    assert report.records == 0 and not report.published
+    assert_exactly_once(read_output(output), sent + more)

@@ -302,15 +302,3 @@ class ShardReader:
         wait = self._next_call_at - self._clock()
         if wait > 0:
             self._sleep(wait)
-
-
-def read_shard(
-    client: KinesisClient,
-    stream_name: str,
-    shard: Shard,
-    start: StartPosition,
-    end: EndBound = EndBound(),
-    **options: Any,
-) -> Iterator[Record]:
-    """Shorthand for iterating a :class:`ShardReader` when the caller needs no progress."""
-    return iter(ShardReader(client, stream_name, shard, start, end, **options))
