@@ -18,10 +18,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from kinesis_batch.checkpoints.model import Checkpoint
 from kinesis_batch.leases.model import Lease
+from kinesis_batch.output.batches import ShardCommit, checkpoint_from_json, checkpoint_to_json
 from kinesis_batch.shards.lineage import Lineage
+from kinesis_batch.shards.reader import ReadResult
 
 
 @dataclass(frozen=True)
@@ -141,4 +144,58 @@ def plan_run(
         waiting=waiting,
         pending=pending,
         new_leases=tuple(new_leases),
+    )
+
+
+def plan_to_json(plan: RunPlan) -> dict[str, Any]:
+    """The part of a plan later steps need (the run's manifest), as JSON-able values."""
+    return {
+        "stream": plan.stream,
+        "until": plan.until.isoformat() if plan.until else None,
+        "finished": list(plan.finished),
+        "ranges": [
+            {
+                "shard_id": r.shard_id,
+                "start": checkpoint_to_json(r.start),
+                "depth": r.depth,
+                "wave": r.wave,
+                "closed": r.closed,
+                "planned_parents": list(r.planned_parents),
+            }
+            for r in plan.ranges
+        ],
+    }
+
+
+def plan_from_json(body: dict[str, Any]) -> RunPlan:
+    return RunPlan(
+        stream=body["stream"],
+        until=datetime.fromisoformat(body["until"]) if body["until"] else None,
+        finished=tuple(body["finished"]),
+        ranges=tuple(
+            ShardRange(
+                shard_id=r["shard_id"],
+                start=checkpoint_from_json(r["start"]),
+                depth=int(r["depth"]),
+                wave=int(r["wave"]),
+                closed=bool(r["closed"]),
+                planned_parents=tuple(r["planned_parents"]),
+            )
+            for r in body["ranges"]
+        ),
+    )
+
+
+def shard_commit(shard_range: ShardRange, result: ReadResult) -> ShardCommit | None:
+    """Where a read moved a shard: SHARD_END, the last record read, or nowhere (None)."""
+    if result.reached_shard_end:
+        end = Checkpoint.shard_end()
+    elif result.last_sequence_number is not None:
+        end = Checkpoint.at(result.last_sequence_number, result.last_sub_sequence_number or 0)
+    else:
+        return None
+    if end == shard_range.start:
+        return None
+    return ShardCommit(
+        shard_range.shard_id, shard_range.start, end, result.records, result.reached_shard_end, result.trimmed_after
     )

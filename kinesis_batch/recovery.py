@@ -17,7 +17,7 @@ from kinesis_batch.leases.manager import LeaseManager
 from kinesis_batch.leases.model import Lease
 from kinesis_batch.output.batches import BatchOutput
 
-ROLLED_FORWARD, DISCARDED = "rolled forward", "discarded"
+ROLLED_FORWARD, DISCARDED, CLEARED = "rolled forward", "discarded", "cleared"
 
 
 def recover_pending(
@@ -27,7 +27,8 @@ def recover_pending(
     output: BatchOutput,
     progress: Callable[[str], None] = lambda message: None,
 ) -> dict[str, str]:
-    """Returns shard -> ROLLED_FORWARD | DISCARDED for every lease it settled."""
+    """Returns shard -> ROLLED_FORWARD | DISCARDED | CLEARED (its batch was published without it:
+    nothing new was read there) for every lease it settled."""
     now = manager.now_ms()
     mine = (None, manager.worker_id)
     stuck = [
@@ -62,7 +63,7 @@ def _settle(
         current = manager.lease(key)
         if record is None or shard is None:
             settle(checkpoints.abort(current, batch_id))
-            return DISCARDED
+            return DISCARDED if record is None else CLEARED
         if current.pending_checkpoint != shard.end:
             prepared = checkpoints.prepare(current, shard.end, batch_id)
             settle(prepared)

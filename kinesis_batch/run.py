@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from kinesis_batch.checkpoints.model import Checkpoint
 from kinesis_batch.checkpoints.store import DynamoDBCheckpointStore
 from kinesis_batch.config import RunConfig
 from kinesis_batch.errors import InvalidStateError, KinesisBatchError, LeaseLostError, TrimmedDataError
@@ -30,7 +29,7 @@ from kinesis_batch.leases.model import Lease
 from kinesis_batch.leases.renewer import LeaseRenewer
 from kinesis_batch.leases.store import LeaseStore
 from kinesis_batch.output.batches import BatchOutput, CommitRecord, ShardCommit
-from kinesis_batch.planning import RunPlan, plan_run
+from kinesis_batch.planning import RunPlan, plan_from_json, plan_run, plan_to_json, shard_commit
 from kinesis_batch.recovery import recover_pending
 from kinesis_batch.shards.lineage import Lineage
 from kinesis_batch.shards.listing import list_shards, retention_hours
@@ -76,6 +75,7 @@ class CatchUpRun:
         spark: Callable[[], SparkSession],
         progress: Progress = lambda message: None,
         clock: Callable[[], float] = time.time,
+        run_id: str | None = None,
     ) -> None:
         self.config = config
         self.kinesis = kinesis
@@ -85,14 +85,51 @@ class CatchUpRun:
         self.checkpoints = DynamoDBCheckpointStore(self.store, initial=config.initial_position)
         self.output = BatchOutput(config.output)
         self.manager = LeaseManager(self.store, config.worker_id, config.lease_seconds, clock=clock)
-        self.run_id = new_run_id()
+        self.run_id = run_id or new_run_id()  # also the batch id
         self.clock = clock
         self.retention_hours = 24
 
     # -- the steps ----------------------------------------------------------------------------
 
     def run(self) -> RunReport:
+        """Every step in this process, with the leases renewed throughout (the command line)."""
         started = time.monotonic()
+        try:
+            recovered, plan, elsewhere = self.start()
+            with LeaseRenewer(self.manager):
+                self.read()
+                self.crash_point("read")
+                published = self.publish()
+                self.crash_point("published")
+                self.commit()
+                self.crash_point("committed")
+        except BaseException:
+            try:
+                self.finish()
+            except KinesisBatchError as exc:  # the first error is the one to report
+                log.warning("teardown after a failed run also failed: %s", exc)
+            raise
+        self.finish()
+        record = self.output.commit_record(self.run_id) if published else None
+        return RunReport(
+            run_id=self.run_id,
+            batch_id=self.run_id,
+            published=published,
+            shards=record.shards if record else (),
+            recovered=recovered,
+            leased_elsewhere=elsewhere,
+            waiting=dict(plan.waiting),
+            seconds=time.monotonic() - started,
+            output=str(self.output.published(self.run_id)) if published else "",
+        )
+
+    # -- the steps: each may run in a process of its own (state: lease table + batch staging) --
+
+    def start(self) -> tuple[dict[str, str], RunPlan, dict[str, str]]:
+        """Recover, plan, take leases, mark them with the batch, write the plan manifest.
+
+        Returns (recovered shards, plan, shards leased elsewhere -> owner).
+        """
         # Validate the stream before creating anything (tables, folders) for it.
         self.retention_hours = retention_hours(self.kinesis, self.config.stream)
         self.output.check_writable()
@@ -101,8 +138,6 @@ class CatchUpRun:
         recovered = self.recover(leases)
         if recovered:
             lineage, leases = self.survey()
-        # No --until: read to the tip. (Not 'now': arrival times are the server's clock.)
-        until = self.config.until
         plan = self._plan(lineage, leases)
         self.manager.ensure_leases(plan.new_leases)
         taken = self.manager.take(plan.shard_ids)
@@ -112,27 +147,15 @@ class CatchUpRun:
         self.manager.release([key for key in self.manager.held() if key not in set(plan.shard_ids)])
         elsewhere = {**plan.leased_elsewhere, **taken.held_elsewhere}
         elsewhere.update({key: "(lost race)" for key in taken.lost_race})
-        bound = until.isoformat() if until else "the tip"
+        bound = plan.until.isoformat() if plan.until else "the tip"
         self.progress(
             f"plan: {len(plan.ranges)} shards in {len(plan.waves())} waves, {len(plan.finished)} finished, "
             f"{len(elsewhere)} leased elsewhere, {len(plan.waiting)} waiting for parents; bound {bound}"
         )
-        try:
-            with LeaseRenewer(self.manager):
-                shards, published = self.read_publish_commit(plan, until)
-        finally:
-            self.manager.release()
-        return RunReport(
-            run_id=self.run_id,
-            batch_id=self.run_id,
-            published=published,
-            shards=tuple(shards),
-            recovered=recovered,
-            leased_elsewhere=elsewhere,
-            waiting=dict(plan.waiting),
-            seconds=time.monotonic() - started,
-            output=str(self.output.published(self.run_id)) if published else "",
-        )
+        self._prepare(self.run_id)
+        self.output.write_manifest(self.run_id, plan_to_json(plan))
+        self.crash_point("prepared")
+        return recovered, plan, elsewhere
 
     def plan(self) -> RunPlan:
         """What a run would read now, without reading, leasing or creating anything."""
@@ -160,26 +183,6 @@ class CatchUpRun:
     def recover(self, leases: dict[str, Lease]) -> dict[str, str]:
         return recover_pending(leases, self.manager, self.checkpoints, self.output, self.progress)
 
-    def read_publish_commit(self, plan: RunPlan, until: datetime | None) -> tuple[list[ShardCommit], bool]:
-        """Prepare, read wave by wave, publish, commit. Before publish a failure discards the batch."""
-        batch_id = self.run_id
-        published = False
-        try:
-            self._prepare(batch_id)
-            self.crash_point("prepared")
-            commits = self._read_waves(plan, until, batch_id)
-            self.crash_point("read")
-            self._publish(batch_id, commits)
-            published = True
-            self.crash_point("published")
-            self._commit(batch_id, commits)
-            self.crash_point("committed")
-        except BaseException:
-            if not published:
-                self._abandon(batch_id)
-            raise  # after publish, recovery rolls the remaining checkpoints forward
-        return list(commits), bool(commits)
-
     def _prepare(self, batch_id: str) -> None:
         """Mark every held lease with the batch before anything is written (its end is not known yet)."""
         for key in sorted(self.manager.held()):
@@ -187,22 +190,24 @@ class CatchUpRun:
                 current = self.manager.lease(key)
                 settle(self.checkpoints.prepare(current, current.checkpoint, batch_id))
 
-    def _read_waves(self, plan: RunPlan, until: datetime | None, batch_id: str) -> list[ShardCommit]:
-        """Run the Spark job wave by wave; a child only once every parent reached SHARD_END."""
+    def read(self) -> None:
+        """Run the Spark job wave by wave over the held shards of the plan; a child only once every
+        parent reached SHARD_END. Rows go to the batch's staging, what each task read to _results."""
         from kinesis_batch.spark.job import TaskSpec, read_results, run_wave
 
-        held = set(self.manager.held())
-        staging = self.output.staging(batch_id)
+        plan = self._manifest()
+        held = set(self._adopt())
+        staging = self.output.staging(self.run_id)
+        self.output.clear_staged_rows(self.run_id)  # an earlier attempt of this step
         results_dir = staging / "_results"
         ended = set(plan.finished)
-        commits: list[ShardCommit] = []  # in wave order: parents before children
         for number, wave in enumerate(plan.waves()):
             ready = [r for r in wave if r.shard_id in held and all(p in ended for p in r.planned_parents)]
             if not ready:
                 continue
             specs = [
                 TaskSpec.for_range(
-                    self.config, self.kinesis, r.shard_id, r.closed, r.depth, r.start, until, results_dir
+                    self.config, self.kinesis, r.shard_id, r.closed, r.depth, r.start, plan.until, results_dir
                 )
                 for r in ready
             ]
@@ -218,31 +223,16 @@ class CatchUpRun:
             for shard_range in ready:
                 result = results[shard_range.shard_id]
                 if result.reached_shard_end:
-                    end = Checkpoint.shard_end()
                     ended.add(shard_range.shard_id)
-                elif result.last_sequence_number is not None:
-                    end = Checkpoint.at(result.last_sequence_number, result.last_sub_sequence_number or 0)
-                else:
-                    end = shard_range.start
-                if end != shard_range.start:  # shards with nothing new leave no commit (nor history)
-                    commits.append(
-                        ShardCommit(
-                            shard_range.shard_id,
-                            shard_range.start,
-                            end,
-                            result.records,
-                            result.reached_shard_end,
-                            result.trimmed_after,
-                        )
-                    )
+                moved = shard_commit(shard_range, result)
+                now_at = moved.end if moved else shard_range.start
                 self._warn_about_retention(shard_range.shard_id, result.first_millis_behind_latest)
-                self.progress(f"  {shard_range.shard_id}: {result.records} records, now at {end}")
+                self.progress(f"  {shard_range.shard_id}: {result.records} records, now at {now_at}")
             records = sum(results[r.shard_id].records for r in ready)
             rate = records / max(seconds, 1e-9)
             self.progress(
                 f"wave {number}: {len(ready)} shards, {records} records in {seconds:.1f} s ({rate:,.0f} rec/s)"
             )
-        return commits
 
     def _check_gaps(self, trimmed: dict[str, str | None]) -> None:
         """Promise 5: data lost to retention fails the run, unless the user opted in (--allow-gaps)."""
@@ -266,8 +256,21 @@ class CatchUpRun:
                 f"retention is {self.retention_hours} h: run more often or raise the retention"
             )
 
-    def _publish(self, batch_id: str, commits: list[ShardCommit]) -> None:
-        """Record each shard's end on its lease, check every lease is still ours, then publish."""
+    def publish(self) -> bool:
+        """Record each shard's end on its lease, check every lease is still ours, then publish the
+        batch (one rename). False when there was nothing new to publish."""
+        from kinesis_batch.spark.job import read_results
+
+        plan = self._manifest()
+        self._adopt()
+        batch_id = self.run_id
+        results = read_results(self.output.staging(batch_id) / "_results")
+        # In plan order, so parents come before their children in the record and the commits.
+        commits = [
+            moved
+            for r in plan.ranges
+            if r.shard_id in results and (moved := shard_commit(r, results[r.shard_id])) is not None
+        ]
         for commit in commits:
             with self.manager.fenced(commit.shard_id) as settle:
                 lease = self.manager.lease(commit.shard_id)
@@ -277,22 +280,47 @@ class CatchUpRun:
             raise LeaseLostError(f"lost the leases of {', '.join(lost)} before publishing; nothing was published")
         if not commits:
             self.output.discard(batch_id)  # the job ran but found nothing new: no empty batch
-            return
+            return False
         record = CommitRecord(batch_id, self.run_id, self.config.stream, datetime.now(UTC), tuple(commits))
         self.output.write_commit_record(record)
         self.crash_point("staged")
-        self.output.publish(batch_id)
+        return self.output.publish(batch_id) or self.output.commit_record(batch_id) is not None
 
-    def _commit(self, batch_id: str, commits: list[ShardCommit]) -> None:
-        """Move checkpoints in wave order (parents first); drop the marker of shards not read."""
+    def commit(self) -> int:
+        """Move the checkpoints of the published batch, parents first; clear the marker of every
+        held shard it does not cover. Returns how many checkpoints moved."""
+        self._adopt()
+        batch_id = self.run_id
+        record = self.output.commit_record(batch_id)
+        commits = record.shards if record else ()
         for commit in commits:
             with self.manager.fenced(commit.shard_id) as settle:
                 lease = self.manager.lease(commit.shard_id)
                 settle(self.checkpoints.commit(lease, batch_id, run_id=self.run_id, records=commit.records))
-        committed = {c.shard_id for c in commits}
-        for key in sorted(set(self.manager.held()) - committed):
+        covered = {c.shard_id for c in commits}
+        for key in sorted(set(self.manager.held()) - covered):
             with self.manager.fenced(key) as settle:
                 settle(self.checkpoints.abort(self.manager.lease(key), batch_id))
+        return len(commits)
+
+    def finish(self) -> list[str]:
+        """The teardown, also after a failure: an unpublished batch is discarded and its markers
+        cleared; every lease this run holds is released. Returns the keys released."""
+        if not self.store.table_exists():
+            return []  # the run failed before it created or leased anything
+        self._adopt()
+        if self.output.commit_record(self.run_id) is None:
+            self._abandon(self.run_id)
+        return self.manager.release()
+
+    def _adopt(self) -> list[str]:
+        return self.manager.adopt()
+
+    def _manifest(self) -> RunPlan:
+        body = self.output.read_manifest(self.run_id)
+        if body is None:
+            raise InvalidStateError(f"run {self.run_id} has no plan under {self.output.root}: run its start step first")
+        return plan_from_json(body)
 
     def _abandon(self, batch_id: str) -> None:
         """Best effort after a failure before publish: discard the staging, clear our markers."""

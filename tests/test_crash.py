@@ -75,10 +75,11 @@ def test_kill_9_at_any_step_then_another_worker_converges_to_exactly_once(
     recovery = cli(*run, "--worker-id", "recoverer", "--json")
     assert recovery.returncode == 0, recovery.stderr
     report = json.loads(recovery.stdout)
-    if step == "published":
-        assert set(report["recovered"].values()) == {"rolled forward"}
+    outcomes = set(report["recovered"].values())
+    if step == "published":  # shards with nothing new were not in the batch: only their marker is cleared
+        assert "rolled forward" in outcomes and outcomes <= {"rolled forward", "cleared"}
     elif step != "committed":
-        assert set(report["recovered"].values()) == {"discarded"}
+        assert outcomes == {"discarded"}
 
     settle = cli(*run, "--worker-id", "settler", "--json")  # children of shards ended in the recovery
     assert settle.returncode == 0, settle.stderr

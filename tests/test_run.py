@@ -74,10 +74,9 @@ class SimulatedCrash(BaseException):
 class CrashingRun(CatchUpRun):
     """A run that dies at ``crash_at`` the way kill -9 would: none of its clean-up happens.
 
-    After ``crash_point(crash_at)`` the run's ``except``/``finally`` blocks still execute in-process,
-    so the crash leaves them nothing to do, as a killed process would: the manager is replaced by
-    one that holds no lease (the release in ``run`` releases nothing, so the leases stay owned by
-    this worker until they expire) and the discard of an unpublished batch is skipped.
+    After ``crash_point(crash_at)`` the run's ``finally`` still executes in-process; a killed
+    process runs no teardown, so ``finish`` does nothing once crashed: the leases stay owned by
+    this worker until they expire, and an unpublished batch stays staged.
     """
 
     def __init__(self, config: RunConfig, *, crash_at: str, **kwargs: Any) -> None:
@@ -89,12 +88,10 @@ class CrashingRun(CatchUpRun):
         super().crash_point(step)
         if step == self.crash_at:
             self.crashed = True
-            self.manager = LeaseManager(self.store, self.config.worker_id, self.config.lease_seconds)
             raise SimulatedCrash(step)
 
-    def _abandon(self, batch_id: str) -> None:
-        if not self.crashed:
-            super()._abandon(batch_id)
+    def finish(self) -> list[str]:
+        return [] if self.crashed else super().finish()
 
 
 def test_a_run_that_loses_a_lease_mid_way_publishes_nothing_and_moves_no_checkpoint(

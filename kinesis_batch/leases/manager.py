@@ -108,6 +108,15 @@ class LeaseManager:
 
     # -- holding ------------------------------------------------------------------------------
 
+    def adopt(self) -> list[str]:
+        """Hold again every lease this worker owns in the table (a run's step resumed in another
+        process, e.g. the next Airflow task). Returns their keys."""
+        mine = [lease for lease in self.store.list_leases() if lease.lease_owner == self.worker_id]
+        with self._lock:
+            for lease in mine:
+                self._held[lease.lease_key] = lease
+        return sorted(lease.lease_key for lease in mine)
+
     def held(self) -> dict[str, Lease]:
         with self._lock:
             return dict(self._held)

@@ -31,6 +31,7 @@ from kinesis_batch.checkpoints.model import Checkpoint
 from kinesis_batch.errors import IllegalArgumentError, InvalidStateError
 
 COMMIT_RECORD = "_commit.json"
+MANIFEST = "_plan.json"
 
 
 @dataclass(frozen=True)
@@ -112,6 +113,37 @@ class BatchOutput:
         temporary.write_text(record.to_json())
         temporary.replace(staging / COMMIT_RECORD)
 
+    def write_manifest(self, batch_id: str, body: dict[str, Any]) -> None:
+        """The run's plan, for steps that run in other processes (Airflow tasks)."""
+        staging = self.staging(batch_id)
+        staging.mkdir(parents=True, exist_ok=True)
+        temporary = staging / f"_plan.{uuid.uuid4().hex}.tmp"
+        temporary.write_text(json.dumps(body, indent=1, sort_keys=True))
+        temporary.replace(staging / MANIFEST)
+
+    def read_manifest(self, batch_id: str) -> dict[str, Any] | None:
+        """The run's plan, from its staging or (once published) from the batch."""
+        for folder in (self.staging(batch_id), self.published(batch_id)):
+            try:
+                body: dict[str, Any] = json.loads((folder / MANIFEST).read_text())
+                return body
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+        return None
+
+    def clear_staged_rows(self, batch_id: str) -> None:
+        """Forget what an earlier attempt of the read step wrote (rows and results), keep the plan."""
+        staging = self.staging(batch_id)
+        if not staging.exists():
+            return
+        for path in staging.iterdir():
+            if path.name == MANIFEST:
+                continue
+            if path.is_dir():
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+
     def publish(self, batch_id: str) -> bool:
         """Make the staged batch visible. True if this call published it, False if it already was.
 
@@ -138,6 +170,8 @@ class BatchOutput:
     def discard(self, batch_id: str) -> bool:
         """Remove an unpublished batch's staging. True if this call removed it."""
         staging = self.staging(batch_id)
+        if not staging.exists():
+            return False
         graveyard = self.root / "_discarded"
         graveyard.mkdir(parents=True, exist_ok=True)
         target = graveyard / f"{_safe(batch_id)}-{uuid.uuid4().hex[:8]}"
@@ -153,7 +187,7 @@ class BatchOutput:
         path = self.published(batch_id) / COMMIT_RECORD
         try:
             return CommitRecord.from_json(path.read_text())
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             return None
 
     def published_batches(self) -> list[str]:

@@ -1,0 +1,28 @@
+"""Clients from an Airflow AWS connection: the provider's AwsBaseHook gives the session, and the
+connection's extras give endpoints (``endpoint_url``, or ``service_config.<service>.endpoint_url``
+for a local Kinesis and DynamoDB on different ports)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from airflow.providers.amazon.aws.hooks.base_aws import AwsBaseHook
+
+from kinesis_batch.aws import dynamodb_client, kinesis_client
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_kinesis import KinesisClient
+
+
+class KinesisBatchHook(AwsBaseHook):
+    """Thin: clients are still built by kinesis_batch.aws, from this connection's session."""
+
+    def __init__(self, aws_conn_id: str | None = "aws_default") -> None:
+        super().__init__(aws_conn_id=aws_conn_id, client_type="kinesis")
+
+    def kinesis(self) -> KinesisClient:
+        return kinesis_client(self.get_session(), endpoint_url=self.conn_config.get_service_endpoint_url("kinesis"))
+
+    def dynamodb(self) -> DynamoDBClient:
+        return dynamodb_client(self.get_session(), endpoint_url=self.conn_config.get_service_endpoint_url("dynamodb"))

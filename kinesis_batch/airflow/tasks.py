@@ -1,0 +1,79 @@
+"""What the DAGs' tasks do, on the same library calls as the command line.
+
+A DAG run is one catch-up run: its steps (start, read, publish, commit, finish) run as separate
+tasks, possibly in separate processes, and find each other's state through the lease table and
+the batch's staging. The worker id and the batch id derive from the DAG run, so a retried task
+resumes the same run; the lease duration covers the whole DAG run.
+
+Errors: argument and state errors fail the task without retries (AirflowFailException);
+throttling and unreachable endpoints raise as they are, so the task's retries apply.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any
+
+from airflow.sdk.exceptions import AirflowFailException
+
+from kinesis_batch.airflow.hook import KinesisBatchHook
+from kinesis_batch.config import RunConfig, parse_initial_position
+from kinesis_batch.errors import IllegalArgumentError, InvalidStateError, LeaseError
+from kinesis_batch.run import CatchUpRun
+
+#: A DAG run's leases must outlive the gaps between its tasks (no renewer runs between them).
+DAG_LEASE_SECONDS = 3600.0
+
+
+def run_ids(dag_id: str, run_id: str) -> tuple[str, str]:
+    """(worker id, batch id) for a DAG run: stable across task retries, unique per run."""
+    digest = hashlib.sha256(f"{dag_id}/{run_id}".encode()).hexdigest()[:10]
+    stamp = re.sub(r"[^0-9T]", "", run_id.split("__")[-1])[:15] or "run"
+    return f"airflow-{dag_id}-{digest}", f"{dag_id}-{stamp}-{digest}"
+
+
+def catch_up_run(params: dict[str, Any], *, dag_id: str, run_id: str, until: datetime | None) -> CatchUpRun:
+    """The run for this DAG run, from its params (stream, output, table, spark_master, aws_conn_id)."""
+    from kinesis_batch.spark.job import default_spark
+
+    worker_id, batch_id = run_ids(dag_id, run_id)
+    with failing_fast():
+        config = RunConfig(
+            stream=params["stream"],
+            output=params["output"],
+            table=params.get("table") or "",
+            initial_position=parse_initial_position(params.get("initial_position") or "trim_horizon"),
+            until=until,
+            lease_seconds=float(params.get("lease_seconds") or DAG_LEASE_SECONDS),
+            worker_id=worker_id,
+            spark_master=params.get("spark_master") or "local[*]",
+            allow_gaps=bool(params.get("allow_gaps")),
+        )
+    hook = KinesisBatchHook(params.get("aws_conn_id") or "aws_default")
+    return CatchUpRun(
+        config,
+        kinesis=hook.kinesis(),
+        dynamodb=hook.dynamodb(),
+        spark=default_spark(config.spark_master),
+        progress=print,
+        run_id=batch_id,
+    )
+
+
+@contextmanager
+def failing_fast() -> Iterator[None]:
+    """Bad arguments and bad state fail the task for good: a retry cannot fix them."""
+    try:
+        yield
+    except (IllegalArgumentError, InvalidStateError, LeaseError) as exc:
+        raise AirflowFailException(str(exc)) from exc
+
+
+def step(call: Callable[[], Any]) -> Any:
+    """Run one step of the catch-up run, failing fast on errors a retry cannot fix."""
+    with failing_fast():
+        return call()

@@ -1,0 +1,90 @@
+"""The hourly DAG end to end with dag.test(): real Airflow (SQLite), local Spark, local endpoints."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from kinesis_batch import LeaseStore
+from kinesis_batch.aws import dynamodb_client
+from kinesis_batch.config import default_table
+from tests.runs import assert_exactly_once, assert_per_key_order, diamond_stream, read_output
+from tests.streams import StreamFactory, put
+
+AHEAD = timedelta(minutes=1)
+
+
+def test_every_dag_loads_without_import_errors(dagbag: Any) -> None:
+    assert dagbag.import_errors == {}
+    assert "kinesis_catchup" in dagbag.dag_ids
+
+
+def test_catchup_dag_is_hourly_single_run_without_catchup_and_releases_as_teardown(dagbag: Any) -> None:
+    dag = dagbag.get_dag("kinesis_catchup")
+    assert dag.max_active_runs == 1 and dag.catchup is False
+    release = dag.get_task("release_leases")
+    assert release.is_teardown
+    assert {t.task_id for t in dag.tasks} >= {
+        "list_shards",
+        "acquire_leases",
+        "run_spark_job",
+        "publish",
+        "commit_checkpoints",
+        "release_leases",
+    }
+
+
+def test_two_dag_runs_read_every_record_once_the_second_only_new_data(
+    dagbag: Any, spark_session: Any, kinesis: Any, streams: StreamFactory, tmp_path: Path
+) -> None:
+    name = streams.create(shards=3)
+    sent = diamond_stream(kinesis, name, 100)
+    output = tmp_path / "out"
+    dag = dagbag.get_dag("kinesis_catchup")
+    conf = {"stream": name, "output": str(output)}
+
+    # The read bound is the data interval end. kinesalite stamps records of child shards up to a
+    # few hundred ms in the future, so each run's interval ends a minute ahead of the puts.
+    first = dag.test(logical_date=datetime.now(UTC) + AHEAD, run_conf=conf)
+    assert first.state == "success", [(ti.task_id, ti.state) for ti in first.get_task_instances()]
+    assert_exactly_once(read_output(output), sent)
+
+    more = put(kinesis, name, 50, start=len(sent))
+    second = dag.test(logical_date=datetime.now(UTC) + 2 * AHEAD, run_conf=conf)
+    assert second.state == "success", [(ti.task_id, ti.state) for ti in second.get_task_instances()]
+    rows = read_output(output)
+    assert_exactly_once(rows, sent + more)
+    assert_per_key_order(rows)
+    leases = LeaseStore(dynamodb_client(), default_table(name)).list_leases()
+    assert all(lease.lease_owner is None and lease.pending_batch_id is None for lease in leases)
+
+
+def test_a_failing_spark_step_still_releases_the_leases_and_the_next_run_recovers(
+    dagbag: Any, spark_session: Any, kinesis: Any, streams: StreamFactory, tmp_path: Path, monkeypatch: Any
+) -> None:
+    from kinesis_batch import InvalidStateError
+    from kinesis_batch.spark import job
+
+    name = streams.create(shards=2)
+    sent = put(kinesis, name, 200)
+    output = tmp_path / "out"
+    dag = dagbag.get_dag("kinesis_catchup")
+    conf = {"stream": name, "output": str(output)}
+
+    def spark_fails(*_: Any) -> None:
+        raise InvalidStateError("injected failure of the Spark job")
+
+    monkeypatch.setattr(job, "run_wave", spark_fails)
+    failed = dag.test(logical_date=datetime.now(UTC) + AHEAD, run_conf=conf)
+    states = {ti.task_id: ti.state for ti in failed.get_task_instances()}
+    assert failed.state == "failed"
+    assert states["run_spark_job"] == "failed" and states["release_leases"] == "success", states
+    leases = LeaseStore(dynamodb_client(), default_table(name)).list_leases()
+    assert leases and all(lease.lease_owner is None and lease.pending_batch_id is None for lease in leases)
+    assert read_output(output) == {}
+
+    monkeypatch.undo()
+    recovered = dag.test(logical_date=datetime.now(UTC) + 2 * AHEAD, run_conf=conf)
+    assert recovered.state == "success"
+    assert_exactly_once(read_output(output), sent)
