@@ -21,9 +21,14 @@ from typing import Any
 from airflow.sdk.exceptions import AirflowFailException
 
 from kinesis_batch.airflow.hook import KinesisBatchHook
-from kinesis_batch.config import RunConfig, parse_initial_position
+from kinesis_batch.backfill import backfill_table, seed, start_checkpoints
+from kinesis_batch.checkpoints.history import HistoryTable
+from kinesis_batch.config import RunConfig, default_table, parse_initial_position, parse_time
 from kinesis_batch.errors import IllegalArgumentError, InvalidStateError, LeaseError
+from kinesis_batch.leases.store import LeaseStore
 from kinesis_batch.run import CatchUpRun
+from kinesis_batch.shards.lineage import Lineage
+from kinesis_batch.shards.listing import list_shards
 
 #: A DAG run's leases must outlive the gaps between its tasks (no renewer runs between them).
 DAG_LEASE_SECONDS = 3600.0
@@ -36,7 +41,9 @@ def run_ids(dag_id: str, run_id: str) -> tuple[str, str]:
     return f"airflow-{dag_id}-{digest}", f"{dag_id}-{stamp}-{digest}"
 
 
-def catch_up_run(params: dict[str, Any], *, dag_id: str, run_id: str, until: datetime | None) -> CatchUpRun:
+def catch_up_run(
+    params: dict[str, Any], *, dag_id: str, run_id: str, until: datetime | None, table: str = ""
+) -> CatchUpRun:
     """The run for this DAG run, from its params (stream, output, table, spark_master, aws_conn_id)."""
     from kinesis_batch.spark.job import default_spark
 
@@ -45,7 +52,7 @@ def catch_up_run(params: dict[str, Any], *, dag_id: str, run_id: str, until: dat
         config = RunConfig(
             stream=params["stream"],
             output=params["output"],
-            table=params.get("table") or "",
+            table=table or params.get("table") or "",
             initial_position=parse_initial_position(params.get("initial_position") or "trim_horizon"),
             until=until,
             lease_seconds=float(params.get("lease_seconds") or DAG_LEASE_SECONDS),
@@ -77,3 +84,31 @@ def step(call: Callable[[], Any]) -> Any:
     """Run one step of the catch-up run, failing fast on errors a retry cannot fix."""
     with failing_fast():
         return call()
+
+
+def backfill_run(params: dict[str, Any], *, dag_id: str, run_id: str) -> CatchUpRun:
+    """The backfill's run: its own lease table unless it moves the main checkpoints; read up to
+    ``end`` (ISO 8601) or the tip."""
+    with failing_fast():
+        until = parse_time(params["end"], setting="end") if params.get("end") else None
+        main = params.get("table") or default_table(params["stream"])
+        table = main if params.get("move_main_checkpoints") else backfill_table(main, run_ids(dag_id, run_id)[1])
+    return catch_up_run(params, dag_id=dag_id, run_id=run_id, until=until, table=table)
+
+
+def seed_backfill(params: dict[str, Any], *, dag_id: str, run_id: str) -> dict[str, str]:
+    """Check the form's values and create the backfill's lease table at its start checkpoints.
+    Returns shard -> start checkpoint (empty when the backfill moves the main checkpoints)."""
+    run = backfill_run(params, dag_id=dag_id, run_id=run_id)
+    if params.get("move_main_checkpoints"):
+        return {}
+    with failing_fast():
+        lineage = Lineage.build(list_shards(run.kinesis, run.config.stream))
+        main = LeaseStore(run.store.client, params.get("table") or default_table(run.config.stream))
+        history = HistoryTable(main.client, main.table_name) if main.table_exists() else None
+        starts = start_checkpoints(
+            params.get("start") or "trim_horizon", lineage, params.get("shards") or lineage.order, history
+        )
+        run.checkpoints.create_checkpoint_store_if_not_exists()
+        seed(run.store, lineage, starts)
+    return {shard: str(checkpoint) for shard, checkpoint in starts.items()}
