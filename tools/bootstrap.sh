@@ -28,6 +28,12 @@ if ! command -v java >/dev/null || [[ $(java_major) -lt 17 ]]; then
   fi
 fi
 
+# docker-compose (Debian's 1.29, no engine needed) validates docker-compose.yml in the tests.
+if ! command -v docker-compose >/dev/null && [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+  say "installing docker-compose (to validate docker-compose.yml; no Docker engine is needed)"
+  apt-get update -qq && apt-get install -y -qq --no-install-recommends docker-compose >/dev/null
+fi
+
 command -v node >/dev/null && command -v npm >/dev/null \
   || die "Node.js and npm are needed for the local Kinesis emulators (Debian/Ubuntu: apt-get install nodejs npm)."
 
