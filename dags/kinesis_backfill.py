@@ -12,7 +12,8 @@ from typing import Any
 
 from airflow.sdk import Param, dag, get_current_context, task
 
-from kinesis_batch.airflow.tasks import backfill_run, seed_backfill, step
+from kinesis_batch.airflow.steps import run_steps
+from kinesis_batch.airflow.tasks import backfill_run, seed_backfill
 
 
 def _ids() -> dict[str, Any]:
@@ -53,33 +54,8 @@ def kinesis_backfill() -> None:
         seeded: dict[str, str] = seed_backfill(**_ids())
         return seeded
 
-    @task
-    def acquire_leases() -> list[str]:
-        _, plan, _ = step(_run().start)
-        return plan.shard_ids
-
-    @task
-    def run_spark_job() -> None:
-        step(_run().read)
-
-    @task
-    def publish() -> bool:
-        published: bool = step(_run().publish)
-        return published
-
-    @task
-    def commit_checkpoints() -> int:
-        moved: int = step(_run().commit)
-        return moved
-
-    @task
-    def release_leases() -> list[str]:
-        released: list[str] = step(_run().finish)
-        return released
-
-    acquired = acquire_leases()
-    release = release_leases().as_teardown(setups=acquired)
-    check_and_seed() >> acquired >> run_spark_job() >> publish() >> commit_checkpoints() >> release
+    first, _ = run_steps(_run)
+    check_and_seed() >> first
 
 
 kinesis_backfill()

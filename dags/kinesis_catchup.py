@@ -13,6 +13,7 @@ from typing import Any
 
 from airflow.sdk import Asset, Param, dag, get_current_context, task
 
+from kinesis_batch.airflow.steps import run_steps
 from kinesis_batch.airflow.tasks import catch_up_run, step
 
 DEFAULT_OUTPUT = "/tmp/kinesis-batch/output"
@@ -59,34 +60,8 @@ def kinesis_catchup() -> None:
             "pending_recovery": dict(plan.pending),
         }
 
-    @task
-    def acquire_leases() -> dict[str, Any]:
-        """Recover unfinished batches, plan, take the leases and mark them with this run's batch."""
-        recovered, plan, elsewhere = step(_run().start)
-        return {"recovered": recovered, "shards": plan.shard_ids, "leased_elsewhere": elsewhere}
-
-    @task
-    def run_spark_job() -> None:
-        step(_run().read)
-
-    @task(outlets=[Asset("kinesis_batch_output", uri=f"file://{DEFAULT_OUTPUT}")])
-    def publish() -> bool:
-        published: bool = step(_run().publish)
-        return published
-
-    @task
-    def commit_checkpoints() -> int:
-        moved: int = step(_run().commit)
-        return moved
-
-    @task
-    def release_leases() -> list[str]:
-        released: list[str] = step(_run().finish)
-        return released
-
-    acquired = acquire_leases()
-    release = release_leases().as_teardown(setups=acquired)
-    list_shards() >> acquired >> run_spark_job() >> publish() >> commit_checkpoints() >> release
+    first, _ = run_steps(_run, outlets=[Asset("kinesis_batch_output", uri=f"file://{DEFAULT_OUTPUT}")])
+    list_shards() >> first
 
 
 kinesis_catchup()

@@ -1,0 +1,48 @@
+"""The tasks both DAGs share: one task per step of a catch-up run, the release as a teardown."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from airflow.sdk import task
+
+from kinesis_batch.airflow.tasks import step
+from kinesis_batch.run import CatchUpRun
+
+
+def run_steps(make_run: Callable[[], CatchUpRun], *, outlets: Sequence[Any] = ()) -> tuple[Any, Any]:
+    """Add acquire_leases >> run_spark_job >> publish >> commit_checkpoints >> release_leases to
+    the DAG being defined; ``make_run`` builds the DAG run's CatchUpRun inside each task.
+    Returns (first task, teardown) so the caller can put its own tasks in front."""
+
+    @task
+    def acquire_leases() -> dict[str, Any]:
+        """Recover unfinished batches, plan, take the leases and mark them with this run's batch."""
+        recovered, plan, elsewhere = step(make_run().start)
+        return {"recovered": recovered, "shards": plan.shard_ids, "leased_elsewhere": elsewhere}
+
+    @task
+    def run_spark_job() -> None:
+        step(make_run().read)
+
+    @task(outlets=list(outlets))
+    def publish() -> bool:
+        published: bool = step(make_run().publish)
+        return published
+
+    @task
+    def commit_checkpoints() -> int:
+        moved: int = step(make_run().commit)
+        return moved
+
+    @task
+    def release_leases() -> list[str]:
+        released: list[str] = step(make_run().finish)
+        return released
+
+    acquired = acquire_leases()
+    # An XComArg stands for its task here, as in Airflow's own examples; the stub says operator.
+    release = release_leases().as_teardown(setups=acquired)  # type: ignore[arg-type]
+    acquired >> run_spark_job() >> publish() >> commit_checkpoints() >> release
+    return acquired, release
