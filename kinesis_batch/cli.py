@@ -224,9 +224,10 @@ def _report_json(report: Any) -> dict[str, Any]:
 
 
 def _status(args: argparse.Namespace) -> int:
+    from kinesis_batch.aws import dynamodb_client, kinesis_client
     from kinesis_batch.status import shard_status
 
-    rows = shard_status(validate_stream_name(args.stream), _table(args))
+    rows = shard_status(kinesis_client(), dynamodb_client(), validate_stream_name(args.stream), _table(args))
     if args.json:
         print(json.dumps(rows, indent=1))
         return 0
@@ -250,10 +251,11 @@ def _table(args: argparse.Namespace) -> str:
 
 
 def _history(args: argparse.Namespace) -> int:
+    from kinesis_batch.aws import dynamodb_client
     from kinesis_batch.status import history_rows
 
     validate_stream_name(args.stream)
-    rows = history_rows(_table(args), run_id=args.run)
+    rows = history_rows(dynamodb_client(), _table(args), run_id=args.run)
     if args.json:
         print(json.dumps(rows, indent=1))
         return 0

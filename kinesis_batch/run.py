@@ -196,7 +196,7 @@ class CatchUpRun:
         from kinesis_batch.spark.job import TaskSpec, read_results, run_wave
 
         plan = self._manifest()
-        held = set(self._adopt())
+        held = set(self.manager.adopt())
         staging = self.output.staging(self.run_id)
         self.output.clear_staged_rows(self.run_id)  # an earlier attempt of this step
         results_dir = staging / "_results"
@@ -262,7 +262,7 @@ class CatchUpRun:
         from kinesis_batch.spark.job import read_results
 
         plan = self._manifest()
-        self._adopt()
+        self.manager.adopt()
         batch_id = self.run_id
         results = read_results(self.output.staging(batch_id) / "_results")
         # In plan order, so parents come before their children in the record and the commits.
@@ -289,7 +289,7 @@ class CatchUpRun:
     def commit(self) -> int:
         """Move the checkpoints of the published batch, parents first; clear the marker of every
         held shard it does not cover. Returns how many checkpoints moved."""
-        self._adopt()
+        self.manager.adopt()
         batch_id = self.run_id
         record = self.output.commit_record(batch_id)
         commits = record.shards if record else ()
@@ -308,13 +308,10 @@ class CatchUpRun:
         cleared; every lease this run holds is released. Returns the keys released."""
         if not self.store.table_exists():
             return []  # the run failed before it created or leased anything
-        self._adopt()
+        self.manager.adopt()
         if self.output.commit_record(self.run_id) is None:
             self._abandon(self.run_id)
         return self.manager.release()
-
-    def _adopt(self) -> list[str]:
-        return self.manager.adopt()
 
     def _manifest(self) -> RunPlan:
         body = self.output.read_manifest(self.run_id)

@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kinesis_batch.aws import dynamodb_client, kinesis_client
 from kinesis_batch.checkpoints.history import HistoryTable
 from kinesis_batch.errors import LeaseTableNotFoundError
 from kinesis_batch.leases.store import LeaseStore
 from kinesis_batch.shards.lineage import Lineage
 from kinesis_batch.shards.listing import list_shards
 
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_kinesis import KinesisClient
 
-def shard_status(stream: str, table: str) -> list[dict[str, Any]]:
+
+def shard_status(kinesis: KinesisClient, dynamodb: DynamoDBClient, stream: str, table: str) -> list[dict[str, Any]]:
     """Every shard of ``stream`` in lineage order with its lease and checkpoint (if any)."""
-    lineage = Lineage.build(list_shards(kinesis_client(), stream))  # an unknown stream is said first
-    store = LeaseStore(dynamodb_client(), table)
+    lineage = Lineage.build(list_shards(kinesis, stream))  # an unknown stream is said first
+    store = LeaseStore(dynamodb, table)
     if not store.table_exists():
         raise LeaseTableNotFoundError(f"lease table {table!r} does not exist (has a run happened for {stream!r}?)")
     leases = {lease.lease_key: lease for lease in store.list_leases()}
@@ -39,8 +42,8 @@ def shard_status(stream: str, table: str) -> list[dict[str, Any]]:
     return rows
 
 
-def history_rows(table: str, *, run_id: str | None = None) -> list[dict[str, Any]]:
-    history = HistoryTable(dynamodb_client(), table)
+def history_rows(dynamodb: DynamoDBClient, table: str, *, run_id: str | None = None) -> list[dict[str, Any]]:
+    history = HistoryTable(dynamodb, table)
     if not history.exists():
         raise LeaseTableNotFoundError(f"checkpoint history table {history.table_name!r} does not exist")
     if run_id:

@@ -107,19 +107,11 @@ class BatchOutput:
 
     def write_commit_record(self, record: CommitRecord) -> None:
         """Write the record into the staging directory (atomically: temp file, then rename)."""
-        staging = self.staging(record.batch_id)
-        staging.mkdir(parents=True, exist_ok=True)
-        temporary = staging / f"_commit.{uuid.uuid4().hex}.tmp"
-        temporary.write_text(record.to_json())
-        temporary.replace(staging / COMMIT_RECORD)
+        write_atomically(self.staging(record.batch_id) / COMMIT_RECORD, record.to_json())
 
     def write_manifest(self, batch_id: str, body: dict[str, Any]) -> None:
         """The run's plan, for steps that run in other processes (Airflow tasks)."""
-        staging = self.staging(batch_id)
-        staging.mkdir(parents=True, exist_ok=True)
-        temporary = staging / f"_plan.{uuid.uuid4().hex}.tmp"
-        temporary.write_text(json.dumps(body, indent=1, sort_keys=True))
-        temporary.replace(staging / MANIFEST)
+        write_atomically(self.staging(batch_id) / MANIFEST, json.dumps(body, indent=1, sort_keys=True))
 
     def read_manifest(self, batch_id: str) -> dict[str, Any] | None:
         """The run's plan, from its staging or (once published) from the batch."""
@@ -194,6 +186,14 @@ class BatchOutput:
         if not self.root.exists():
             return []
         return sorted(p.name.split("=", 1)[1] for p in self.root.glob("batch_id=*") if p.is_dir())
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Readers see the old file or the whole new one: write a hidden temporary, then rename it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+    temporary.write_text(text)
+    temporary.replace(path)
 
 
 def _safe(batch_id: str) -> str:

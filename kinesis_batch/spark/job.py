@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from datetime import datetime
@@ -28,7 +27,7 @@ from kinesis_batch.aws import kinesis_client
 from kinesis_batch.checkpoints.model import Checkpoint
 from kinesis_batch.config import RunConfig
 from kinesis_batch.errors import InvalidStateError
-from kinesis_batch.output.batches import checkpoint_from_json, checkpoint_to_json
+from kinesis_batch.output.batches import checkpoint_from_json, checkpoint_to_json, write_atomically
 from kinesis_batch.shards.model import Shard
 from kinesis_batch.shards.positions import EndBound
 from kinesis_batch.shards.reader import ReadLimits, ReadResult, ShardReader
@@ -83,7 +82,6 @@ class TaskSpec:
         until: datetime | None,
         results_dir: Path,
     ) -> TaskSpec:
-        limits = config.read_limits
         return cls(
             stream=config.stream,
             shard_id=shard_id,
@@ -94,11 +92,7 @@ class TaskSpec:
             results_dir=str(results_dir),
             endpoint_url=kinesis.meta.endpoint_url,
             region=kinesis.meta.region_name,
-            limits={
-                "calls_per_second": limits.calls_per_second,
-                "bytes_per_second": limits.bytes_per_second,
-                "records_per_call": limits.records_per_call,
-            },
+            limits=asdict(config.read_limits),
         )
 
 
@@ -154,10 +148,7 @@ def _batch(columns: dict[str, list[Any]], depth: int) -> pa.RecordBatch:
 
 
 def _write_result(results_dir: Path, result: ReadResult) -> None:
-    results_dir.mkdir(parents=True, exist_ok=True)
-    temporary = results_dir / f".{result.shard_id}.{uuid.uuid4().hex}.tmp"
-    temporary.write_text(json.dumps(asdict(result)))
-    temporary.replace(results_dir / f"{result.shard_id}.json")
+    write_atomically(results_dir / f"{result.shard_id}.json", json.dumps(asdict(result)))
 
 
 def read_results(results_dir: Path) -> dict[str, ReadResult]:
