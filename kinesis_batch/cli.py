@@ -225,14 +225,21 @@ def _report_json(report: Any) -> dict[str, Any]:
 
 def _status(args: argparse.Namespace) -> int:
     from kinesis_batch.aws import dynamodb_client, kinesis_client
-    from kinesis_batch.status import shard_status
+    from kinesis_batch.status import stream_status
 
-    rows = shard_status(kinesis_client(), dynamodb_client(), validate_stream_name(args.stream), _table(args))
+    status = stream_status(kinesis_client(), dynamodb_client(), validate_stream_name(args.stream), _table(args))
+    rows = status["shards"]
     if args.json:
         print(json.dumps(rows, indent=1))
         return 0
+    summary = status["summary"]
+    print(
+        f"stream {status['stream']} (lease table {status['table']}, retention {status['retention_hours']} h): "
+        f"{summary['shards']} shards, {summary['open']} open, {summary['leased']} leased, "
+        f"lag {_duration(summary['max_lag_seconds'])}, retention risk {summary['worst_retention_risk']}"
+    )
     now = datetime.now(UTC).timestamp() * 1000
-    print(f"{'shard':<22} {'parents':<43} {'state':<6} {'checkpoint':<58} {'owner':<24} pending")
+    print(f"{'shard':<22} {'parents':<43} {'state':<6} {'checkpoint':<58} {'lag':>7} {'risk':<8} {'owner':<24} pending")
     for row in rows:
         owner = row["lease_owner"] or "-"
         if row["lease_owner"] and row["lease_expires_at_ms"] and row["lease_expires_at_ms"] < now:
@@ -240,8 +247,22 @@ def _status(args: argparse.Namespace) -> int:
         parents = ", ".join(row["parent_shard_ids"]) or "-"
         state = "closed" if row["closed"] else "open"
         checkpoint, pending = row["checkpoint"] or "-", row["pending_batch"] or "-"
-        print(f"{row['shard_id']:<22} {parents:<43} {state:<6} {checkpoint:<58} {owner:<24} {pending}")
+        lag, risk = _duration(row["lag_seconds"]), row["retention_risk"]
+        print(
+            f"{row['shard_id']:<22} {parents:<43} {state:<6} {checkpoint:<58} {lag:>7} {risk:<8} {owner:<24} {pending}"
+        )
     return 0
+
+
+def _duration(seconds: float) -> str:
+    """A lag for people: 0s, 42s, 17m, 5.2h, 3.1d."""
+    if seconds < 60:
+        return f"{seconds:.0f}s"
+    if seconds < 3600:
+        return f"{seconds / 60:.0f}m"
+    if seconds < 86400:
+        return f"{seconds / 3600:.1f}h"
+    return f"{seconds / 86400:.1f}d"
 
 
 def _table(args: argparse.Namespace) -> str:

@@ -31,6 +31,7 @@ from kinesis_batch.leases.store import LeaseStore
 from kinesis_batch.output.batches import BatchOutput, CommitRecord, ShardCommit
 from kinesis_batch.planning import RunPlan, plan_from_json, plan_run, plan_to_json, shard_commit
 from kinesis_batch.recovery import recover_pending
+from kinesis_batch.shards.lag import RetentionRisk
 from kinesis_batch.shards.lineage import Lineage
 from kinesis_batch.shards.listing import list_shards, retention_hours
 
@@ -249,8 +250,7 @@ class CatchUpRun:
 
     def _warn_about_retention(self, shard_id: str, backlog_millis: int | None) -> None:
         """Warn when a backlog's age comes close to the retention period (it will be trimmed)."""
-        retention_ms = self.retention_hours * 3_600_000
-        if backlog_millis and backlog_millis > retention_ms / 2:
+        if backlog_millis and RetentionRisk.judge(backlog_millis / 1000, self.retention_hours) is not RetentionRisk.OK:
             self.progress(
                 f"WARNING: {shard_id}'s backlog was {backlog_millis / 3_600_000:.1f} h old when read, "
                 f"retention is {self.retention_hours} h: run more often or raise the retention"

@@ -1,45 +1,120 @@
-"""What the status views show (CLI, later the UI): one JSON-able row per shard, and history."""
+"""What the status views show (the CLI and the Airflow UI page): JSON-able rows per shard, and history."""
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from kinesis_batch.checkpoints.history import HistoryTable
+from kinesis_batch.checkpoints.model import Checkpoint
 from kinesis_batch.errors import LeaseTableNotFoundError
 from kinesis_batch.leases.store import LeaseStore
+from kinesis_batch.shards.lag import RetentionRisk, ShardLag, shard_lag
 from kinesis_batch.shards.lineage import Lineage
-from kinesis_batch.shards.listing import list_shards
+from kinesis_batch.shards.listing import list_shards, retention_hours
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_kinesis import KinesisClient
 
+# Lag probes are a few GetRecords calls per shard; run them side by side, not one after another.
+LAG_PROBES_AT_ONCE = 16
 
-def shard_status(kinesis: KinesisClient, dynamodb: DynamoDBClient, stream: str, table: str) -> list[dict[str, Any]]:
-    """Every shard of ``stream`` in lineage order with its lease and checkpoint (if any)."""
+
+def stream_status(
+    kinesis: KinesisClient, dynamodb: DynamoDBClient, stream: str, table: str, *, now: datetime | None = None
+) -> dict[str, Any]:
+    """The stream's consumer at a glance: retention, the per-shard rows (with lag) and a summary."""
+    now = now or datetime.now(UTC)
+    hours = retention_hours(kinesis, stream)
+    rows = shard_status(kinesis, dynamodb, stream, table, now=now, lag=True, retention=hours)
+    unfinished = [row for row in rows if row["checkpoint"] != "SHARD_END"]
+    return {
+        "stream": stream,
+        "table": table,
+        "measured_at": now.isoformat(),
+        "retention_hours": hours,
+        "summary": {
+            "shards": len(rows),
+            "open": sum(1 for row in rows if not row["closed"]),
+            "leased": sum(1 for row in rows if _lease_live(row, now)),
+            "pending_batches": sorted({row["pending_batch"] for row in rows if row["pending_batch"]}),
+            "max_lag_seconds": max((row["lag_seconds"] or 0.0 for row in unfinished), default=0.0),
+            "worst_retention_risk": _worst([row["retention_risk"] for row in rows]),
+        },
+        "shards": rows,
+    }
+
+
+def shard_status(
+    kinesis: KinesisClient,
+    dynamodb: DynamoDBClient,
+    stream: str,
+    table: str,
+    *,
+    now: datetime | None = None,
+    lag: bool = False,
+    retention: int | None = None,
+) -> list[dict[str, Any]]:
+    """Every shard of ``stream`` in lineage order with its lease and checkpoint (if any), and with
+    ``lag`` its lag behind the checkpoint (a shard without a lease yet counts from TRIM_HORIZON,
+    where the next run starts it) and retention risk. Read-only."""
+    now = now or datetime.now(UTC)
     lineage = Lineage.build(list_shards(kinesis, stream))  # an unknown stream is said first
     store = LeaseStore(dynamodb, table)
     if not store.table_exists():
         raise LeaseTableNotFoundError(f"lease table {table!r} does not exist (has a run happened for {stream!r}?)")
     leases = {lease.lease_key: lease for lease in store.list_leases()}
+    lags: dict[str, ShardLag] = {}
+    if lag:
+        hours = retention if retention is not None else retention_hours(kinesis, stream)
+        checkpoints = {
+            shard_id: leases[shard_id].checkpoint if shard_id in leases else Checkpoint.trim_horizon()
+            for shard_id in lineage.order
+        }
+        with ThreadPoolExecutor(LAG_PROBES_AT_ONCE) as pool:
+            measured = pool.map(
+                lambda shard_id: shard_lag(kinesis, stream, lineage.shards[shard_id], checkpoints[shard_id], now),
+                lineage.order,
+            )
+            lags = {measured_lag.shard_id: measured_lag for measured_lag in measured}
     rows = []
     for shard_id in lineage.order:
         shard, lease = lineage.shards[shard_id], leases.get(shard_id)
-        rows.append(
-            {
-                "shard_id": shard_id,
-                "parent_shard_ids": list(shard.parent_ids),
-                "children": list(lineage.children[shard_id]),
-                "lineage_depth": lineage.depth(shard_id),
-                "closed": shard.closed,
-                "checkpoint": str(lease.checkpoint) if lease else None,
-                "lease_owner": lease.lease_owner if lease else None,
-                "lease_expires_at_ms": lease.expires_at_ms if lease else None,
-                "pending_batch": lease.pending_batch_id if lease else None,
-                "last_run": lease.last_run_id if lease else None,
+        row: dict[str, Any] = {
+            "shard_id": shard_id,
+            "parent_shard_ids": list(shard.parent_ids),
+            "children": list(lineage.children[shard_id]),
+            "lineage_depth": lineage.depth(shard_id),
+            "closed": shard.closed,
+            "checkpoint": str(lease.checkpoint) if lease else None,
+            "lease_owner": lease.lease_owner if lease else None,
+            "lease_expires_at_ms": lease.expires_at_ms if lease else None,
+            "pending_batch": lease.pending_batch_id if lease else None,
+            "last_run": lease.last_run_id if lease else None,
+        }
+        probe = lags.get(shard_id)
+        if probe is not None:
+            oldest = probe.oldest_unread_at
+            row |= {
+                "lag_seconds": probe.lag_seconds,
+                "oldest_unread_at": oldest.isoformat() if oldest else None,
+                "millis_behind_latest": probe.millis_behind_latest,
+                "retention_risk": probe.risk(hours).value,
             }
-        )
+        rows.append(row)
     return rows
+
+
+def _lease_live(row: dict[str, Any], now: datetime) -> bool:
+    expires = row["lease_expires_at_ms"]
+    return bool(row["lease_owner"]) and expires is not None and expires > now.timestamp() * 1000
+
+
+def _worst(risks: list[str]) -> str:
+    order = [risk.value for risk in RetentionRisk]
+    return max(risks, key=order.index, default=RetentionRisk.OK.value)
 
 
 def history_rows(dynamodb: DynamoDBClient, table: str, *, run_id: str | None = None) -> list[dict[str, Any]]:

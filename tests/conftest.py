@@ -1,4 +1,6 @@
-"""Session fixtures: real local endpoints as separate processes, reset between tests.
+"""Session fixtures: real local endpoints as separate processes, reset between tests; Airflow
+(a SQLite metadata DB in a temporary AIRFLOW_HOME, the repo's dags/ folder, and the aws_default
+connection pointing at the local stack) for the tests that ask for it.
 
 One moto_server (DynamoDB), one kinesalite and one kinesis-local per test session, each on a
 free loopback port in its own process group. boto3 finds them through the standard AWS
@@ -8,7 +10,11 @@ Between tests: moto is reset through its API and each test's streams are deleted
 
 from __future__ import annotations
 
+import json
 import os
+import secrets
+import subprocess
+import sys
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +26,7 @@ from kinesis_batch.devstack import STATIC_ENV, LocalStack, local_stack
 from tests.streams import StreamFactory
 
 EMULATORS = ("kinesalite", "kinesis-local")
+DAGS = Path(__file__).resolve().parents[1] / "dags"
 
 
 @pytest.fixture(scope="session")
@@ -94,3 +101,35 @@ def spark_session(stack: LocalStack):  # type: ignore[no-untyped-def]
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def airflow_home(tmp_path_factory: pytest.TempPathFactory, stack: LocalStack) -> Iterator[Path]:
+    home = tmp_path_factory.mktemp("airflow-home")
+    settings = {
+        "AIRFLOW_HOME": str(home),
+        "AIRFLOW__CORE__DAGS_FOLDER": str(DAGS),
+        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+        "AIRFLOW__API_AUTH__JWT_SECRET": secrets.token_hex(32),
+        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home}/airflow.db",
+        "AIRFLOW_CONN_AWS_DEFAULT": json.dumps(
+            {
+                "conn_type": "aws",
+                "login": STATIC_ENV["AWS_ACCESS_KEY_ID"],
+                "password": STATIC_ENV["AWS_SECRET_ACCESS_KEY"],
+                "extra": {
+                    "region_name": STATIC_ENV["AWS_DEFAULT_REGION"],
+                    "service_config": {
+                        "kinesis": {"endpoint_url": stack.kinesis["kinesalite"].url},
+                        "dynamodb": {"endpoint_url": stack.dynamodb.url},
+                    },
+                },
+            }
+        ),
+    }
+    os.environ.update(settings)  # before airflow is imported: it reads its settings once
+    migrate = subprocess.run(
+        [str(Path(sys.executable).with_name("airflow")), "db", "migrate"], capture_output=True, text=True, timeout=300
+    )
+    assert migrate.returncode == 0, migrate.stderr[-2000:]
+    yield home

@@ -76,9 +76,18 @@ def test_status_json_lists_every_shard_with_lineage_checkpoint_and_lease(
         else:
             assert row["checkpoint"].isdigit(), row
 
+    assert all(row["lag_seconds"] == 0 and row["oldest_unread_at"] is None for row in rows)  # caught up
+    assert {row["retention_risk"] for row in rows} == {"ok"}
+
     table = cli("status", "--stream", name)
     assert table.returncode == 0 and "SHARD_END" in table.stdout
+    assert "retention 24 h" in table.stdout and "lag 0s" in table.stdout
 
     history = cli("history", "--stream", name, "--json")
     assert history.returncode == 0, history.stderr
     assert {h["shard_id"] for h in json.loads(history.stdout)} == {s.shard_id for s in shards}
+
+    put(kinesis, name, 30, start=10_000)
+    behind = json.loads(cli("status", "--stream", name, "--json").stdout)
+    unread = [row for row in behind if row["oldest_unread_at"]]
+    assert unread and all(not row["closed"] for row in unread)  # new records land in open shards only

@@ -34,6 +34,12 @@ if ! command -v docker-compose >/dev/null && [[ $(id -u) == 0 ]] && command -v a
   apt-get update -qq && apt-get install -y -qq --no-install-recommends docker-compose >/dev/null
 fi
 
+# Chromium (Debian's) for the UI test, driven by Playwright with the system browser.
+if ! command -v chromium >/dev/null && [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+  say "installing chromium (the headless browser of the Airflow UI test)"
+  apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium >/dev/null
+fi
+
 command -v node >/dev/null && command -v npm >/dev/null \
   || die "Node.js and npm are needed for the local Kinesis emulators (Debian/Ubuntu: apt-get install nodejs npm)."
 

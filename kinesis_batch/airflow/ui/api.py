@@ -1,0 +1,107 @@
+"""The plugin's FastAPI app: the consumer page and the JSON behind it, read-only.
+
+Airflow mounts plugin apps without its own authentication, so every route here depends on
+an authenticated Airflow user allowed to read DAGs (a Bearer token, or the UI's ``_token``
+cookie); anonymous requests get 401. Clients come from the Airflow AWS connection named by
+``[kinesis_batch] aws_conn_id`` (default ``aws_default``), the same as the DAGs use.
+
+Routes (under the plugin's ``/kinesis-batch`` prefix):
+- ``GET /``                               the page (Airflow shows it in its navigation)
+- ``GET /api/streams``                    streams, each with its default lease table and whether it exists
+- ``GET /api/streams/{stream}``           lineage, leases, checkpoints, pending batches, lag, retention risk
+- ``GET /api/streams/{stream}/history``   checkpoint history (``?run=RUN_ID`` for one run)
+``?table=`` names a lease table other than the default ``kinesis-batch-STREAM``.
+"""
+
+from __future__ import annotations
+
+from importlib.resources import files
+from typing import TYPE_CHECKING, Any
+
+from airflow.api_fastapi.core_api.security import requires_access_dag
+from airflow.configuration import conf
+from botocore.exceptions import BotoCoreError, ClientError
+from fastapi import Depends, FastAPI, Request
+from fastapi.responses import HTMLResponse, JSONResponse
+
+from kinesis_batch.config import default_table, validate_stream_name, validate_table_name
+from kinesis_batch.errors import (
+    IllegalArgumentError,
+    InvalidStateError,
+    KinesisBatchError,
+    LeaseTableNotFoundError,
+    RetryableError,
+    StreamNotFoundError,
+    from_botocore,
+)
+from kinesis_batch.status import history_rows, stream_status
+
+if TYPE_CHECKING:
+    from kinesis_batch.airflow.hook import KinesisBatchHook
+
+# What each error means to an HTTP caller; the most specific class first.
+_STATUS_OF_ERROR: tuple[tuple[type[KinesisBatchError], int], ...] = (
+    (StreamNotFoundError, 404),
+    (LeaseTableNotFoundError, 404),
+    (IllegalArgumentError, 400),
+    (InvalidStateError, 409),
+    (RetryableError, 503),
+)
+
+
+def _hook() -> KinesisBatchHook:
+    from kinesis_batch.airflow.hook import KinesisBatchHook
+
+    return KinesisBatchHook(aws_conn_id=conf.get("kinesis_batch", "aws_conn_id", fallback="aws_default"))
+
+
+def create_app() -> FastAPI:
+    app = FastAPI(
+        title="kinesis-batch",
+        description="Kinesis consumers run by kinesis-batch: lineage, leases, checkpoints, lag, history.",
+        dependencies=[Depends(requires_access_dag("GET"))],
+    )
+
+    @app.exception_handler(KinesisBatchError)
+    async def _error(_request: Request, exc: KinesisBatchError) -> JSONResponse:
+        status = next((code for kind, code in _STATUS_OF_ERROR if isinstance(exc, kind)), 500)
+        return JSONResponse({"detail": str(exc), "error": type(exc).__name__}, status_code=status)
+
+    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
+    def page() -> str:
+        return files("kinesis_batch.airflow.ui").joinpath("page.html").read_text(encoding="utf-8")
+
+    @app.get("/api/streams")
+    def streams() -> list[dict[str, Any]]:
+        hook = _hook()
+        names = _paginate(hook.kinesis(), "list_streams", "StreamNames")
+        tables = set(_paginate(hook.dynamodb(), "list_tables", "TableNames"))
+        return [
+            {"stream": name, "table": default_table(name), "consumer": default_table(name) in tables}
+            for name in sorted(names)
+        ]
+
+    @app.get("/api/streams/{stream}")
+    def stream(stream: str, table: str | None = None) -> dict[str, Any]:
+        hook = _hook()
+        return stream_status(hook.kinesis(), hook.dynamodb(), validate_stream_name(stream), _table(stream, table))
+
+    @app.get("/api/streams/{stream}/history")
+    def history(stream: str, table: str | None = None, run: str | None = None) -> list[dict[str, Any]]:
+        return history_rows(_hook().dynamodb(), _table(validate_stream_name(stream), table), run_id=run or None)
+
+    return app
+
+
+def _table(stream: str, table: str | None) -> str:
+    return validate_table_name(table or default_table(stream))
+
+
+def _paginate(client: Any, operation: str, key: str) -> list[str]:
+    names: list[str] = []
+    try:
+        for page in client.get_paginator(operation).paginate():
+            names.extend(page[key])
+    except (BotoCoreError, ClientError) as exc:
+        raise from_botocore(exc, operation=operation) from exc
+    return names

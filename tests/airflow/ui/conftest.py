@@ -1,0 +1,30 @@
+"""A stream for the UI tests to look at, caught in the middle of a run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kinesis_batch.config import RunConfig
+from kinesis_batch.run import CatchUpRun
+from tests.runs import diamond_stream
+from tests.streams import StreamFactory, put
+
+
+@pytest.fixture
+def stream_mid_run(kinesis: Any, dynamodb: Any, streams: StreamFactory, tmp_path: Path, spark_session: Any) -> str:
+    """A diamond-history stream: run "one" committed everything, then new records arrived and
+    run "two" took the leases and marked them with its batch (it is reading now)."""
+    name = streams.create(shards=3)
+    diamond_stream(kinesis, name, 20)
+
+    def run(worker: str, run_id: str) -> CatchUpRun:
+        config = RunConfig(name, output=str(tmp_path), worker_id=worker, lease_seconds=600)
+        return CatchUpRun(config, kinesis=kinesis, dynamodb=dynamodb, spark=lambda: spark_session, run_id=run_id)
+
+    run("worker-one", "run-one").run()
+    put(kinesis, name, 40, start=1000)
+    run("worker-two", "run-two").start()
+    return name

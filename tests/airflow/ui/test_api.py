@@ -1,0 +1,96 @@
+"""The plugin's JSON endpoints inside Airflow's own API app: anonymous requests are refused,
+an authenticated user reads the lineage, leases, pending batch, lag and history of a stream
+that one run committed and a second run holds mid-way."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.streams import StreamFactory
+
+PAGE = "/kinesis-batch/"
+API = "/kinesis-batch/api"
+
+
+@pytest.fixture(scope="module")
+def client(airflow_home: Path) -> Iterator[Any]:
+    from airflow.api_fastapi.app import create_app
+    from fastapi.testclient import TestClient
+
+    with TestClient(create_app(apps="core")) as test_client:
+        yield test_client
+
+
+@pytest.fixture(scope="module")
+def token(client: Any) -> str:
+    from airflow.api_fastapi.app import get_auth_manager
+    from airflow.api_fastapi.auth.managers.simple.user import SimpleAuthManagerUser
+
+    return str(get_auth_manager().generate_jwt(SimpleAuthManagerUser(username="admin", role="admin")))
+
+
+@pytest.mark.parametrize("path", [PAGE, f"{API}/streams", f"{API}/streams/any", f"{API}/streams/any/history"])
+def test_anonymous_requests_are_refused(client: Any, path: str) -> None:
+    response = client.get(path)
+    assert response.status_code == 401, response.text
+
+
+def test_a_forged_token_is_refused(client: Any) -> None:
+    response = client.get(f"{API}/streams", headers={"Authorization": "Bearer not-a-jwt"})
+    assert response.status_code in (401, 403)
+
+
+def test_the_page_is_served_to_a_signed_in_user_by_cookie(client: Any, token: str) -> None:
+    # The Airflow UI shows the page in an iframe: the browser sends the UI's _token cookie.
+    client.cookies.set("_token", token)
+    try:
+        response = client.get(PAGE)
+    finally:
+        client.cookies.clear()
+    assert response.status_code == 200
+    assert "Kinesis consumers" in response.text and "api/streams" in response.text
+
+
+def test_a_stream_mid_run_shows_lineage_leases_pending_batch_and_lag(
+    client: Any, token: str, stream_mid_run: str
+) -> None:
+    auth = {"Authorization": f"Bearer {token}"}
+    listed = client.get(f"{API}/streams", headers=auth).json()
+    assert {"stream": stream_mid_run, "table": f"kinesis-batch-{stream_mid_run}", "consumer": True} in listed
+
+    status = client.get(f"{API}/streams/{stream_mid_run}", headers=auth).json()
+    shards = {row["shard_id"]: row for row in status["shards"]}
+    assert len(shards) == 7 and status["retention_hours"] == 24
+    for row in shards.values():
+        for parent in row["parent_shard_ids"]:
+            assert row["shard_id"] in shards[parent]["children"]
+    closed = [row for row in shards.values() if row["closed"]]
+    open_ = [row for row in shards.values() if not row["closed"]]
+    assert len(closed) == 5 and all(row["checkpoint"] == "SHARD_END" for row in closed)
+    # Run two holds every open shard, its batch marked pending; the new records are unread.
+    assert {(row["lease_owner"], row["pending_batch"]) for row in open_} == {("worker-two", "run-two")}
+    assert status["summary"]["leased"] == 2 and status["summary"]["pending_batches"] == ["run-two"]
+    assert any(row["oldest_unread_at"] for row in open_)
+    assert {row["retention_risk"] for row in shards.values()} == {"ok"}
+
+    history = client.get(f"{API}/streams/{stream_mid_run}/history", headers=auth).json()
+    assert {entry["shard_id"] for entry in history} == set(shards)
+    assert {entry["run_id"] for entry in history} == {"run-one"}
+    assert client.get(f"{API}/streams/{stream_mid_run}/history?run=run-two", headers=auth).json() == []
+
+
+def test_mistakes_get_a_clear_status_and_message(client: Any, token: str, streams: StreamFactory) -> None:
+    auth = {"Authorization": f"Bearer {token}"}
+    unknown = client.get(f"{API}/streams/no-such-stream", headers=auth)
+    assert unknown.status_code == 404 and "no-such-stream" in unknown.json()["detail"]
+    bad_name = client.get(f"{API}/streams/bad name!", headers=auth)
+    assert bad_name.status_code == 400 and bad_name.json()["error"] == "IllegalArgumentError"
+    never_run = streams.create(shards=1)
+    no_table = client.get(f"{API}/streams/{never_run}", headers=auth)
+    assert no_table.status_code == 404 and "lease table" in no_table.json()["detail"]
+    listed = {entry["stream"]: entry["consumer"] for entry in client.get(f"{API}/streams", headers=auth).json()}
+    assert listed[never_run] is False

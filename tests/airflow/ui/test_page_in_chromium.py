@@ -1,0 +1,150 @@
+"""The page as a user sees it: a real `airflow api-server` process, Debian's Chromium driven by
+Playwright, the "Kinesis consumers" entry of Airflow's navigation showing the page in its frame.
+A screenshot lands in test-artifacts/ (the README's picture comes from it)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kinesis_batch.devstack import LOOPBACK, free_port
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",  # this machine's closed network refuses Chromium's own calls
+    "--disable-component-update",
+    "--disable-sync",
+]
+PASSWORD = "kinesis-batch-ui-test"
+
+pytestmark = pytest.mark.skipif(
+    not Path(CHROMIUM).exists(),
+    reason="Debian's chromium is needed (tools/bootstrap.sh installs it as root: apt-get install chromium)",
+)
+
+
+@pytest.fixture(scope="module")
+def api_server(airflow_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """`airflow api-server` on a free loopback port, one admin user; stopped by its process group."""
+    passwords = tmp_path_factory.mktemp("auth") / "passwords.json"
+    passwords.write_text(json.dumps({"admin": PASSWORD}))
+    port = free_port()
+    log = (airflow_home / "api-server.log").open("wb")
+    env = {
+        **os.environ,
+        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": "admin:admin",
+        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(passwords),
+    }
+    airflow = str(Path(sys.executable).with_name("airflow"))
+    server = subprocess.Popen(
+        [airflow, "api-server", "--host", LOOPBACK, "--port", str(port), "--workers", "1", "--apps", "core"],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    url = f"http://{LOOPBACK}:{port}"
+    try:
+        _wait_healthy(url, server, airflow_home / "api-server.log")
+        yield url
+    finally:
+        _stop(server)
+        log.close()
+
+
+def _wait_healthy(url: str, server: subprocess.Popen[bytes], log: Path, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            pytest.fail(f"airflow api-server exited {server.returncode}:\n{log.read_text()[-3000:]}")
+        try:
+            with urllib.request.urlopen(f"{url}/api/v2/monitor/health", timeout=2):
+                return
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            time.sleep(0.5)
+    pytest.fail(f"airflow api-server not healthy after {timeout} s:\n{log.read_text()[-3000:]}")
+
+
+def _stop(server: subprocess.Popen[bytes]) -> None:
+    for sig, grace in ((signal.SIGTERM, 15), (signal.SIGKILL, 5)):
+        try:
+            os.killpg(server.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            server.wait(grace)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _sign_in(url: str) -> str:
+    """The token Airflow's login gives this user (the UI keeps it in the _token cookie)."""
+    request = urllib.request.Request(
+        f"{url}/auth/token",
+        data=json.dumps({"username": "admin", "password": PASSWORD}).encode(),
+        headers={"Content-Type": "application/json"},
+        method="POST",
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return str(json.load(response)["access_token"])
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+        yield launched
+        launched.close()
+
+
+def test_the_consumer_page_renders_inside_airflow_for_a_signed_in_user(
+    api_server: str, browser: Any, stream_mid_run: str, artifacts_dir: Path
+) -> None:
+    context = browser.new_context(viewport={"width": 1600, "height": 1000})
+    context.add_cookies([{"name": "_token", "value": _sign_in(api_server), "url": api_server}])
+    page = context.new_page()
+    page.goto(f"{api_server}/plugin/kinesis-batch?stream={stream_mid_run}")
+    frame = page.frame_locator("iframe")
+    rows = frame.locator("#shards tr[data-shard]")
+    rows.first.wait_for(timeout=60_000)
+
+    assert rows.count() == 7
+    assert frame.locator("#error").inner_text() == ""
+    assert frame.locator("#stream").input_value() == stream_mid_run
+    text = frame.locator("#shards").inner_text()
+    assert "worker-two" in text and "run-two" in text and "SHARD_END" in text
+    assert frame.locator("#history tbody tr").count() == 7  # run one committed every shard once
+    # The entry in Airflow's own navigation leads to the same page.
+    page.goto(api_server)
+    page.get_by_role("link", name="Kinesis consumers").click()
+    page.frame_locator("iframe").locator("#shards tr[data-shard]").first.wait_for(timeout=60_000)
+    page.screenshot(path=str(artifacts_dir / "airflow-ui-kinesis-consumers.png"), full_page=True)
+    context.close()
+
+
+def test_an_anonymous_browser_gets_401_from_the_page_and_the_api(api_server: str, browser: Any) -> None:
+    context = browser.new_context()
+    page = context.new_page()
+    for path in ("/kinesis-batch/", "/kinesis-batch/api/streams"):
+        response = page.goto(f"{api_server}{path}")
+        assert response is not None and response.status == 401, path
+    context.close()
