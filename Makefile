@@ -3,7 +3,7 @@
 
 demo:
 	@tools/bootstrap.sh
-	.venv/bin/python -m kinesis_batch.demo
+	.venv/bin/python -P -m kinesis_batch.demo  # -P: the package as installed, not the checkout's metadata twice
 
 test:
 	@tools/bootstrap.sh

@@ -42,7 +42,10 @@ def _run() -> Any:
         "output": Param("/tmp/kinesis-batch/backfill", type="string", minLength=1),
         "move_main_checkpoints": Param(False, type="boolean"),
         "table": Param("", type="string", description="main lease table (default kinesis-batch-STREAM)"),
-        "spark_master": Param("local[*]", type="string"),
+        "spark_master": Param("local[*]", type="string", description="Spark in the task's process"),
+        "spark_conn_id": Param(
+            "", type="string", description="a Spark connection: spark-submit the read step to that cluster instead"
+        ),
         "aws_conn_id": Param("aws_default", type="string"),
     },
     tags=["kinesis-batch"],

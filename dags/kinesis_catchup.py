@@ -41,7 +41,10 @@ def _run() -> Any:
         "stream": Param("demo-clicks", type="string", minLength=1, maxLength=128),
         "output": Param(DEFAULT_OUTPUT, type="string", minLength=1),
         "table": Param("", type="string", description="lease table (default kinesis-batch-STREAM)"),
-        "spark_master": Param("local[*]", type="string"),
+        "spark_master": Param("local[*]", type="string", description="Spark in the task's process"),
+        "spark_conn_id": Param(
+            "", type="string", description="a Spark connection: spark-submit the read step to that cluster instead"
+        ),
         "aws_conn_id": Param("aws_default", type="string"),
         "allow_gaps": Param(False, type="boolean"),
     },

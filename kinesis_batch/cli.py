@@ -19,6 +19,7 @@ from kinesis_batch.config import (
     default_table,
     parse_initial_position,
     parse_time,
+    validate_run_id,
     validate_stream_name,
     validate_table_name,
 )
@@ -54,6 +55,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--allow-gaps", action="store_true", help="go on when retention trimmed unread records (recorded, not silent)"
     )
     run.add_argument("--spark-master", default="local[*]", help="Spark master (default local[*])")
+    run.add_argument("--run-id", help="the run's id, also its batch id (default: time + random)")
+    # One step of a run whose other steps run elsewhere: the DAG's spark-submit of its read step.
+    run.add_argument("--step", choices=("all", "read"), default="all", help=argparse.SUPPRESS)
     run.add_argument("--json", action="store_true", help="print the run report as JSON")
 
     plan = commands.add_parser("plan", help="what a run would read now, without reading or leasing")
@@ -130,13 +134,18 @@ def _run(args: argparse.Namespace, spark: Callable[[], Any] | None = None) -> in
         options["worker_id"] = args.worker_id
     config = RunConfig(**options)
     progress = (lambda _: None) if args.json else (lambda message: print(message, file=sys.stderr, flush=True))
-    report = CatchUpRun(
+    run = CatchUpRun(
         config,
         kinesis=kinesis_client(),
         dynamodb=dynamodb_client(),
-        spark=default_spark(config.spark_master),
+        spark=spark or default_spark(config.spark_master),
         progress=progress,
-    ).run()
+        run_id=validate_run_id(args.run_id) if args.run_id is not None else None,
+    )
+    if args.step == "read":
+        run.read()
+        return 0
+    report = run.run()
     if args.json:
         print(json.dumps(_report_json(report), indent=1))
         return 0

@@ -19,6 +19,7 @@ from kinesis_batch.shards.reader import ReadLimits
 
 _STREAM_NAME = re.compile(r"^[a-zA-Z0-9_.-]{1,128}$")
 _TABLE_NAME = re.compile(r"^[a-zA-Z0-9_.-]{3,255}$")
+_RUN_ID = re.compile(r"^[a-zA-Z0-9_-][a-zA-Z0-9_.-]{0,127}$")  # a folder name: batch_id=<run id>
 
 
 def default_worker_id() -> str:
@@ -40,6 +41,14 @@ def validate_table_name(table: str) -> str:
     if not _TABLE_NAME.match(table or ""):
         raise IllegalArgumentError(f"--table: {table!r} is not a DynamoDB table name (3-255 of a-z A-Z 0-9 _ . -)")
     return table
+
+
+def validate_run_id(run_id: str) -> str:
+    if not _RUN_ID.match(run_id or ""):
+        raise IllegalArgumentError(
+            f"--run-id: {run_id!r} is not a run id (1-128 of a-z A-Z 0-9 _ . -, not starting with a dot)"
+        )
+    return run_id
 
 
 def parse_time(text: str, *, setting: str = "time") -> datetime:

@@ -13,7 +13,9 @@ or wherever ``KINESIS_BATCH_EMULATORS`` points.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -203,6 +205,38 @@ class LocalStack:
             "AWS_ENDPOINT_URL_DYNAMODB": self.dynamodb.url,
             "AWS_ENDPOINT_URL_KINESIS": self.kinesis[kinesis].url,
         }
+
+    def airflow_env(self, home: Path, dags: Path, kinesis: str = "kinesalite") -> dict[str, str]:
+        """Settings of a local Airflow (SQLite in ``home``, DAGs from ``dags``) whose
+        ``aws_default`` connection points at this stack, one endpoint per service."""
+        connection = {
+            "conn_type": "aws",
+            "login": STATIC_ENV["AWS_ACCESS_KEY_ID"],
+            "password": STATIC_ENV["AWS_SECRET_ACCESS_KEY"],
+            "extra": {
+                "region_name": STATIC_ENV["AWS_DEFAULT_REGION"],
+                "service_config": {
+                    "kinesis": {"endpoint_url": self.kinesis[kinesis].url},
+                    "dynamodb": {"endpoint_url": self.dynamodb.url},
+                },
+            },
+        }
+        return {
+            "AIRFLOW_HOME": str(home),
+            "AIRFLOW__CORE__DAGS_FOLDER": str(dags),
+            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+            "AIRFLOW__API_AUTH__JWT_SECRET": secrets.token_hex(32),
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home}/airflow.db",
+            "AIRFLOW_CONN_AWS_DEFAULT": json.dumps(connection),
+        }
+
+
+def migrate_airflow_db(env: dict[str, str]) -> None:
+    """``airflow db migrate`` with ``env`` (a fresh SQLite database takes a few seconds)."""
+    airflow = str(Path(sys.executable).with_name("airflow"))
+    done = subprocess.run([airflow, "db", "migrate"], env={**os.environ, **env}, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise DependencyError(f"airflow db migrate failed:\n{done.stderr[-2000:]}")
 
 
 @contextlib.contextmanager

@@ -1,28 +1,15 @@
-"""spark-submit entry point for a catch-up run: the same as ``kinesis-batch run``, on the
-session spark-submit configures (its --master, executors, conf), not on local[*].
+"""spark-submit entry point for a catch-up run, for deployments that submit a file of their own:
+the same as ``kinesis_batch/spark/submit.py`` (see there).
 
-    spark-submit --master spark://host:7077 --py-files kinesis_batch.zip spark_jobs/catchup.py \\
+    spark-submit --master spark://host:7077 --py-files kinesis_batch.zip spark_jobs/catchup.py \
         --stream clicks --output /data/clicks
-
-Executors need the kinesis_batch package (``--py-files`` or installed) and its dependencies.
 """
 
 from __future__ import annotations
 
 import sys
 
-
-def main(argv: list[str]) -> int:
-    from pyspark.sql import SparkSession
-
-    from kinesis_batch import cli
-
-    session = SparkSession.builder.appName("kinesis-batch").getOrCreate()
-    try:
-        return cli.main(["run", *argv], spark=lambda: session)
-    finally:
-        session.stop()
-
+from kinesis_batch.spark.submit import main
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

@@ -10,11 +10,7 @@ Between tests: moto is reset through its API and each test's streams are deleted
 
 from __future__ import annotations
 
-import json
 import os
-import secrets
-import subprocess
-import sys
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from kinesis_batch import aws
-from kinesis_batch.devstack import STATIC_ENV, LocalStack, local_stack
+from kinesis_batch.devstack import STATIC_ENV, LocalStack, local_stack, migrate_airflow_db
 from tests.streams import StreamFactory
 
 EMULATORS = ("kinesalite", "kinesis-local")
@@ -104,32 +100,9 @@ def spark_session(stack: LocalStack):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture(scope="session")
-def airflow_home(tmp_path_factory: pytest.TempPathFactory, stack: LocalStack) -> Iterator[Path]:
+def airflow_home(tmp_path_factory: pytest.TempPathFactory, stack: LocalStack) -> Path:
     home = tmp_path_factory.mktemp("airflow-home")
-    settings = {
-        "AIRFLOW_HOME": str(home),
-        "AIRFLOW__CORE__DAGS_FOLDER": str(DAGS),
-        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-        "AIRFLOW__API_AUTH__JWT_SECRET": secrets.token_hex(32),
-        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home}/airflow.db",
-        "AIRFLOW_CONN_AWS_DEFAULT": json.dumps(
-            {
-                "conn_type": "aws",
-                "login": STATIC_ENV["AWS_ACCESS_KEY_ID"],
-                "password": STATIC_ENV["AWS_SECRET_ACCESS_KEY"],
-                "extra": {
-                    "region_name": STATIC_ENV["AWS_DEFAULT_REGION"],
-                    "service_config": {
-                        "kinesis": {"endpoint_url": stack.kinesis["kinesalite"].url},
-                        "dynamodb": {"endpoint_url": stack.dynamodb.url},
-                    },
-                },
-            }
-        ),
-    }
+    settings = stack.airflow_env(home, DAGS)
     os.environ.update(settings)  # before airflow is imported: it reads its settings once
-    migrate = subprocess.run(
-        [str(Path(sys.executable).with_name("airflow")), "db", "migrate"], capture_output=True, text=True, timeout=300
-    )
-    assert migrate.returncode == 0, migrate.stderr[-2000:]
-    yield home
+    migrate_airflow_db(settings)
+    return home

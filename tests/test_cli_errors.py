@@ -148,10 +148,12 @@ def test_invalid_until(until: str, seeded: Seeded, capsys: pytest.CaptureFixture
         ("--stream", "s" * 129, "is not a Kinesis stream name"),
         ("--table", "ab", "is not a DynamoDB table name"),
         ("--table", "bad/table", "is not a DynamoDB table name"),
+        ("--run-id", "../outside", "is not a run id"),
+        ("--run-id", ".hidden", "is not a run id"),
     ],
-    ids=["stream-space", "stream-too-long", "table-too-short", "table-slash"],
+    ids=["stream-space", "stream-too-long", "table-too-short", "table-slash", "run-id-path", "run-id-dot"],
 )
-def test_invalid_stream_or_table_name(
+def test_invalid_stream_table_or_run_id(
     option: str, value: str, says: str, seeded: Seeded, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     before = seeded.leases()

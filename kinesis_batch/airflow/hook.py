@@ -26,3 +26,19 @@ class KinesisBatchHook(AwsBaseHook):
 
     def dynamodb(self) -> DynamoDBClient:
         return dynamodb_client(self.get_session(), endpoint_url=self.conn_config.get_service_endpoint_url("dynamodb"))
+
+    def aws_env(self) -> dict[str, str]:
+        """This connection as the standard AWS environment, for a process of our own (spark-submit)."""
+        session = self.get_session()
+        credentials = session.get_credentials()
+        env: dict[str, str | None] = {"AWS_DEFAULT_REGION": self.conn_region_name or session.region_name}
+        if credentials is not None:
+            frozen = credentials.get_frozen_credentials()
+            env |= {"AWS_ACCESS_KEY_ID": frozen.access_key, "AWS_SECRET_ACCESS_KEY": frozen.secret_key}
+            if frozen.token:
+                env["AWS_SESSION_TOKEN"] = frozen.token
+        for service in ("kinesis", "dynamodb"):
+            endpoint = self.conn_config.get_service_endpoint_url(service)
+            if endpoint:
+                env[f"AWS_ENDPOINT_URL_{service.upper()}"] = endpoint
+        return {name: value for name, value in env.items() if value}

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from airflow.sdk import task
+from airflow.sdk import get_current_context, task
 
-from kinesis_batch.airflow.tasks import step
+from kinesis_batch.airflow.tasks import read_step, step
 from kinesis_batch.run import CatchUpRun
 
 
@@ -24,7 +24,9 @@ def run_steps(make_run: Callable[[], CatchUpRun], *, outlets: Sequence[Any] = ()
 
     @task
     def run_spark_job() -> None:
-        step(make_run().read)
+        """Read every held shard into the batch's staging: local Spark, or spark-submit to the
+        cluster of the ``spark_conn_id`` param."""
+        read_step(make_run(), dict(get_current_context()["params"]))
 
     @task(outlets=list(outlets))
     def publish() -> bool:

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import hashlib
 import re
+import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from airflow.sdk.exceptions import AirflowFailException
@@ -84,6 +86,28 @@ def step(call: Callable[[], Any]) -> Any:
     """Run one step of the catch-up run, failing fast on errors a retry cannot fix."""
     with failing_fast():
         return call()
+
+
+def read_step(run: CatchUpRun, params: dict[str, Any]) -> None:
+    """The Spark step: in this process (local Spark, or the ``spark_master`` param), or, when the
+    ``spark_conn_id`` param names a Spark connection, spark-submitted to that cluster."""
+    conn_id = params.get("spark_conn_id")
+    if not conn_id:
+        step(run.read)
+        return
+    from airflow.sdk import BaseHook
+
+    from kinesis_batch.spark.cluster import SparkCluster, package_zip, read_step_args, submit, submit_command
+
+    connection = BaseHook.get_connection(conn_id)
+    with failing_fast():
+        cluster = SparkCluster.from_connection(connection.host, connection.port, connection.extra_dejson)
+    env = KinesisBatchHook(params.get("aws_conn_id") or "aws_default").aws_env()
+    with tempfile.TemporaryDirectory(prefix="kinesis-batch-submit-") as scratch:
+        command = submit_command(
+            cluster, package_zip(Path(scratch)), read_step_args(run.config, run.run_id), f"kinesis-batch-{run.run_id}"
+        )
+        step(lambda: submit(command, env, print))
 
 
 def backfill_run(params: dict[str, Any], *, dag_id: str, run_id: str) -> CatchUpRun:

@@ -1,0 +1,129 @@
+"""A run's read step on a Spark cluster, through spark-submit.
+
+The other steps of a DAG run (leases, publish, commit) stay in the Airflow tasks; only the read
+step goes to the cluster, as a spark-submit of ``kinesis_batch/spark/submit.py`` in client
+mode with ``--step read`` and the run's id and worker id, so it adopts the leases the run took
+and writes into the run's staging. The package itself travels as a zip in ``--py-files``:
+executors need only its dependencies (boto3, aws-kinesis-agg, pyarrow), not the package.
+
+Credentials: the spark-submit driver gets the run's AWS settings in its environment; executors
+use their own (an instance profile on EMR, IRSA on Kubernetes); endpoints and region travel in
+each task's spec.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import signal
+import subprocess
+import zipfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import kinesis_batch
+from kinesis_batch.config import RunConfig
+from kinesis_batch.errors import DependencyError, IllegalArgumentError, InvalidStateError, LeaseLostError
+
+APPLICATION = Path(__file__).with_name("submit.py")
+_SCHEMES = ("spark://", "yarn", "k8s://", "local", "mesos://")
+
+
+@dataclass(frozen=True)
+class SparkCluster:
+    """Where and how to spark-submit: what an Airflow Spark connection says."""
+
+    master: str
+    binary: str = ""  # "" -> the installed pyspark's bin/spark-submit
+    conf: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def from_connection(cls, host: str | None, port: int | None, extra: Mapping[str, Any]) -> SparkCluster:
+        """From a Spark connection: host ``spark://master`` (or a bare host name, taken as a
+        standalone master; or ``yarn``, ``k8s://...``), optional port, and extras
+        ``spark-binary`` and ``conf`` (Spark settings). ``deploy-mode`` must be client: the read
+        step reports back to the task through the run's staging, from a driver the task waits for."""
+        if not host:
+            raise IllegalArgumentError("the Spark connection has no host (e.g. spark://spark-master)")
+        master = host if host.startswith(_SCHEMES) else f"spark://{host}"
+        if port and master.startswith("spark://") and ":" not in master.removeprefix("spark://"):
+            master = f"{master}:{port}"
+        if extra.get("deploy-mode", "client") != "client":
+            raise IllegalArgumentError(
+                f"the Spark connection's deploy-mode must be client, not {extra['deploy-mode']!r}"
+            )
+        conf = extra.get("conf") or {}
+        if not isinstance(conf, Mapping):
+            raise IllegalArgumentError("the Spark connection's conf extra must be an object of Spark settings")
+        return cls(
+            master, str(extra.get("spark-binary") or ""), tuple(sorted((str(k), str(v)) for k, v in conf.items()))
+        )
+
+    def spark_submit(self) -> str:
+        if self.binary:
+            return self.binary
+        spec = importlib.util.find_spec("pyspark")
+        if spec is None or spec.origin is None:
+            raise InvalidStateError(
+                "spark-submit not found: install pyspark or set spark-binary on the Spark connection"
+            )
+        return str(Path(spec.origin).parent / "bin" / "spark-submit")
+
+
+def read_step_args(config: RunConfig, run_id: str) -> list[str]:
+    """The ``kinesis-batch run`` arguments of one run's read step."""
+    args = ["--stream", config.stream, "--output", config.output, "--table", config.table]
+    args += ["--worker-id", config.worker_id, "--lease-seconds", f"{config.lease_seconds:g}"]
+    args += ["--run-id", run_id, "--step", "read"]
+    return args + (["--allow-gaps"] if config.allow_gaps else [])
+
+
+def submit_command(cluster: SparkCluster, package: Path, run_args: list[str], name: str) -> list[str]:
+    command = [cluster.spark_submit(), "--master", cluster.master, "--deploy-mode", "client", "--name", name]
+    for key, value in (("spark.speculation", "false"), *cluster.conf):  # a speculative copy would read twice
+        command += ["--conf", f"{key}={value}"]
+    return [*command, "--py-files", str(package), str(APPLICATION), *run_args]
+
+
+def package_zip(directory: Path) -> Path:
+    """The kinesis_batch package as a zip for ``--py-files`` (its Python files only)."""
+    source = Path(kinesis_batch.__file__).parent
+    target = directory / "kinesis_batch.zip"
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(source.rglob("*")):
+            if path.suffix in (".py", ".html") and "__pycache__" not in path.parts:
+                archive.write(path, Path("kinesis_batch") / path.relative_to(source))
+    return target
+
+
+def submit(command: list[str], env: Mapping[str, str], progress: Callable[[str], None]) -> None:
+    """Run spark-submit in a process group of its own, passing its output on line by line.
+
+    Its exit code becomes the error a task acts on: 2 bad input or state and 3 a lost lease
+    (no retry can help), anything else retryable. If the task is stopped, the group is killed.
+    """
+    process = subprocess.Popen(
+        command,
+        env={**os.environ, **env},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        assert process.stdout is not None
+        for line in process.stdout:
+            progress(line.rstrip())
+        code = process.wait()
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    if code == 2:
+        raise InvalidStateError("the Spark read step refused its input (see its output above)")
+    if code == 3:
+        raise LeaseLostError("the Spark read step lost a lease; nothing was published")
+    if code != 0:
+        raise DependencyError(f"spark-submit exited with {code} (see its output above)")

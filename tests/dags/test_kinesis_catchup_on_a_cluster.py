@@ -1,0 +1,138 @@
+"""The scale-out path for real: a Spark standalone master and worker on loopback (pyspark's own
+spark-class), the DAG's read step spark-submitted through an Airflow Spark connection with the
+package shipped as a zip. The executors' Python cannot see this checkout, so the read works only
+if the package really travelled."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import sysconfig
+import time
+import urllib.request
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pyspark
+import pytest
+
+from kinesis_batch.devstack import LOOPBACK, STATIC_ENV, free_port
+from tests.runs import assert_exactly_once, assert_per_key_order, diamond_stream, read_output
+from tests.streams import StreamFactory
+
+SPARK_CLASS = Path(pyspark.__file__).parent / "bin" / "spark-class"
+AHEAD = timedelta(minutes=1)  # see test_kinesis_catchup.py: kinesalite stamps child shards ahead
+
+
+def _start(args: list[str], log: Path) -> subprocess.Popen[bytes]:
+    env = {**os.environ, **STATIC_ENV, "SPARK_LOCAL_IP": LOOPBACK, "SPARK_DAEMON_MEMORY": "256m"}
+    with log.open("wb") as out:
+        return subprocess.Popen(
+            [str(SPARK_CLASS), *args], env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    for sig, grace in ((signal.SIGTERM, 10), (signal.SIGKILL, 5)):
+        try:
+            os.killpg(process.pid, sig)
+            process.wait(grace)
+            return
+        except ProcessLookupError:
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _master_state(web_url: str) -> dict[str, Any]:
+    with urllib.request.urlopen(f"{web_url}/json/", timeout=5) as response:
+        state: dict[str, Any] = json.load(response)
+        return state
+
+
+@pytest.fixture(scope="module")
+def spark_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+    """(master URL, master web URL) of a standalone master with one 2-core worker."""
+    logs = tmp_path_factory.mktemp("spark-cluster")
+    port, web, worker_web = free_port(), free_port(), free_port()
+    master = _start(
+        ["org.apache.spark.deploy.master.Master", "--host", LOOPBACK, "--port", str(port), "--webui-port", str(web)],
+        logs / "master.log",
+    )
+    master_url, web_url = f"spark://{LOOPBACK}:{port}", f"http://{LOOPBACK}:{web}"
+    worker = _start(
+        ["org.apache.spark.deploy.worker.Worker", master_url, "--host", LOOPBACK, "--cores", "2", "--memory", "1g"]
+        + ["--webui-port", str(worker_web), "--work-dir", str(logs / "work")],
+        logs / "worker.log",
+    )
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                if any(w["state"] == "ALIVE" for w in _master_state(web_url).get("workers", [])):
+                    break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"no Spark worker registered:\n{(logs / 'worker.log').read_text()[-2000:]}")
+            time.sleep(0.5)
+        yield master_url, web_url
+    finally:
+        _stop(worker)
+        _stop(master)
+
+
+@pytest.fixture(scope="module")
+def executor_python(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """This interpreter with its installed dependencies but without the editable install of the
+    checkout (-S: .pth files are not read; site-packages is put on the path by hand)."""
+    wrapper = tmp_path_factory.mktemp("executor-python") / "python"
+    site = sysconfig.get_paths()["purelib"]
+    wrapper.write_text(f'#!/bin/sh\nPYTHONPATH="${{PYTHONPATH:+$PYTHONPATH:}}{site}" exec {sys.executable} -S "$@"\n')
+    wrapper.chmod(0o755)
+    no_package = subprocess.run([str(wrapper), "-c", "import kinesis_batch"], capture_output=True, cwd="/")
+    assert no_package.returncode != 0, "the executors' Python must not see the checkout"
+    dependencies = subprocess.run([str(wrapper), "-c", "import boto3, pyarrow, aws_kinesis_agg"], cwd="/")
+    assert dependencies.returncode == 0
+    return str(wrapper)
+
+
+def test_the_read_step_spark_submitted_to_a_standalone_cluster_is_exactly_once(
+    dagbag: Any,
+    spark_cluster: tuple[str, str],
+    executor_python: str,
+    kinesis: Any,
+    streams: StreamFactory,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    master_url, web_url = spark_cluster
+    host, port = master_url.rsplit(":", 1)
+    settings = {
+        "spark.pyspark.python": executor_python,
+        "spark.pyspark.driver.python": sys.executable,
+        "spark.executor.memory": "512m",
+        "spark.ui.enabled": "false",
+    }
+    connection = {"conn_type": "spark", "host": host, "port": int(port), "extra": {"conf": settings}}
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_CLUSTER", json.dumps(connection))
+    monkeypatch.setenv("SPARK_LOCAL_IP", LOOPBACK)
+    name = streams.create(shards=3)
+    sent = diamond_stream(kinesis, name, 60)
+    output = tmp_path / "out"
+
+    dag = dagbag.get_dag("kinesis_catchup")
+    conf = {"stream": name, "output": str(output), "spark_conn_id": "spark_cluster"}
+    dag_run = dag.test(logical_date=datetime.now(UTC) + AHEAD, run_conf=conf)
+
+    assert dag_run.state == "success", [(ti.task_id, ti.state) for ti in dag_run.get_task_instances()]
+    rows = read_output(output)
+    assert_exactly_once(rows, sent)
+    assert_per_key_order(rows)
+    apps = _master_state(web_url)["completedapps"]
+    assert any(app["name"].startswith("kinesis-batch-kinesis_catchup-") for app in apps), apps

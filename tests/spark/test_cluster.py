@@ -1,0 +1,90 @@
+"""The spark-submit path: what a Spark connection means, the command built from it, the package
+zip, and how spark-submit's exit code becomes an error the task acts on."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kinesis_batch.config import RunConfig
+from kinesis_batch.errors import DependencyError, IllegalArgumentError, InvalidStateError, LeaseLostError
+from kinesis_batch.spark.cluster import (
+    APPLICATION,
+    SparkCluster,
+    package_zip,
+    read_step_args,
+    submit,
+    submit_command,
+)
+
+
+@pytest.mark.parametrize(
+    ("host", "port", "master"),
+    [
+        ("spark://spark-master", 7077, "spark://spark-master:7077"),
+        ("spark-master", 7077, "spark://spark-master:7077"),
+        ("spark://spark-master:7078", 7077, "spark://spark-master:7078"),
+        ("spark://spark-master", None, "spark://spark-master"),
+        ("yarn", None, "yarn"),
+        ("k8s://https://api.example:6443", None, "k8s://https://api.example:6443"),
+        ("local[2]", None, "local[2]"),
+    ],
+)
+def test_the_master_url_from_a_spark_connection(host: str, port: int | None, master: str) -> None:
+    assert SparkCluster.from_connection(host, port, {}).master == master
+
+
+@pytest.mark.parametrize(
+    ("host", "extra", "says"),
+    [
+        (None, {}, "has no host"),
+        ("spark://m", {"deploy-mode": "cluster"}, "deploy-mode must be client"),
+        ("spark://m", {"conf": ["spark.executor.memory=1g"]}, "conf extra must be an object"),
+    ],
+)
+def test_a_spark_connection_that_cannot_work_is_refused(host: str | None, extra: dict[str, Any], says: str) -> None:
+    with pytest.raises(IllegalArgumentError, match=says):
+        SparkCluster.from_connection(host, None, extra)
+
+
+def test_the_command_ships_the_package_and_runs_only_the_read_step(tmp_path: Path) -> None:
+    cluster = SparkCluster.from_connection("spark://m", 7077, {"conf": {"spark.executor.memory": "2g"}})
+    config = RunConfig("clicks", output="s3://lake/clicks", worker_id="airflow-w", lease_seconds=3600, allow_gaps=True)
+    command = submit_command(cluster, tmp_path / "kb.zip", read_step_args(config, "run-7"), "kinesis-batch-run-7")
+    assert command[1:7] == ["--master", "spark://m:7077", "--deploy-mode", "client", "--name", "kinesis-batch-run-7"]
+    assert "spark.speculation=false" in command and "spark.executor.memory=2g" in command
+    py_files = command.index("--py-files")
+    assert command[py_files + 1 : py_files + 3] == [str(tmp_path / "kb.zip"), str(APPLICATION)]
+    arguments = command[py_files + 3 :]
+    assert arguments[arguments.index("--run-id") + 1] == "run-7" and arguments[-3:-1] == ["--step", "read"]
+    assert arguments[arguments.index("--worker-id") + 1] == "airflow-w"
+    assert arguments[arguments.index("--table") + 1] == "kinesis-batch-clicks" and "--allow-gaps" in arguments
+
+
+def test_the_package_zip_holds_the_package_and_its_page(tmp_path: Path) -> None:
+    names = zipfile.ZipFile(package_zip(tmp_path)).namelist()
+    assert "kinesis_batch/run.py" in names and "kinesis_batch/spark/job.py" in names
+    assert "kinesis_batch/airflow/ui/page.html" in names
+    assert not [name for name in names if "__pycache__" in name or name.endswith(".pyc")]
+
+
+@pytest.mark.parametrize(
+    ("code", "error"),
+    [(2, InvalidStateError), (3, LeaseLostError), (1, DependencyError), (4, DependencyError)],
+)
+def test_spark_submits_exit_code_becomes_the_error_a_task_acts_on(code: int, error: type[Exception]) -> None:
+    said: list[str] = []
+    with pytest.raises(error):
+        submit(["sh", "-c", f"echo reading; exit {code}"], {}, said.append)
+    assert said == ["reading"]
+
+
+def test_a_successful_submit_passes_its_output_on_with_the_given_environment() -> None:
+    said: list[str] = []
+    submit(
+        ["sh", "-c", 'echo "endpoint $AWS_ENDPOINT_URL_KINESIS"'], {"AWS_ENDPOINT_URL_KINESIS": "http://k"}, said.append
+    )
+    assert said == ["endpoint http://k"]
