@@ -16,7 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 import boto3
 from botocore.config import Config
+from botocore.exceptions import BotoCoreError
 from botocore.parsers import ResponseParserFactory
+
+from kinesis_batch.errors import from_botocore
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -42,8 +45,7 @@ def _epoch_timestamp(value: Any) -> datetime:
 
 
 def kinesis_client(session: boto3.Session | None = None, *, endpoint_url: str | None = None) -> KinesisClient:
-    session = session or boto3.Session()
-    client = session.client("kinesis", endpoint_url=endpoint_url, config=KINESIS_CONFIG)
+    client: KinesisClient = _client(session or boto3.Session(), "kinesis", endpoint_url, KINESIS_CONFIG)
     # A parser factory of this client's own, so the caller's session is left as it was.
     # botocore asks the endpoint's factory for a parser on every response.
     factory = ResponseParserFactory()
@@ -53,5 +55,12 @@ def kinesis_client(session: boto3.Session | None = None, *, endpoint_url: str | 
 
 
 def dynamodb_client(session: boto3.Session | None = None, *, endpoint_url: str | None = None) -> DynamoDBClient:
-    session = session or boto3.Session()
-    return session.client("dynamodb", endpoint_url=endpoint_url, config=DYNAMODB_CONFIG)
+    dynamodb: DynamoDBClient = _client(session or boto3.Session(), "dynamodb", endpoint_url, DYNAMODB_CONFIG)
+    return dynamodb
+
+
+def _client(session: boto3.Session, service: str, endpoint_url: str | None, config: Config) -> Any:
+    try:
+        return session.client(service, endpoint_url=endpoint_url, config=config)  # type: ignore[call-overload]
+    except BotoCoreError as exc:  # no region, a malformed endpoint URL, ...
+        raise from_botocore(exc, operation=f"creating the {service} client") from exc

@@ -7,6 +7,7 @@ from datetime import UTC
 import pytest
 
 from kinesis_batch import aws
+from kinesis_batch.errors import IllegalArgumentError
 from tests.streams import StreamFactory, put
 
 
@@ -15,6 +16,14 @@ def test_clients_use_the_endpoints_from_the_standard_aws_environment(monkeypatch
     monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", "http://127.0.0.1:4002")
     assert aws.kinesis_client().meta.endpoint_url == "http://127.0.0.1:4001"
     assert aws.dynamodb_client().meta.endpoint_url == "http://127.0.0.1:4002"
+
+
+@pytest.mark.parametrize("make", [aws.kinesis_client, aws.dynamodb_client])
+def test_a_client_without_a_region_is_a_clear_error_from_the_tree(make, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.delenv("AWS_DEFAULT_REGION")
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent")
+    with pytest.raises(IllegalArgumentError, match=r"creating the \w+ client: .*set AWS_DEFAULT_REGION"):
+        make()
 
 
 def test_kinesis_client_leaves_retries_to_the_reader() -> None:

@@ -65,9 +65,9 @@ def spark_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[st
         logs / "master.log",
     )
     master_url, web_url = f"spark://{LOOPBACK}:{port}", f"http://{LOOPBACK}:{web}"
+    worker_args = ["--host", LOOPBACK, "--cores", "2", "--memory", "1g", "--webui-port", str(worker_web)]
     worker = _start(
-        ["org.apache.spark.deploy.worker.Worker", master_url, "--host", LOOPBACK, "--cores", "2", "--memory", "1g"]
-        + ["--webui-port", str(worker_web), "--work-dir", str(logs / "work")],
+        ["org.apache.spark.deploy.worker.Worker", master_url, *worker_args, "--work-dir", str(logs / "work")],
         logs / "worker.log",
     )
     try:

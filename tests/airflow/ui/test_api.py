@@ -94,3 +94,13 @@ def test_mistakes_get_a_clear_status_and_message(client: Any, token: str, stream
     assert no_table.status_code == 404 and "lease table" in no_table.json()["detail"]
     listed = {entry["stream"]: entry["consumer"] for entry in client.get(f"{API}/streams", headers=auth).json()}
     assert listed[never_run] is False
+
+
+def test_a_connection_without_a_region_is_named_not_a_server_error(
+    client: Any, token: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("AWS_DEFAULT_REGION")
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent")
+    monkeypatch.setenv("AIRFLOW_CONN_AWS_DEFAULT", '{"conn_type": "aws", "login": "k", "password": "s"}')
+    response = client.get(f"{API}/streams", headers={"Authorization": f"Bearer {token}"})
+    assert response.status_code == 400 and "set AWS_DEFAULT_REGION" in response.json()["detail"]
