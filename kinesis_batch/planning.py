@@ -22,7 +22,7 @@ from typing import Any
 
 from kinesis_batch.checkpoints.model import Checkpoint
 from kinesis_batch.leases.model import Lease
-from kinesis_batch.output.batches import ShardCommit, checkpoint_from_json, checkpoint_to_json
+from kinesis_batch.output.batches import ShardCommit
 from kinesis_batch.shards.lineage import Lineage
 from kinesis_batch.shards.reader import ReadResult
 
@@ -156,7 +156,7 @@ def plan_to_json(plan: RunPlan) -> dict[str, Any]:
         "ranges": [
             {
                 "shard_id": r.shard_id,
-                "start": checkpoint_to_json(r.start),
+                "start": r.start.to_json(),
                 "depth": r.depth,
                 "wave": r.wave,
                 "closed": r.closed,
@@ -175,7 +175,7 @@ def plan_from_json(body: dict[str, Any]) -> RunPlan:
         ranges=tuple(
             ShardRange(
                 shard_id=r["shard_id"],
-                start=checkpoint_from_json(r["start"]),
+                start=Checkpoint.from_json(r["start"]),
                 depth=int(r["depth"]),
                 wave=int(r["wave"]),
                 closed=bool(r["closed"]),

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from enum import Enum
+from typing import Any
 
 from kinesis_batch.errors import CheckpointOrderError, IllegalArgumentError
 from kinesis_batch.shards.model import MAX_SEQUENCE_NUMBER, sequence_key
@@ -106,6 +107,21 @@ class Checkpoint:
             assert self.timestamp is not None
             return StartPosition.at_timestamp(self.timestamp)
         return StartPosition.after(self.value, self.sub_sequence_number)
+
+    def to_json(self) -> dict[str, Any]:
+        """The checkpoint as JSON values (commit records, plan manifests, Spark task specs)."""
+        return {
+            "value": self.value,
+            "sub_sequence_number": self.sub_sequence_number,
+            "timestamp": self.timestamp.isoformat() if self.timestamp else None,
+        }
+
+    @classmethod
+    def from_json(cls, body: dict[str, Any]) -> Checkpoint:
+        timestamp = body.get("timestamp")
+        return cls(
+            body["value"], int(body["sub_sequence_number"]), datetime.fromisoformat(timestamp) if timestamp else None
+        )
 
     def __str__(self) -> str:
         if self.sentinel is Sentinel.AT_TIMESTAMP:

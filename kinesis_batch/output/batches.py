@@ -58,9 +58,7 @@ class CommitRecord:
     def to_json(self) -> str:
         body: dict[str, Any] = asdict(self)
         body["created_at"] = self.created_at.isoformat()
-        body["shards"] = [
-            {**asdict(s), "start": checkpoint_to_json(s.start), "end": checkpoint_to_json(s.end)} for s in self.shards
-        ]
+        body["shards"] = [{**asdict(s), "start": s.start.to_json(), "end": s.end.to_json()} for s in self.shards]
         return json.dumps(body, indent=1, sort_keys=True)
 
     @classmethod
@@ -74,8 +72,8 @@ class CommitRecord:
             shards=tuple(
                 ShardCommit(
                     shard_id=s["shard_id"],
-                    start=checkpoint_from_json(s["start"]),
-                    end=checkpoint_from_json(s["end"]),
+                    start=Checkpoint.from_json(s["start"]),
+                    end=Checkpoint.from_json(s["end"]),
                     records=int(s["records"]),
                     reached_shard_end=bool(s["reached_shard_end"]),
                     trimmed_after=s.get("trimmed_after"),
@@ -200,18 +198,3 @@ def _safe(batch_id: str) -> str:
     if not batch_id or "/" in batch_id or batch_id.startswith((".", "_")):
         raise IllegalArgumentError(f"unusable batch id {batch_id!r}")
     return batch_id
-
-
-def checkpoint_to_json(checkpoint: Checkpoint) -> dict[str, Any]:
-    return {
-        "value": checkpoint.value,
-        "sub_sequence_number": checkpoint.sub_sequence_number,
-        "timestamp": checkpoint.timestamp.isoformat() if checkpoint.timestamp else None,
-    }
-
-
-def checkpoint_from_json(body: dict[str, Any]) -> Checkpoint:
-    timestamp = body.get("timestamp")
-    return Checkpoint(
-        body["value"], int(body["sub_sequence_number"]), datetime.fromisoformat(timestamp) if timestamp else None
-    )

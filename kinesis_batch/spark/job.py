@@ -27,7 +27,7 @@ from kinesis_batch.aws import kinesis_client
 from kinesis_batch.checkpoints.model import Checkpoint
 from kinesis_batch.config import RunConfig
 from kinesis_batch.errors import InvalidStateError
-from kinesis_batch.output.batches import checkpoint_from_json, checkpoint_to_json, write_atomically
+from kinesis_batch.output.batches import write_atomically
 from kinesis_batch.shards.model import Shard
 from kinesis_batch.shards.positions import EndBound
 from kinesis_batch.shards.reader import ReadLimits, ReadResult, ShardReader
@@ -87,7 +87,7 @@ class TaskSpec:
             shard_id=shard_id,
             closed=closed,
             depth=depth,
-            start=checkpoint_to_json(start),
+            start=start.to_json(),
             until=until.isoformat() if until else None,
             results_dir=str(results_dir),
             endpoint_url=kinesis.meta.endpoint_url,
@@ -108,7 +108,7 @@ def read_task(specs: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
 def _read_one(spec: TaskSpec) -> Iterator[pa.RecordBatch]:
     import boto3
 
-    start = checkpoint_from_json(spec.start).start_position()
+    start = Checkpoint.from_json(spec.start).start_position()
     if start is None:  # planning never plans a finished shard
         raise InvalidStateError(f"shard {spec.shard_id} is already at SHARD_END")
     client = kinesis_client(boto3.Session(region_name=spec.region), endpoint_url=spec.endpoint_url)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
@@ -322,3 +323,19 @@ def test_sentinel_kind_of_a_checkpoint(
     checkpoint: Checkpoint, sentinel: Sentinel | None, is_start: bool, is_shard_end: bool
 ) -> None:
     assert (checkpoint.sentinel, checkpoint.is_start, checkpoint.is_shard_end) == (sentinel, is_start, is_shard_end)
+
+
+@pytest.mark.parametrize(
+    "checkpoint",
+    [
+        Checkpoint.trim_horizon(),
+        Checkpoint.latest(),
+        Checkpoint.shard_end(),
+        Checkpoint.at_timestamp(datetime(2026, 11, 22, 3, 4, 5, 123456, tzinfo=UTC)),
+        Checkpoint.at("4" * 56),
+        Checkpoint.at("4" * 129, 7),
+    ],
+)
+def test_a_checkpoint_survives_its_json_form(checkpoint: Checkpoint) -> None:
+    body = json.loads(json.dumps(checkpoint.to_json()))
+    assert Checkpoint.from_json(body) == checkpoint
