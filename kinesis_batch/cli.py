@@ -24,6 +24,7 @@ from kinesis_batch.config import (
     validate_table_name,
 )
 from kinesis_batch.errors import IllegalArgumentError, InvalidStateError, KinesisBatchError, LeaseError, RetryableError
+from kinesis_batch.shards.reader import ReadLimits
 
 EXIT_USAGE, EXIT_LEASE, EXIT_RETRYABLE = 2, 3, 4
 
@@ -55,6 +56,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--allow-gaps", action="store_true", help="go on when retention trimmed unread records (recorded, not silent)"
     )
     run.add_argument("--spark-master", default="local[*]", help="Spark master (default local[*])")
+    run.add_argument(
+        "--read-limits",
+        choices=("kinesis", "none"),
+        default="kinesis",
+        help="kinesis: keep each shard under Kinesis' 5 GetRecords calls/s and 2 MiB/s (default); "
+        "none: no pacing (emulators, benchmarks)",
+    )
     run.add_argument("--run-id", help="the run's id, also its batch id (default: time + random)")
     # One step of a run whose other steps run elsewhere: the DAG's spark-submit of its read step.
     run.add_argument("--step", choices=("all", "read"), default="all", help=argparse.SUPPRESS)
@@ -129,6 +137,7 @@ def _run(args: argparse.Namespace, spark: Callable[[], Any] | None = None) -> in
         "lease_seconds": args.lease_seconds,
         "spark_master": args.spark_master,
         "allow_gaps": args.allow_gaps,
+        "read_limits": ReadLimits() if args.read_limits == "kinesis" else ReadLimits.unlimited(),
     }
     if args.worker_id is not None:
         options["worker_id"] = args.worker_id
@@ -216,6 +225,7 @@ def _report_json(report: Any) -> dict[str, Any]:
         "output": report.output,
         "records": report.records,
         "seconds": round(report.seconds, 3),
+        "timings": report.timings,
         "shards": [
             {
                 "shard_id": s.shard_id,

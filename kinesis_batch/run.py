@@ -16,8 +16,9 @@ import os
 import signal
 import time
 import uuid
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -56,6 +57,8 @@ class RunReport:
     waiting: dict[str, tuple[str, ...]]
     seconds: float
     output: str = ""
+    # Where the time went: start (recover, plan, lease), spark_start, read (the waves), publish, commit.
+    timings: dict[str, float] = field(default_factory=dict)
 
     @property
     def records(self) -> int:
@@ -89,6 +92,7 @@ class CatchUpRun:
         self.run_id = run_id or new_run_id()  # also the batch id
         self.clock = clock
         self.retention_hours = 24
+        self.timings: dict[str, float] = {}
 
     # -- the steps ----------------------------------------------------------------------------
 
@@ -96,13 +100,16 @@ class CatchUpRun:
         """Every step in this process, with the leases renewed throughout (the command line)."""
         started = time.monotonic()
         try:
-            recovered, plan, elsewhere = self.start()
+            with self._timed("start"):
+                recovered, plan, elsewhere = self.start()
             with LeaseRenewer(self.manager):
                 self.read()
                 self.crash_point("read")
-                published = self.publish()
+                with self._timed("publish"):
+                    published = self.publish()
                 self.crash_point("published")
-                self.commit()
+                with self._timed("commit"):
+                    self.commit()
                 self.crash_point("committed")
         except BaseException:
             try:
@@ -122,7 +129,16 @@ class CatchUpRun:
             waiting=dict(plan.waiting),
             seconds=time.monotonic() - started,
             output=str(self.output.published(self.run_id)) if published else "",
+            timings={step: round(seconds, 3) for step, seconds in self.timings.items()},
         )
+
+    @contextmanager
+    def _timed(self, step: str) -> Iterator[None]:
+        started = time.monotonic()
+        try:
+            yield
+        finally:
+            self.timings[step] = self.timings.get(step, 0.0) + time.monotonic() - started
 
     # -- the steps: each may run in a process of its own (state: lease table + batch staging) --
 
@@ -208,13 +224,15 @@ class CatchUpRun:
                 continue
             specs = [
                 TaskSpec.for_range(
-                    self.config, self.kinesis, r.shard_id, r.closed, r.depth, r.start, plan.until, results_dir
+                    self.config, self.kinesis, r.shard_id, r.closed, r.depth, r.start, plan.until, staging
                 )
                 for r in ready
             ]
-            spark = self.spark()  # started once, outside the wave's timing
+            with self._timed("spark_start"):
+                spark = self.spark()  # started once, outside the wave's timing
             wave_started = time.monotonic()
-            run_wave(spark, specs, str(staging))
+            with self._timed("read"):
+                run_wave(spark, specs, results_dir)
             seconds = time.monotonic() - wave_started
             results = read_results(results_dir)
             missing = [r.shard_id for r in ready if r.shard_id not in results]
@@ -259,7 +277,7 @@ class CatchUpRun:
     def publish(self) -> bool:
         """Record each shard's end on its lease, check every lease is still ours, then publish the
         batch (one rename). False when there was nothing new to publish."""
-        from kinesis_batch.spark.job import read_results
+        from kinesis_batch.spark.job import read_results, staged_files
 
         plan = self._manifest()
         self.manager.adopt()
@@ -282,6 +300,7 @@ class CatchUpRun:
             self.output.discard(batch_id)  # the job ran but found nothing new: no empty batch
             return False
         record = CommitRecord(batch_id, self.run_id, self.config.stream, datetime.now(UTC), tuple(commits))
+        self.output.keep_only(batch_id, staged_files(self.output.staging(batch_id) / "_results"))
         self.output.write_commit_record(record)
         self.crash_point("staged")
         return self.output.publish(batch_id) or self.output.commit_record(batch_id) is not None

@@ -2,7 +2,8 @@
 
 Layout (readers ignore paths that start with ``_``)::
 
-    ROOT/_staging/<batch>/            written by the Spark job, plus _commit.json and _results/
+    ROOT/_staging/<batch>/            part-<shard>-<attempt>.parquet from the Spark tasks, _results/,
+                                      _plan.json, and _commit.json once the batch is complete
     ROOT/batch_id=<batch>/            the published batch (hive-style: readers get a batch_id column)
     ROOT/_discarded/<batch>-<nonce>/  a staging that lost (deleted right after)
 
@@ -133,6 +134,13 @@ class BatchOutput:
                 shutil.rmtree(path)
             else:
                 path.unlink()
+
+    def keep_only(self, batch_id: str, files: set[str]) -> None:
+        """Delete the staged Parquet files (finished or partial) not in ``files``: what failed or
+        lost task attempts left. Called before the commit record is written."""
+        for path in self.staging(batch_id).glob("*part-*"):
+            if path.is_file() and path.name not in files:
+                path.unlink(missing_ok=True)
 
     def publish(self, batch_id: str) -> bool:
         """Make the staged batch visible. True if this call published it, False if it already was.

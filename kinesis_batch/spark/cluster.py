@@ -26,6 +26,7 @@ from typing import Any
 import kinesis_batch
 from kinesis_batch.config import RunConfig
 from kinesis_batch.errors import DependencyError, IllegalArgumentError, InvalidStateError, LeaseLostError
+from kinesis_batch.shards.reader import ReadLimits
 
 APPLICATION = Path(__file__).with_name("submit.py")
 _SCHEMES = ("spark://", "yarn", "k8s://", "local", "mesos://")
@@ -77,6 +78,8 @@ def read_step_args(config: RunConfig, run_id: str) -> list[str]:
     args = ["--stream", config.stream, "--output", config.output, "--table", config.table]
     args += ["--worker-id", config.worker_id, "--lease-seconds", f"{config.lease_seconds:g}"]
     args += ["--run-id", run_id, "--step", "read"]
+    if config.read_limits == ReadLimits.unlimited():
+        args += ["--read-limits", "none"]
     return args + (["--allow-gaps"] if config.allow_gaps else [])
 
 

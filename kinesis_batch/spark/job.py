@@ -1,10 +1,12 @@
-"""The PySpark part of a run: one task per shard range, rows written as Parquet to staging.
+"""The PySpark part of a run: one task per shard range; Spark schedules, the tasks write.
 
-Executors read with the library's ShardReader and hand rows to the JVM as Arrow record batches
-(``mapInArrow``), a bounded number of rows at a time: no task holds a shard's backlog. Each
-task, once its shard is read, writes what it read (last sequence / sub-sequence number,
-records, SHARD_END reached: the reader's ReadResult) to ``<staging>/_results/<shard>.json``; a
-retried task rewrites it.
+Each task reads its shard with the library's ShardReader and writes the rows itself with
+pyarrow, a row group of bounded size at a time, into one Parquet file of its own in the
+batch's staging (``part-<shard>-<attempt>.parquet``, renamed into place when complete): no task
+holds a shard's backlog, and no row crosses into the JVM. A task returns what it read (the
+reader's ReadResult) and the name of its file; the driver writes those to
+``<staging>/_results/<shard>.json`` from the attempts Spark reports successful, and deletes
+files no result names (failed or lost attempts), so a staging holds exactly one file per shard.
 
 The driver passes Kinesis endpoint and region in the task spec: Python workers do not see
 environment changes made in the driver after the JVM started.
@@ -15,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from datetime import datetime
@@ -36,7 +39,7 @@ if TYPE_CHECKING:
     from mypy_boto3_kinesis import KinesisClient
     from pyspark.sql import SparkSession
 
-ROWS_PER_ARROW_BATCH = 5_000
+ROWS_PER_ARROW_BATCH = 10_000  # also the Parquet row group: about 10 MB of 1 KiB records
 
 ARROW_SCHEMA = pa.schema(
     [
@@ -48,10 +51,6 @@ ARROW_SCHEMA = pa.schema(
         ("approximate_arrival_timestamp", pa.timestamp("us", tz="UTC")),
         ("lineage_depth", pa.int32()),
     ]
-)
-SPARK_SCHEMA = (
-    "shard_id string, sequence_number string, sub_sequence_number bigint, partition_key string, "
-    "data binary, approximate_arrival_timestamp timestamp, lineage_depth int"
 )
 
 
@@ -65,7 +64,7 @@ class TaskSpec:
     depth: int
     start: dict[str, Any]  # a checkpoint as CommitRecord JSON has it
     until: str | None
-    results_dir: str
+    staging: str  # the batch's staging folder: the task's Parquet file goes here
     endpoint_url: str | None
     region: str | None
     limits: dict[str, Any]
@@ -80,7 +79,7 @@ class TaskSpec:
         depth: int,
         start: Checkpoint,
         until: datetime | None,
-        results_dir: Path,
+        staging: Path,
     ) -> TaskSpec:
         return cls(
             stream=config.stream,
@@ -89,7 +88,7 @@ class TaskSpec:
             depth=depth,
             start=start.to_json(),
             until=until.isoformat() if until else None,
-            results_dir=str(results_dir),
+            staging=str(staging),
             endpoint_url=kinesis.meta.endpoint_url,
             region=kinesis.meta.region_name,
             limits=asdict(config.read_limits),
@@ -97,16 +96,18 @@ class TaskSpec:
 
 
 def read_task(specs: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """The mapInArrow function: each input row is a TaskSpec as JSON."""
+    """The mapInArrow function: each input row is a TaskSpec as JSON; each output row is the
+    task's result (ReadResult fields and the file written) as JSON."""
     for batch in specs:
         for text in batch.column("spec").to_pylist():
-            for rows in _read_one(TaskSpec(**json.loads(text))):
-                yield rows
-                _crash_point("reading")  # rows handed to Spark, task not finished
+            spec = TaskSpec(**json.loads(text))
+            result = _read_one(spec)
+            yield pa.RecordBatch.from_pydict({"shard_id": [spec.shard_id], "result": [json.dumps(result)]})
 
 
-def _read_one(spec: TaskSpec) -> Iterator[pa.RecordBatch]:
+def _read_one(spec: TaskSpec) -> dict[str, Any]:
     import boto3
+    import pyarrow.parquet as pq
 
     start = Checkpoint.from_json(spec.start).start_position()
     if start is None:  # planning never plans a finished shard
@@ -115,8 +116,26 @@ def _read_one(spec: TaskSpec) -> Iterator[pa.RecordBatch]:
     shard = Shard(spec.shard_id, ending_sequence_number="0" if spec.closed else None)
     end = EndBound(until=datetime.fromisoformat(spec.until) if spec.until else None)
     # Gaps are reported, not raised, here: the driver decides (fail, or --allow-gaps).
-    limits = ReadLimits(**spec.limits)
-    reader = ShardReader(client, spec.stream, shard, start, end, limits=limits, allow_gaps=True)
+    reader = ShardReader(client, spec.stream, shard, start, end, limits=ReadLimits(**spec.limits), allow_gaps=True)
+    name = f"part-{spec.shard_id}-{uuid.uuid4().hex[:12]}.parquet"
+    partial = Path(spec.staging) / f".{name}.partial"  # hidden from readers until complete
+    writer: pq.ParquetWriter | None = None
+    try:
+        for rows in _row_batches(reader, spec.depth):
+            if writer is None:
+                writer = pq.ParquetWriter(partial, ARROW_SCHEMA, use_dictionary=["shard_id", "partition_key"])
+            writer.write_batch(rows)
+            _crash_point("reading")  # rows written, task not finished
+    finally:
+        if writer is not None:
+            writer.close()
+    if writer is not None:
+        os.rename(partial, partial.with_name(name))
+    return {**asdict(reader.result()), "file": name if writer is not None else None}
+
+
+def _row_batches(reader: ShardReader, depth: int) -> Iterator[pa.RecordBatch]:
+    """The reader's records as Arrow record batches of at most ROWS_PER_ARROW_BATCH rows."""
     columns: dict[str, list[Any]] = {name: [] for name in ARROW_SCHEMA.names}
     for record in reader:
         columns["shard_id"].append(record.shard_id)
@@ -126,11 +145,10 @@ def _read_one(spec: TaskSpec) -> Iterator[pa.RecordBatch]:
         columns["data"].append(record.data)
         columns["approximate_arrival_timestamp"].append(record.approximate_arrival_timestamp)
         if len(columns["data"]) >= ROWS_PER_ARROW_BATCH:
-            yield _batch(columns, spec.depth)
+            yield _batch(columns, depth)
             columns = {name: [] for name in ARROW_SCHEMA.names}
     if columns["data"]:
-        yield _batch(columns, spec.depth)
-    _write_result(Path(spec.results_dir), reader.result())
+        yield _batch(columns, depth)
 
 
 def _crash_point(step: str) -> None:
@@ -147,28 +165,44 @@ def _batch(columns: dict[str, list[Any]], depth: int) -> pa.RecordBatch:
     return pa.RecordBatch.from_pydict(columns, schema=ARROW_SCHEMA)
 
 
-def _write_result(results_dir: Path, result: ReadResult) -> None:
-    write_atomically(results_dir / f"{result.shard_id}.json", json.dumps(asdict(result)))
-
-
 def read_results(results_dir: Path) -> dict[str, ReadResult]:
     """What each task read (the reader's own ReadResult), by shard."""
+    return {shard: ReadResult(**body) for shard, (body, _) in _results(results_dir).items()}
+
+
+def staged_files(results_dir: Path) -> set[str]:
+    """The Parquet files the results name: the only rows of the batch."""
+    return {file for _, file in _results(results_dir).values() if file}
+
+
+def _results(results_dir: Path) -> dict[str, tuple[dict[str, Any], str | None]]:
     if not results_dir.exists():
         return {}
-    return {
-        path.stem: ReadResult(**json.loads(path.read_text()))
-        for path in results_dir.glob("*.json")
-        if not path.name.startswith(".")
-    }
+    results = {}
+    for path in results_dir.glob("*.json"):
+        if not path.name.startswith("."):
+            body = json.loads(path.read_text())
+            file = body.pop("file", None)
+            results[path.stem] = (body, file)
+    return results
 
 
-def run_wave(spark: SparkSession, specs: list[TaskSpec], staging: str) -> None:
-    """Read every spec's shard in one Spark job (one task each) and append Parquet to ``staging``."""
+def run_wave(spark: SparkSession, specs: list[TaskSpec], results_dir: Path) -> None:
+    """Read every spec's shard in one Spark job (one task each). Writes each shard's result, from
+    the attempt Spark reports successful, to ``results_dir`` and deletes the files of the other
+    attempts of these shards."""
     if not specs:
         return
     rows = [(json.dumps(asdict(spec)),) for spec in specs]
     frame = spark.createDataFrame(spark.sparkContext.parallelize(rows, len(rows)), "spec string")
-    frame.mapInArrow(read_task, SPARK_SCHEMA).write.mode("append").parquet(staging)
+    done = frame.mapInArrow(read_task, "shard_id string, result string").collect()
+    for row in done:
+        write_atomically(results_dir / f"{row['shard_id']}.json", row["result"])
+    kept = {json.loads(row["result"])["file"] for row in done}
+    for spec in specs:
+        for path in Path(spec.staging).glob(f"*part-{spec.shard_id}-*"):
+            if path.name not in kept:
+                path.unlink(missing_ok=True)
 
 
 def spark_session(master: str = "local[*]", app_name: str = "kinesis-batch") -> SparkSession:

@@ -1,0 +1,255 @@
+"""What the benchmarks share: a local stack, a backlog with a split and a merge in its history,
+the three ways of draining it, and peak-RSS sampling of a process tree.
+
+Figures are printed side by side from one run: absolute times on a shared machine drift, the
+ratios between approaches measured together hold.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import boto3
+
+REPO = Path(__file__).resolve().parents[1]
+MIB = 1024 * 1024
+RECORD_BYTES = 1024
+
+
+@dataclass(frozen=True)
+class Drain:
+    """One way of draining the backlog, measured."""
+
+    name: str
+    records: int
+    data_bytes: int
+    seconds: float
+
+    @property
+    def rate(self) -> float:
+        return self.records / self.seconds
+
+    @property
+    def mib_per_second(self) -> float:
+        return self.data_bytes / MIB / self.seconds
+
+    def row(self, reference: Drain | None = None) -> str:
+        share = f"{self.rate / reference.rate:5.2f}" if reference else "    -"
+        return (
+            f"| {self.name:<44} | {self.records:>9,} | {self.seconds:7.1f} | {self.rate:>9,.0f} "
+            f"| {self.mib_per_second:6.1f} | {share} |"
+        )
+
+
+TABLE_HEAD = (
+    f"| {'approach':<44} | {'records':>9} | {'s':>7} | {'rec/s':>9} | {'MiB/s':>6} | {'x raw':>5} |\n"
+    f"|{'-' * 46}|{'-' * 11}|{'-' * 9}|{'-' * 11}|{'-' * 8}|{'-' * 7}|"
+)
+
+
+def machine() -> str:
+    return (
+        f"{platform.node()} ({os.cpu_count()} cores, Python {platform.python_version()}), {datetime.now(UTC):%Y-%m-%d}"
+    )
+
+
+def plain_client(service: str) -> Any:
+    """A plain boto3 client (what a user's own script has): default retries and parsers."""
+    return boto3.client(service)  # type: ignore[call-overload]
+
+
+def wait_active(kinesis: Any, stream: str) -> None:
+    while kinesis.describe_stream_summary(StreamName=stream)["StreamDescriptionSummary"]["StreamStatus"] != "ACTIVE":
+        time.sleep(0.05)
+
+
+def put_records(kinesis: Any, stream: str, count: int, *, first: int = 0, threads: int = 4) -> None:
+    """``count`` records of RECORD_BYTES over 1,000 partition keys, 500 per PutRecords call."""
+    payload = b"x" * (RECORD_BYTES - 16)
+
+    def put_batch(start: int) -> None:
+        batch = [
+            {"Data": f"{i:>15}|".encode() + payload, "PartitionKey": f"key-{i % 1000}"}
+            for i in range(start, min(start + 500, first + count))
+        ]
+        while batch:
+            response = kinesis.put_records(StreamName=stream, Records=batch)
+            batch = [r for r, result in zip(batch, response["Records"], strict=True) if "ErrorCode" in result]
+
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(put_batch, range(first, first + count, 500)))
+
+
+def backlog_with_split_and_merge(kinesis: Any, stream: str, records: int, shards: int = 8) -> None:
+    """``shards`` open shards at the end, ``shards + 3`` in the history (one split, one merge);
+    records put in three phases so parents and children all hold data."""
+    from kinesis_batch.shards.listing import list_shards
+
+    kinesis.create_stream(StreamName=stream, ShardCount=shards)
+    wait_active(kinesis, stream)
+    third = records // 3
+    put_records(kinesis, stream, third)
+    ordered = sorted(list_shards(kinesis, stream), key=lambda s: s.starting_hash_key)
+    low = ordered[0]
+    kinesis.split_shard(
+        StreamName=stream,
+        ShardToSplit=low.shard_id,
+        NewStartingHashKey=str((low.starting_hash_key + low.ending_hash_key + 1) // 2),
+    )
+    wait_active(kinesis, stream)
+    put_records(kinesis, stream, third, first=third)
+    kinesis.merge_shards(
+        StreamName=stream, ShardToMerge=ordered[-2].shard_id, AdjacentShardToMerge=ordered[-1].shard_id
+    )
+    wait_active(kinesis, stream)
+    put_records(kinesis, stream, records - 2 * third, first=2 * third)
+
+
+def shard_ids(kinesis: Any, stream: str) -> list[str]:
+    ids: list[str] = []
+    for page in kinesis.get_paginator("list_shards").paginate(StreamName=stream):
+        ids.extend(s["ShardId"] for s in page["Shards"])
+    return ids
+
+
+def _drain_shard(kinesis: Any, stream: str, shard_id: str) -> Iterator[dict[str, Any]]:
+    """A plain GetRecords loop: to the end of a closed shard, or the tip of an open one."""
+    iterator = kinesis.get_shard_iterator(StreamName=stream, ShardId=shard_id, ShardIteratorType="TRIM_HORIZON")[
+        "ShardIterator"
+    ]
+    while iterator:
+        page = kinesis.get_records(ShardIterator=iterator, Limit=10_000)
+        yield from page["Records"]
+        if not page["Records"] and page.get("MillisBehindLatest", 0) == 0:
+            return
+        iterator = page.get("NextShardIterator")
+
+
+def raw_read(stream: str, threads: int = 8) -> Drain:
+    """(a) The source's own rate: threaded GetRecords over every shard, records discarded."""
+    kinesis = plain_client("kinesis")
+    started = time.monotonic()
+
+    def count(shard_id: str) -> tuple[int, int]:
+        records = size = 0
+        for record in _drain_shard(kinesis, stream, shard_id):
+            records += 1
+            size += len(record["Data"])
+        return records, size
+
+    with ThreadPoolExecutor(threads) as pool:
+        counted = list(pool.map(count, shard_ids(kinesis, stream)))
+    return Drain(
+        f"(a) raw GetRecords, {threads} threads", *map(sum, zip(*counted, strict=True)), time.monotonic() - started
+    )
+
+
+def hand_written(stream: str, output: Path) -> Drain:
+    """(b) What a user writes without this project: one thread, every row in lists, one Parquet file."""
+    started = time.monotonic()
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    kinesis = plain_client("kinesis")
+    columns: dict[str, list[Any]] = {"shard_id": [], "sequence_number": [], "partition_key": [], "data": [], "at": []}
+    for shard_id in shard_ids(kinesis, stream):
+        for record in _drain_shard(kinesis, stream, shard_id):
+            columns["shard_id"].append(shard_id)
+            columns["sequence_number"].append(record["SequenceNumber"])
+            columns["partition_key"].append(record["PartitionKey"])
+            columns["data"].append(record["Data"])
+            columns["at"].append(record["ApproximateArrivalTimestamp"])
+    output.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.table(columns), output / "backlog.parquet")
+    size = sum(len(d) for d in columns["data"])
+    return Drain("(b) hand-written: 1 thread, one pyarrow file", len(columns["data"]), size, time.monotonic() - started)
+
+
+def kinesis_batch_run(stream: str, output: Path, *, extra: tuple[str, ...] = ()) -> tuple[Drain, Drain, dict[str, Any]]:
+    """(c) ``kinesis-batch run`` as a user runs it (a new process: imports, Spark start-up and
+    all), and the same run without its fixed start-up cost (the read waves, publish and commit).
+    Returns both and the run's JSON report."""
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "kinesis_batch.cli", "run", "--stream", stream, "--output", str(output)]
+        + ["--read-limits", "none", "--json", *extra],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        start_new_session=True,
+    )
+    seconds = time.monotonic() - started
+    if done.returncode != 0:
+        raise SystemExit(f"kinesis-batch run failed ({done.returncode}): {done.stderr[-2000:]}")
+    report = json.loads(done.stdout)
+    records = report["records"]
+    size = records * RECORD_BYTES
+    timings = report["timings"]
+    working = timings.get("read", 0.0) + timings.get("publish", 0.0) + timings.get("commit", 0.0)
+    return (
+        Drain("(c) kinesis-batch run, including start-up", records, size, seconds),
+        Drain("(c) kinesis-batch run, start-up excluded", records, size, working),
+        report,
+    )
+
+
+class PeakRss:
+    """Samples a process tree's resident memory every 50 ms; keeps each process's peak, by role."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.peaks: dict[int, tuple[str, int]] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def __enter__(self) -> PeakRss:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def peak(self, role: str) -> int:
+        """The largest peak of any one process of ``role`` (driver, jvm, python worker)."""
+        return max((rss for r, rss in self.peaks.values() if r == role), default=0)
+
+    def _sample(self) -> None:
+        import psutil
+
+        root = psutil.Process(self.pid)
+        while not self._stop.is_set():
+            try:
+                family = [root, *root.children(recursive=True)]
+            except psutil.NoSuchProcess:
+                return
+            for process in family:
+                try:
+                    rss = process.memory_info().rss
+                    role = _role(process, root)
+                except psutil.Error:
+                    continue
+                if rss > self.peaks.get(process.pid, ("", 0))[1]:
+                    self.peaks[process.pid] = (role, rss)
+            time.sleep(0.05)
+
+
+def _role(process: Any, root: Any) -> str:
+    if process.pid == root.pid:
+        return "driver"
+    command = " ".join(process.cmdline())
+    if "java" in process.name() or "org.apache.spark" in command:
+        return "jvm"
+    return "python worker"

@@ -1,0 +1,122 @@
+"""The endpoint that holds an emulator to Kinesis' per-shard read limits: it throttles like AWS,
+cuts pages at 10 MiB, expires iterators; and a paced run through it is still exactly-once."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kinesis_batch.aws import dynamodb_client, kinesis_client
+from kinesis_batch.config import RunConfig
+from kinesis_batch.devstack import LocalStack
+from kinesis_batch.limits_proxy import MAX_BYTES_PER_CALL, LimitsProxy
+from kinesis_batch.run import CatchUpRun
+from kinesis_batch.shards.listing import list_shards
+from kinesis_batch.shards.positions import StartPosition
+from kinesis_batch.shards.reader import ReadLimits, ShardReader
+from tests.runs import assert_exactly_once, read_output
+from tests.streams import StreamFactory, put
+
+KIB = 1024
+
+
+@pytest.fixture
+def proxy(stack: LocalStack, emulator: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[LimitsProxy]:
+    # After the emulator fixture, which points the environment at the emulator itself.
+    with LimitsProxy(stack.kinesis[emulator].url) as running:
+        monkeypatch.setenv("AWS_ENDPOINT_URL_KINESIS", running.url)
+        yield running
+
+
+def put_kib_records(client: Any, stream: str, count: int, kib: int = 1) -> list[str]:
+    sent = []
+    for first in range(0, count, 500):
+        batch = [
+            {"Data": f"{i:>8}".encode() + b"x" * (kib * KIB - 8), "PartitionKey": f"k{i % 50}"}
+            for i in range(first, min(first + 500, count))
+        ]
+        assert client.put_records(StreamName=stream, Records=batch)["FailedRecordCount"] == 0
+        sent.extend(r["Data"].decode() for r in batch)
+    return sent
+
+
+def test_more_than_five_calls_a_second_on_a_shard_are_throttled(proxy: LimitsProxy, streams: StreamFactory) -> None:
+    kinesis = kinesis_client()
+    name = streams.create(shards=1)
+    put(kinesis, name, 3)
+    (shard,) = list_shards(kinesis, name)
+    iterator = kinesis.get_shard_iterator(StreamName=name, ShardId=shard.shard_id, ShardIteratorType="LATEST")[
+        "ShardIterator"
+    ]
+    codes = []
+    for _ in range(7):
+        try:
+            iterator = kinesis.get_records(ShardIterator=iterator, Limit=1)["NextShardIterator"]
+            codes.append("ok")
+        except kinesis.exceptions.ProvisionedThroughputExceededException:
+            codes.append("throttled")
+    assert codes[:5] == ["ok"] * 5 and codes[5:] == ["throttled"] * 2
+    assert proxy.stats()[shard.shard_id].throttled == 2
+
+
+def test_a_page_is_cut_at_ten_mib_and_the_next_resumes_after_it(proxy: LimitsProxy, streams: StreamFactory) -> None:
+    kinesis = kinesis_client()
+    name = streams.create(shards=1)
+    sent = put_kib_records(kinesis, name, 6_000, kib=2)  # 12 MB in fewer than 10,000 records
+    (shard,) = list_shards(kinesis, name)
+    iterator = kinesis.get_shard_iterator(StreamName=name, ShardId=shard.shard_id, ShardIteratorType="TRIM_HORIZON")[
+        "ShardIterator"
+    ]
+    first = kinesis.get_records(ShardIterator=iterator, Limit=10_000)
+    size = sum(len(r["Data"]) + len(r["PartitionKey"]) for r in first["Records"])
+    assert size <= MAX_BYTES_PER_CALL < size + 2 * KIB + 3
+    time.sleep(5.5)  # the 2 MiB/s credit pays back the 10 MiB burst
+    second = kinesis.get_records(ShardIterator=first["NextShardIterator"], Limit=10_000)
+    read = [r["Data"].decode() for r in first["Records"] + second["Records"]]
+    assert read == sent
+
+
+def test_an_iterator_expires_and_the_reader_renews_it(proxy: LimitsProxy, streams: StreamFactory) -> None:
+    proxy.iterator_lifetime = 2.0  # AWS: 300 s
+    kinesis = kinesis_client()
+    name = streams.create(shards=1)
+    put(kinesis, name, 20)
+    (shard,) = list_shards(kinesis, name)
+    iterator = kinesis.get_shard_iterator(StreamName=name, ShardId=shard.shard_id, ShardIteratorType="TRIM_HORIZON")[
+        "ShardIterator"
+    ]
+    time.sleep(2.2)
+    with pytest.raises(kinesis.exceptions.ExpiredIteratorException):
+        kinesis.get_records(ShardIterator=iterator)
+
+    pauses = iter([0.0, 2.5])  # the reader sleeps long enough once for its iterator to expire
+    reader = ShardReader(
+        kinesis,
+        name,
+        shard,
+        StartPosition.trim_horizon(),
+        limits=ReadLimits(records_per_call=10),
+        sleep=lambda seconds: time.sleep(max(seconds, next(pauses, 0.0))),
+    )
+    assert len(list(reader)) == 20 and reader.iterator_renewals >= 1
+
+
+def test_a_paced_run_through_the_limits_is_exactly_once_and_not_throttled(
+    proxy: LimitsProxy, streams: StreamFactory, spark_session: Any, tmp_path: Path
+) -> None:
+    kinesis = kinesis_client()
+    name = streams.create(shards=2)
+    sent = put_kib_records(kinesis, name, 12_000)  # about 6 MiB per shard: several paced pages
+    config = RunConfig(name, output=str(tmp_path), worker_id="paced", lease_seconds=120)
+    run = CatchUpRun(config, kinesis=kinesis, dynamodb=dynamodb_client(), spark=lambda: spark_session)
+    report = run.run()
+
+    assert report.records == len(sent)
+    assert_exactly_once(read_output(tmp_path), sent)
+    stats = proxy.stats()
+    assert sum(s.throttled for s in stats.values()) <= 1  # the reader keeps to the limits itself
+    assert sum(s.bytes for s in stats.values()) >= len(sent) * KIB
