@@ -7,10 +7,10 @@ demo:
 
 test:
 	@tools/bootstrap.sh
-	.venv/bin/ruff check kinesis_batch spark_jobs dags tests
-	.venv/bin/ruff format --check kinesis_batch spark_jobs dags tests
+	.venv/bin/ruff check kinesis_batch spark_jobs dags tests benchmarks
+	.venv/bin/ruff format --check kinesis_batch spark_jobs dags tests benchmarks
 	.venv/bin/mypy
 	.venv/bin/python -m pytest
 
 lint:
-	.venv/bin/ruff check kinesis_batch spark_jobs dags tests && .venv/bin/ruff format --check kinesis_batch spark_jobs dags tests && .venv/bin/mypy
+	.venv/bin/ruff check kinesis_batch spark_jobs dags tests benchmarks && .venv/bin/ruff format --check kinesis_batch spark_jobs dags tests benchmarks && .venv/bin/mypy

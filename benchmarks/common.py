@@ -26,6 +26,7 @@ import boto3
 REPO = Path(__file__).resolve().parents[1]
 MIB = 1024 * 1024
 RECORD_BYTES = 1024
+RUN = (sys.executable, "-m", "kinesis_batch.cli", "run")
 
 
 @dataclass(frozen=True)
@@ -177,14 +178,15 @@ def hand_written(stream: str, output: Path) -> Drain:
     return Drain("(b) hand-written: 1 thread, one pyarrow file", len(columns["data"]), size, time.monotonic() - started)
 
 
-def kinesis_batch_run(stream: str, output: Path, *, extra: tuple[str, ...] = ()) -> tuple[Drain, Drain, dict[str, Any]]:
+def kinesis_batch_run(
+    stream: str, output: Path, *, read_limits: str = "none", extra: tuple[str, ...] = ()
+) -> tuple[Drain, Drain, dict[str, Any]]:
     """(c) ``kinesis-batch run`` as a user runs it (a new process: imports, Spark start-up and
     all), and the same run without its fixed start-up cost (the read waves, publish and commit).
     Returns both and the run's JSON report."""
     started = time.monotonic()
     done = subprocess.run(
-        [sys.executable, "-m", "kinesis_batch.cli", "run", "--stream", stream, "--output", str(output)]
-        + ["--read-limits", "none", "--json", *extra],
+        [*RUN, "--stream", stream, "--output", str(output), "--read-limits", read_limits, "--json", *extra],
         capture_output=True,
         text=True,
         cwd=REPO,

@@ -85,7 +85,7 @@ def plan_history(kinesis: Any, stream: str) -> None:
     closed = sum(1 for s in shards if s.closed)
     n = len(shards)
     print(f"history: {n:,} shards ({closed:,} closed), {len(lineage.order):,} in lineage order")
-    print(f"| step | s | per shard |\n|---|---|---|")
+    print("| step | s | per shard |\n|---|---|---|")
     for name, seconds in [
         ("ListShards, all pages (wall, endpoint included)", listing),
         ("Lineage.build (CPU)", building),
@@ -142,9 +142,8 @@ def main(argv: list[str] | None = None) -> int:
             build_history(plain_client("kinesis"), stream, 3000 // scale, 1000 // scale, 500 // scale)
             print(f"history built by kinesalite in {time.monotonic() - took:.0f} s\n", flush=True)
             plan_history(kinesis_client(), stream)
-            print(
-                "\n| leases | create | take | prepare | commit | release | per shard (all five) |\n|---|---|---|---|---|---|---|"
-            )
+            print("\n| leases | create | take | prepare | commit | release | per shard (all five) |")
+            print("|---|---|---|---|---|---|---|")
             per_shard = []
             for shards in (250 // scale, 500 // scale):
                 seconds = lease_operations(dynamodb_client(), shards)

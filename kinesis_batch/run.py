@@ -210,7 +210,7 @@ class CatchUpRun:
     def read(self) -> None:
         """Run the Spark job wave by wave over the held shards of the plan; a child only once every
         parent reached SHARD_END. Rows go to the batch's staging, what each task read to _results."""
-        from kinesis_batch.spark.job import TaskSpec, read_results, run_wave
+        from kinesis_batch.spark.job import TaskSpec, read_results, run_wave, warm_up
 
         plan = self._manifest()
         held = set(self.manager.adopt())
@@ -218,6 +218,7 @@ class CatchUpRun:
         self.output.clear_staged_rows(self.run_id)  # an earlier attempt of this step
         results_dir = staging / "_results"
         ended = set(plan.finished)
+        spark = None
         for number, wave in enumerate(plan.waves()):
             ready = [r for r in wave if r.shard_id in held and all(p in ended for p in r.planned_parents)]
             if not ready:
@@ -228,8 +229,10 @@ class CatchUpRun:
                 )
                 for r in ready
             ]
-            with self._timed("spark_start"):
-                spark = self.spark()  # started once, outside the wave's timing
+            if spark is None:
+                with self._timed("spark_start"):  # once, outside the waves' timing
+                    spark = self.spark()
+                    warm_up(spark)
             wave_started = time.monotonic()
             with self._timed("read"):
                 run_wave(spark, specs, results_dir)

@@ -77,7 +77,7 @@ def shard_lag(kinesis: KinesisClient, stream: str, shard: Shard, checkpoint: Che
     start = checkpoint.start_position()
     if start is None:
         return ShardLag(shard.shard_id, now, None, 0)
-    reader = ShardReader(kinesis, stream, shard, start, limits=_PROBE_LIMITS, allow_gaps=True)
+    reader = ShardReader(kinesis, stream, shard, start, limits=_PROBE_LIMITS, allow_gaps=True, prefetch=False)
     first = next(iter(reader), None)
     return ShardLag(
         shard_id=shard.shard_id,

@@ -3,7 +3,8 @@
 Contract:
 - Yields user records (KPL aggregates de-aggregated) in shard order, each at most once, never
   one at or below the start checkpoint, never one past the end bound.
-- Holds one GetRecords page at a time, so memory does not grow with the backlog.
+- Holds at most two GetRecords pages at a time (the one being consumed and, with ``prefetch``,
+  the next one, fetched meanwhile), so memory does not grow with the backlog.
 - Ends at the first of: the end bound; the tip of an open shard (an empty page with
   MillisBehindLatest == 0); the end of a closed shard (a page without NextShardIterator: AWS
   and kinesis-local send it with the last records, kinesalite as one more, empty page; or an
@@ -23,6 +24,7 @@ any moment what was read; ``reader.result()`` freezes them in a :class:`ReadResu
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -122,6 +124,7 @@ class ShardReader:
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
         allow_gaps: bool = False,
+        prefetch: bool = True,
     ) -> None:
         self._client = client
         self._stream = stream_name
@@ -135,7 +138,9 @@ class ShardReader:
         self._sleep = sleep
         self._allow_gaps = allow_gaps
         self._next_call_at = 0.0
-        self._last_raw_sequence: str | None = None
+        self._last_raw_sequence: str | None = None  # the last raw record consumed
+        self._fetched_through: str | None = None  # the last raw record of the pages fetched
+        self._prefetch = prefetch
         self._latest_taken_at: datetime | None = None
         self.last_sequence_number: str | None = None
         self.last_sub_sequence_number: int | None = None
@@ -171,11 +176,29 @@ class ShardReader:
             self._latest_taken_at = datetime.now(UTC)
         iterator = self._shard_iterator(self._start.iterator_request())
         empty_tip_pages = 0
+        pending = _Call(self._get_records, iterator, ahead=False)
         while True:
-            page, iterator = self._get_records(iterator)
+            page, iterator = pending.result()
             raw_records = page.get("Records", [])
             if self.first_millis_behind_latest is None:
                 self.first_millis_behind_latest = page.get("MillisBehindLatest")
+            next_iterator = page.get("NextShardIterator")
+            millis = page.get("MillisBehindLatest")
+            self.millis_behind_latest = millis
+            # Decide from the page alone whether another follows, and fetch it while this one is
+            # consumed: the endpoint works on the next page while we work on this one.
+            empty_tip_pages = empty_tip_pages + 1 if (millis or 0) == 0 and not raw_records else 0
+            at_tip = bool(empty_tip_pages) and not (self._shard.closed or page.get("ChildShards"))
+            # A closed shard that never stops handing out iterators (moto) is drained. Not after
+            # one empty page: on AWS one may come from a sparse stretch of the shard.
+            drained = not next_iterator or empty_tip_pages >= CLOSED_SHARD_EMPTY_TIP_PAGES
+            bounded = False  # the end bound falls inside this page: nothing after it is wanted
+            if raw_records:
+                last = raw_records[-1]
+                self._fetched_through = last["SequenceNumber"]
+                bounded = self._end.excludes(last["SequenceNumber"], last["ApproximateArrivalTimestamp"])
+            if not (at_tip or drained or bounded):
+                pending = _Call(self._get_records, next_iterator, ahead=self._prefetch)
             for raw in raw_records:
                 sequence_number = raw["SequenceNumber"]
                 if skip_through is not None and self._last_raw_sequence is None:
@@ -199,21 +222,11 @@ class ShardReader:
                     self.bytes += len(record.data)
                     yield record
                 self._last_raw_sequence = sequence_number
-            next_iterator = page.get("NextShardIterator")
-            millis = page.get("MillisBehindLatest")
-            self.millis_behind_latest = millis
-            if not next_iterator:
+            if drained:
                 self.reached_shard_end = True
                 return
-            empty_tip_pages = empty_tip_pages + 1 if (millis or 0) == 0 and not raw_records else 0
-            if empty_tip_pages and not (self._shard.closed or page.get("ChildShards")):
+            if at_tip:
                 return  # an open shard's tip: nothing more for now
-            if empty_tip_pages >= CLOSED_SHARD_EMPTY_TIP_PAGES:
-                # A closed shard that never stops handing out iterators (moto) is drained. Not
-                # after one empty page: on AWS one may come from a sparse stretch of the shard.
-                self.reached_shard_end = True
-                return
-            iterator = next_iterator
 
     def _check_not_trimmed(self, first_sequence_number: str) -> None:
         """A resume starts AT the checkpoint's record, so it must come first; if a later record
@@ -272,15 +285,15 @@ class ShardReader:
                 attempt = self._retry_or_raise(exc, attempt, "GetShardIterator")
 
     def _resume_request(self) -> dict[str, Any]:
-        """Where a renewed iterator starts: after the last raw record read, else at the start."""
-        if self._last_raw_sequence is None:
+        """Where a renewed iterator starts: after the last raw record fetched, else at the start."""
+        if self._fetched_through is None:
             if self._latest_taken_at is not None:
                 # A new LATEST iterator would skip what arrived since the first one was taken.
                 return {"ShardIteratorType": "AT_TIMESTAMP", "Timestamp": self._latest_taken_at}
             return self._start.iterator_request()
         return {
             "ShardIteratorType": "AFTER_SEQUENCE_NUMBER",
-            "StartingSequenceNumber": self._last_raw_sequence,
+            "StartingSequenceNumber": self._fetched_through,
         }
 
     def _retry_or_raise(self, exc: Exception, attempt: int, operation: str) -> int:
@@ -302,3 +315,35 @@ class ShardReader:
         wait = self._next_call_at - self._clock()
         if wait > 0:
             self._sleep(wait)
+
+
+class _Call:
+    """``call(*args)``: when ``result()`` asks for it, or (``ahead``) at once in a daemon thread.
+    ``result()`` returns its value or re-raises what it raised. A daemon thread, so a read
+    abandoned mid-way never holds up the interpreter's exit."""
+
+    def __init__(self, call: Callable[..., Any], *args: Any, ahead: bool) -> None:
+        self._call, self._args = call, args
+        self._done = False
+        self._value: Any = None
+        self._error: BaseException | None = None
+        self._thread: threading.Thread | None = None
+        if ahead:
+            self._thread = threading.Thread(target=self._run, daemon=True)
+            self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._value = self._call(*self._args)
+        except BaseException as exc:  # handed to the reader's thread by result()
+            self._error = exc
+        self._done = True
+
+    def result(self) -> Any:
+        if self._thread is not None:
+            self._thread.join()
+        elif not self._done:
+            self._run()
+        if self._error is not None:
+            raise self._error
+        return self._value

@@ -187,6 +187,22 @@ def _results(results_dir: Path) -> dict[str, tuple[dict[str, Any], str | None]]:
     return results
 
 
+def warm_up(spark: SparkSession) -> None:
+    """Start a Python worker on every task slot (fork, imports) with a job that reads nothing, so
+    that cost is paid once with the session's start-up, not inside the first wave."""
+    slots = spark.sparkContext.defaultParallelism
+    frame = spark.createDataFrame(spark.sparkContext.parallelize([("",)] * slots, slots), "spec string")
+    frame.mapInArrow(_ready, "ready boolean").collect()
+
+
+def _ready(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    import boto3  # noqa: F401  (what the read tasks import, loaded once per worker)
+    import pyarrow.parquet  # noqa: F401
+
+    for _ in batches:
+        yield pa.RecordBatch.from_pydict({"ready": [True]})
+
+
 def run_wave(spark: SparkSession, specs: list[TaskSpec], results_dir: Path) -> None:
     """Read every spec's shard in one Spark job (one task each). Writes each shard's result, from
     the attempt Spark reports successful, to ``results_dir`` and deletes the files of the other

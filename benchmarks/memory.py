@@ -1,0 +1,82 @@
+"""Flat memory: peak RSS of the driver, the Spark JVM and the Python workers of ``kinesis-batch
+run`` for a backlog of N records and of 4N, beside the hand-written loop's, which keeps every
+row until it writes.
+
+    .venv/bin/python -m benchmarks.memory            # N = 100,000 records of 1 KiB
+    .venv/bin/python -m benchmarks.memory --quick    # N = 10,000 (CI)
+
+Each process's resident set is sampled every 50 ms (psutil) over the process tree.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks.common import MIB, REPO, RUN, PeakRss, backlog_with_split_and_merge, machine, plain_client
+from kinesis_batch.devstack import local_stack
+
+ROLES = ("driver", "jvm", "python worker")
+
+
+def kinesis_batch_peaks(stream: str, output: Path) -> dict[str, int]:
+    process = subprocess.Popen(
+        [*RUN, "--stream", stream, "--output", str(output), "--read-limits", "none", "--table", f"memory-{stream}"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        cwd=REPO,
+        start_new_session=True,
+    )
+    with PeakRss(process.pid) as peaks:
+        _, stderr = process.communicate()
+    if process.returncode != 0:
+        raise SystemExit(f"kinesis-batch run failed: {stderr.decode()[-2000:]}")
+    return {role: peaks.peak(role) for role in ROLES}
+
+
+def hand_written_peak(stream: str, output: Path) -> int:
+    code = (
+        "import sys; from pathlib import Path; from benchmarks.common import hand_written; "
+        f"hand_written({stream!r}, Path({str(output)!r}))"
+    )
+    process = subprocess.Popen([sys.executable, "-c", code], cwd=REPO, start_new_session=True)
+    with PeakRss(process.pid) as peaks:
+        process.wait()
+    if process.returncode != 0:
+        raise SystemExit("the hand-written loop failed")
+    return peaks.peak("driver")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="N = 10,000 (CI)")
+    args = parser.parse_args(argv)
+    n = 10_000 if args.quick else 100_000
+    print(f"# memory: {machine()}", flush=True)
+    rows: dict[int, tuple[dict[str, int], int]] = {}
+    with tempfile.TemporaryDirectory(prefix="kinesis-batch-bench-") as scratch, local_stack(("kinesalite",)) as stack:
+        os.environ.update(stack.env("kinesalite"))
+        kinesis = plain_client("kinesis")
+        for size in (n, 4 * n):
+            stream = f"memory-{size}-{int(time.time())}"
+            backlog_with_split_and_merge(kinesis, stream, size)
+            peaks = kinesis_batch_peaks(stream, Path(scratch) / f"kb-{size}")
+            rows[size] = (peaks, hand_written_peak(stream, Path(scratch) / f"hand-{size}"))
+            print(f"{size:,} records measured", flush=True)
+    print("\n| backlog | driver | Spark JVM | largest Python worker | hand-written loop |\n|---|---|---|---|---|")
+    for size, (peaks, hand) in rows.items():
+        cells = " | ".join(f"{peaks[role] / MIB:,.0f} MiB" for role in ROLES)
+        print(f"| {size:,} | {cells} | {hand / MIB:,.0f} MiB |")
+    (small, small_hand), (large, large_hand) = rows[n], rows[4 * n]
+    ratios = ", ".join(f"{role} {large[role] / small[role]:.2f}" for role in ROLES)
+    print(f"\npeak at 4N / peak at N: {ratios}; hand-written loop {large_hand / small_hand:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
