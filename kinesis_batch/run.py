@@ -30,7 +30,7 @@ from kinesis_batch.leases.model import Lease
 from kinesis_batch.leases.renewer import LeaseRenewer
 from kinesis_batch.leases.store import LeaseStore
 from kinesis_batch.output.batches import BatchOutput, CommitRecord, ShardCommit
-from kinesis_batch.planning import RunPlan, plan_from_json, plan_run, plan_to_json, shard_commit
+from kinesis_batch.planning import RunPlan, generations, plan_from_json, plan_run, plan_to_json, shard_commit
 from kinesis_batch.recovery import recover_pending
 from kinesis_batch.shards.lag import RetentionRisk
 from kinesis_batch.shards.lineage import Lineage
@@ -202,10 +202,9 @@ class CatchUpRun:
 
     def _prepare(self, batch_id: str) -> None:
         """Mark every held lease with the batch before anything is written (its end is not known yet)."""
-        for key in sorted(self.manager.held()):
-            with self.manager.fenced(key) as settle:
-                current = self.manager.lease(key)
-                settle(self.checkpoints.prepare(current, current.checkpoint, batch_id))
+        self.manager.write_each(
+            sorted(self.manager.held()), lambda lease: self.checkpoints.prepare(lease, lease.checkpoint, batch_id)
+        )
 
     def read(self) -> None:
         """Run the Spark job wave by wave over the held shards of the plan; a child only once every
@@ -292,10 +291,13 @@ class CatchUpRun:
             for r in plan.ranges
             if r.shard_id in results and (moved := shard_commit(r, results[r.shard_id])) is not None
         ]
-        for commit in commits:
-            with self.manager.fenced(commit.shard_id) as settle:
-                lease = self.manager.lease(commit.shard_id)
-                settle(self.checkpoints.prepare(lease, commit.end, batch_id, read_through=commit.end))
+        ends = {commit.shard_id: commit.end for commit in commits}
+        self.manager.write_each(
+            ends,
+            lambda lease: self.checkpoints.prepare(
+                lease, ends[lease.lease_key], batch_id, read_through=ends[lease.lease_key]
+            ),
+        )
         lost = sorted(self.manager.lost | set(self.manager.renew()))
         if lost:
             raise LeaseLostError(f"lost the leases of {', '.join(lost)} before publishing; nothing was published")
@@ -315,14 +317,18 @@ class CatchUpRun:
         batch_id = self.run_id
         record = self.output.commit_record(batch_id)
         commits = record.shards if record else ()
-        for commit in commits:
-            with self.manager.fenced(commit.shard_id) as settle:
-                lease = self.manager.lease(commit.shard_id)
-                settle(self.checkpoints.commit(lease, batch_id, run_id=self.run_id, records=commit.records))
-        covered = {c.shard_id for c in commits}
-        for key in sorted(set(self.manager.held()) - covered):
-            with self.manager.fenced(key) as settle:
-                settle(self.checkpoints.abort(self.manager.lease(key), batch_id))
+        records = {commit.shard_id: commit.records for commit in commits}
+        parents = {key: self.manager.lease(key).parent_shard_ids for key in records}
+        # Parents before children; the shards of one generation side by side.
+        for group in generations(list(records), parents):
+            self.manager.write_each(
+                group,
+                lambda lease: self.checkpoints.commit(
+                    lease, batch_id, run_id=self.run_id, records=records[lease.lease_key]
+                ),
+            )
+        uncovered = sorted(set(self.manager.held()) - set(records))
+        self.manager.write_each(uncovered, lambda lease: self.checkpoints.abort(lease, batch_id))
         return len(commits)
 
     def finish(self) -> list[str]:

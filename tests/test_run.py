@@ -199,8 +199,10 @@ def test_recovery_settles_the_batch_a_crashed_run_left(
 
 
 def test_a_failure_in_the_spark_step_leaves_nothing_pending_staged_or_held(
-    kinesis: Any, dynamodb: Any, streams: StreamFactory, spark: Any, tmp_path: Path
+    kinesis: Any, dynamodb: Any, streams: StreamFactory, spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from kinesis_batch.spark import job
+
     name = streams.create(shards=1)
     sent = put(kinesis, name, 150)
     (parent,) = open_shards(kinesis, name)
@@ -208,18 +210,21 @@ def test_a_failure_in_the_spark_step_leaves_nothing_pending_staged_or_held(
     sent += put(kinesis, name, 150, start=len(sent))
     output = tmp_path / "out"
     out = BatchOutput(output)
-    calls: list[bool] = []  # per call: whether the first wave's Parquet was staged by then
+    calls: list[bool] = []  # per wave: whether the first wave's Parquet was staged by then
+    run_wave = job.run_wave
 
-    def spark_failing_in_second_wave() -> Any:
+    def failing_in_second_wave(*args: Any) -> None:
         calls.append(any(out.staging(failing.run_id).glob("*.parquet")))
         if len(calls) == 2:
             raise RuntimeError("Spark job aborted: executor lost")
-        return spark
+        run_wave(*args)
 
-    failing = catch_up(name, output, "failing", spark=spark_failing_in_second_wave, kinesis=kinesis, dynamodb=dynamodb)
+    monkeypatch.setattr(job, "run_wave", failing_in_second_wave)
+    failing = catch_up(name, output, "failing", spark=lambda: spark, kinesis=kinesis, dynamodb=dynamodb)
     with pytest.raises(RuntimeError, match="executor lost"):
         failing.run()
     assert calls == [False, True], "the failure did not come after the first wave had staged output"
+    monkeypatch.setattr(job, "run_wave", run_wave)
     assert not out.staging(failing.run_id).exists(), "the failed run left its staging"
     assert staged_batches(output) == [] and out.published_batches() == []
     assert read_output(output) == {}

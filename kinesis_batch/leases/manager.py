@@ -168,6 +168,25 @@ class LeaseManager:
 
             yield settle
 
+    def write_each(self, lease_keys: Iterable[str], write: Callable[[Lease], Lease | None]) -> None:
+        """Fenced writes to several held leases, CONCURRENCY in flight: ``write(current lease)``
+        returns what the store returned, and each outcome is settled as :meth:`fenced` does.
+        Holds the lock throughout, so no renewal fences with the same counters meanwhile.
+        Raises LeaseLostError before writing if a key is not held; after every write ran, the
+        first error any of them raised."""
+        with self._lock:
+            leases = [self.lease(key) for key in lease_keys]
+            outcomes = _parallel_outcomes(write, leases)
+            for old, (new, error) in zip(leases, outcomes, strict=True):
+                if error is not None:
+                    continue  # outcome unknown: keep the copy we have
+                if new is None:
+                    self._held.pop(old.lease_key, None)
+                    self.lost.add(old.lease_key)
+                else:
+                    self._held[old.lease_key] = new
+            _raise_first(outcomes)
+
     def lease(self, lease_key: str) -> Lease:
         """The current copy of a held lease; raises LeaseLostError if it is not held."""
         with self._lock:

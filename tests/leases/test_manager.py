@@ -361,6 +361,38 @@ def test_fenced_write_that_fails_marks_the_lease_lost(
         worker_a.lease(key)
 
 
+def test_write_each_settles_every_outcome_and_marks_only_the_stolen_lease_lost(
+    worker_a: LeaseManager, worker_b: LeaseManager, store: LeaseStore, make_leases: MakeLeases, raw_item: RawItem
+) -> None:
+    stolen, *kept = make_leases(20)
+    worker_a.take([stolen, *kept])
+    worker_b.take([stolen], force=True)
+
+    worker_a.write_each([stolen, *kept], lambda lease: store.update_application_fields(lease, {"lastRunId": "run-a"}))
+
+    assert worker_a.lost == {stolen} and set(worker_a.held()) == set(kept)
+    for key in kept:
+        item = raw_item(key)
+        assert item is not None and item["lastRunId"] == {"S": "run-a"}
+        assert worker_a.lease(key) == Lease.from_item(item)  # the next write fences on the new counter
+    assert worker_a.renew() == []
+    stolen_item = raw_item(stolen)
+    assert stolen_item is not None and "lastRunId" not in stolen_item
+
+
+def test_write_each_refuses_before_writing_when_a_key_is_not_held(
+    worker_a: LeaseManager, store: LeaseStore, make_leases: MakeLeases, raw_item: RawItem
+) -> None:
+    held, not_held = make_leases(2)
+    worker_a.take([held])
+    before = raw_item(held)
+
+    with pytest.raises(LeaseLostError, match=not_held):
+        worker_a.write_each([held, not_held], lambda lease: store.update_application_fields(lease, {"lastRunId": "r"}))
+
+    assert raw_item(held) == before
+
+
 def test_taking_a_lost_lease_back_clears_it_from_lost(
     worker_a: LeaseManager, worker_b: LeaseManager, make_leases: MakeLeases, raw_item: RawItem
 ) -> None:
