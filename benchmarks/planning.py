@@ -114,8 +114,9 @@ def lease_operations(dynamodb: Any, shards: int) -> tuple[dict[str, float], int]
     def prepare() -> None:  # as a run marks its leases: side by side, fenced
         manager.write_each(keys, lambda lease: checkpoints.prepare(lease, end, "batch-1", read_through=end))
 
-    def commit() -> None:  # the leases share no parents here: one generation
-        manager.write_each(keys, lambda lease: checkpoints.commit(lease, "batch-1", run_id="run-1", records=1))
+    def commit() -> None:  # as a run commits: one transaction at a time (see CatchUpRun.commit)
+        commit_one = lambda lease: checkpoints.commit(lease, "batch-1", run_id="run-1", records=1)  # noqa: E731
+        manager.write_each(keys, commit_one, concurrency=1)
 
     _, seconds["prepare"] = wall(prepare)
     _, seconds["commit"] = wall(commit)

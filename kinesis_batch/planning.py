@@ -15,7 +15,7 @@ Rules (design.md, "Parent before child"):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -199,15 +199,3 @@ def shard_commit(shard_range: ShardRange, result: ReadResult) -> ShardCommit | N
     return ShardCommit(
         shard_range.shard_id, shard_range.start, end, result.records, result.reached_shard_end, result.trimmed_after
     )
-
-
-def generations(order: list[str], parents: Mapping[str, Iterable[str]]) -> list[list[str]]:
-    """``order`` (parents before children) in groups that may be written side by side: a key
-    comes one group after the latest of its parents that is also in ``order``."""
-    level: dict[str, int] = {}
-    for key in order:
-        level[key] = 1 + max((level[p] for p in parents.get(key, ()) if p in level), default=-1)
-    groups: list[list[str]] = [[] for _ in range(max(level.values(), default=-1) + 1)]
-    for key in order:
-        groups[level[key]].append(key)
-    return groups

@@ -30,7 +30,7 @@ from kinesis_batch.leases.model import Lease
 from kinesis_batch.leases.renewer import LeaseRenewer
 from kinesis_batch.leases.store import LeaseStore
 from kinesis_batch.output.batches import BatchOutput, CommitRecord, ShardCommit
-from kinesis_batch.planning import RunPlan, generations, plan_from_json, plan_run, plan_to_json, shard_commit
+from kinesis_batch.planning import RunPlan, plan_from_json, plan_run, plan_to_json, shard_commit
 from kinesis_batch.recovery import recover_pending
 from kinesis_batch.shards.lag import RetentionRisk
 from kinesis_batch.shards.lineage import Lineage
@@ -318,15 +318,16 @@ class CatchUpRun:
         record = self.output.commit_record(batch_id)
         commits = record.shards if record else ()
         records = {commit.shard_id: commit.records for commit in commits}
-        parents = {key: self.manager.lease(key).parent_shard_ids for key in records}
-        # Parents before children; the shards of one generation side by side.
-        for group in generations(list(records), parents):
-            self.manager.write_each(
-                group,
-                lambda lease: self.checkpoints.commit(
-                    lease, batch_id, run_id=self.run_id, records=records[lease.lease_key]
-                ),
-            )
+        # Parents first, one transaction at a time: DynamoDB would take a generation's commits
+        # side by side, but moto (the tests' DynamoDB) fails concurrent TransactWriteItems with
+        # 500s (it deep-copies each table a transaction touches). Prepares are plain updates.
+        self.manager.write_each(
+            records,
+            lambda lease: self.checkpoints.commit(
+                lease, batch_id, run_id=self.run_id, records=records[lease.lease_key]
+            ),
+            concurrency=1,
+        )
         uncovered = sorted(set(self.manager.held()) - set(records))
         self.manager.write_each(uncovered, lambda lease: self.checkpoints.abort(lease, batch_id))
         return len(commits)

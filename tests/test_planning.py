@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from kinesis_batch import Checkpoint, Lease, Lineage, Shard
-from kinesis_batch.planning import generations, plan_run
+from kinesis_batch.planning import plan_run
 
 NOW = 1_000_000
 ME, OTHER = "me", "other"
@@ -149,22 +149,3 @@ def test_a_5000_shard_history_plans_every_open_shard() -> None:
     result = plan(shards, leases)
     assert sorted(result.shard_ids) == sorted(s.shard_id for s in shards if not s.closed)
     assert {r.wave for r in result.ranges} == {0}
-
-
-@pytest.mark.parametrize(
-    ("order", "parents", "groups"),
-    [
-        ([], {}, []),
-        (["a", "b"], {}, [["a", "b"]]),
-        (["p", "c"], {"c": ["p"]}, [["p"], ["c"]]),
-        # a parent outside the batch (finished earlier) does not hold its child back
-        (["c", "x"], {"c": ["p"]}, [["c", "x"]]),
-        # split then merge back: a diamond takes three generations
-        (["r", "s1", "s2", "m"], {"s1": ["r"], "s2": ["r"], "m": ["s1", "s2"]}, [["r"], ["s1", "s2"], ["m"]]),
-        (["a", "b", "m", "o"], {"m": ["a", "b"]}, [["a", "b", "o"], ["m"]]),
-    ],
-)
-def test_generations_put_every_key_after_its_parents_in_the_batch(
-    order: list[str], parents: dict[str, list[str]], groups: list[list[str]]
-) -> None:
-    assert generations(order, parents) == groups

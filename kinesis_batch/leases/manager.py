@@ -168,15 +168,18 @@ class LeaseManager:
 
             yield settle
 
-    def write_each(self, lease_keys: Iterable[str], write: Callable[[Lease], Lease | None]) -> None:
-        """Fenced writes to several held leases, CONCURRENCY in flight: ``write(current lease)``
+    def write_each(
+        self, lease_keys: Iterable[str], write: Callable[[Lease], Lease | None], *, concurrency: int = 0
+    ) -> None:
+        """Fenced writes to several held leases, ``concurrency`` (default CONCURRENCY) in flight,
+        in the order given when it is 1: ``write(current lease)``
         returns what the store returned, and each outcome is settled as :meth:`fenced` does.
         Holds the lock throughout, so no renewal fences with the same counters meanwhile.
         Raises LeaseLostError before writing if a key is not held; after every write ran, the
         first error any of them raised."""
         with self._lock:
             leases = [self.lease(key) for key in lease_keys]
-            outcomes = _parallel_outcomes(write, leases)
+            outcomes = _parallel_outcomes(write, leases, concurrency or CONCURRENCY)
             for old, (new, error) in zip(leases, outcomes, strict=True):
                 if error is not None:
                     continue  # outcome unknown: keep the copy we have
@@ -218,7 +221,9 @@ class LeaseManager:
         return {owner: sorted(keys) for owner, keys in sorted(owners.items())}
 
 
-def _parallel_outcomes(call: Callable[[T], R], items: list[T]) -> list[tuple[R | None, Exception | None]]:
+def _parallel_outcomes(
+    call: Callable[[T], R], items: list[T], concurrency: int = CONCURRENCY
+) -> list[tuple[R | None, Exception | None]]:
     """Like :func:`_parallel`, but one call's exception does not hide the other results."""
 
     def attempt(item: T) -> tuple[R | None, Exception | None]:
@@ -227,7 +232,7 @@ def _parallel_outcomes(call: Callable[[T], R], items: list[T]) -> list[tuple[R |
         except Exception as exc:
             return None, exc
 
-    return _parallel(attempt, items)
+    return _parallel(attempt, items, concurrency)
 
 
 def _raise_first(outcomes: list[tuple[R | None, Exception | None]]) -> None:
@@ -236,9 +241,9 @@ def _raise_first(outcomes: list[tuple[R | None, Exception | None]]) -> None:
             raise error
 
 
-def _parallel(call: Callable[[T], R], items: list[T]) -> list[R]:
-    """``[call(i) for i in items]``, CONCURRENCY at a time (DynamoDB calls are I/O bound)."""
-    if len(items) <= 1:
+def _parallel(call: Callable[[T], R], items: list[T], concurrency: int = CONCURRENCY) -> list[R]:
+    """``[call(i) for i in items]``, ``concurrency`` at a time (DynamoDB calls are I/O bound)."""
+    if len(items) <= 1 or concurrency <= 1:
         return [call(item) for item in items]
-    with ThreadPoolExecutor(max_workers=min(CONCURRENCY, len(items))) as pool:
+    with ThreadPoolExecutor(max_workers=min(concurrency, len(items))) as pool:
         return list(pool.map(call, items))
