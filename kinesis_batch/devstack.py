@@ -98,7 +98,7 @@ class LocalServer:
                 continue
 
 
-def _spawn(
+def spawn_server(
     name: str,
     argv: list[str],
     *,
@@ -107,7 +107,10 @@ def _spawn(
     env: dict[str, str] | None = None,
     log_dir: Path,
     grace: float = 3.0,
+    ready_timeout: float = 60.0,
 ) -> LocalServer:
+    """Start ``argv`` in a process group of its own, logging to ``log_dir/<name>.log``, and wait
+    until it listens on ``port`` (it is stopped again if it does not)."""
     log_path = log_dir / f"{name}.log"
     with log_path.open("wb") as log:
         process = subprocess.Popen(
@@ -121,7 +124,7 @@ def _spawn(
         )
     server = LocalServer(name, port, process, log_path, grace)
     try:
-        server.wait_ready()
+        server.wait_ready(ready_timeout)
     except BaseException:
         server.stop()
         raise
@@ -147,7 +150,7 @@ def start_moto(log_dir: Path) -> LocalServer:
     port = free_port()
     moto = Path(sys.executable).with_name("moto_server")
     argv = [str(moto) if moto.exists() else "moto_server", "-H", LOOPBACK, "-p", str(port)]
-    return _spawn("moto_server", argv, port=port, log_dir=log_dir)
+    return spawn_server("moto_server", argv, port=port, log_dir=log_dir)
 
 
 def start_kinesalite(log_dir: Path, *, shard_limit: int = 1000) -> LocalServer:
@@ -169,7 +172,7 @@ def start_kinesalite(log_dir: Path, *, shard_limit: int = 1000) -> LocalServer:
         "--updateStreamMs",
         "20",
     ]
-    return _spawn("kinesalite", argv, port=port, log_dir=log_dir)
+    return spawn_server("kinesalite", argv, port=port, log_dir=log_dir)
 
 
 def start_kinesis_local(log_dir: Path, *, shard_limit: int = 200) -> LocalServer:
@@ -188,7 +191,7 @@ def start_kinesis_local(log_dir: Path, *, shard_limit: int = 200) -> LocalServer
     }
     # It reads server.json from its working directory, and ignores SIGTERM (short grace).
     argv = [_node(), "-r", str(EMULATORS / "loopback.js"), "main.js"]
-    return _spawn("kinesis-local", argv, port=port, cwd=package, env=env, log_dir=log_dir, grace=0.5)
+    return spawn_server("kinesis-local", argv, port=port, cwd=package, env=env, log_dir=log_dir, grace=0.5)
 
 
 @dataclass

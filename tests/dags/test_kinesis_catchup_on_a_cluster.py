@@ -6,8 +6,6 @@ if the package really travelled."""
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
 import sys
 import sysconfig
@@ -21,7 +19,7 @@ from typing import Any
 import pyspark
 import pytest
 
-from kinesis_batch.devstack import LOOPBACK, STATIC_ENV, free_port
+from kinesis_batch.devstack import LOOPBACK, STATIC_ENV, LocalServer, free_port, spawn_server
 from tests.runs import assert_exactly_once, assert_per_key_order, diamond_stream, read_output
 from tests.streams import StreamFactory
 
@@ -29,24 +27,9 @@ SPARK_CLASS = Path(pyspark.__file__).parent / "bin" / "spark-class"
 AHEAD = timedelta(minutes=1)  # see test_kinesis_catchup.py: kinesalite stamps child shards ahead
 
 
-def _start(args: list[str], log: Path) -> subprocess.Popen[bytes]:
-    env = {**os.environ, **STATIC_ENV, "SPARK_LOCAL_IP": LOOPBACK, "SPARK_DAEMON_MEMORY": "256m"}
-    with log.open("wb") as out:
-        return subprocess.Popen(
-            [str(SPARK_CLASS), *args], env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
-        )
-
-
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    for sig, grace in ((signal.SIGTERM, 10), (signal.SIGKILL, 5)):
-        try:
-            os.killpg(process.pid, sig)
-            process.wait(grace)
-            return
-        except ProcessLookupError:
-            return
-        except subprocess.TimeoutExpired:
-            continue
+def _start(name: str, args: list[str], port: int, logs: Path) -> LocalServer:
+    env = {**STATIC_ENV, "SPARK_LOCAL_IP": LOOPBACK, "SPARK_DAEMON_MEMORY": "256m"}
+    return spawn_server(name, [str(SPARK_CLASS), *args], port=port, env=env, log_dir=logs, grace=10, ready_timeout=90)
 
 
 def _master_state(web_url: str) -> dict[str, Any]:
@@ -60,16 +43,16 @@ def spark_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[st
     """(master URL, master web URL) of a standalone master with one 2-core worker."""
     logs = tmp_path_factory.mktemp("spark-cluster")
     port, web, worker_web = free_port(), free_port(), free_port()
-    master = _start(
-        ["org.apache.spark.deploy.master.Master", "--host", LOOPBACK, "--port", str(port), "--webui-port", str(web)],
-        logs / "master.log",
-    )
+    master_args = ["--host", LOOPBACK, "--port", str(port), "--webui-port", str(web)]
+    master = _start("master", ["org.apache.spark.deploy.master.Master", *master_args], port, logs)
     master_url, web_url = f"spark://{LOOPBACK}:{port}", f"http://{LOOPBACK}:{web}"
     worker_args = ["--host", LOOPBACK, "--cores", "2", "--memory", "1g", "--webui-port", str(worker_web)]
-    worker = _start(
-        ["org.apache.spark.deploy.worker.Worker", master_url, *worker_args, "--work-dir", str(logs / "work")],
-        logs / "worker.log",
-    )
+    worker_args += ["--work-dir", str(logs / "work")]
+    try:
+        worker = _start("worker", ["org.apache.spark.deploy.worker.Worker", master_url, *worker_args], worker_web, logs)
+    except BaseException:
+        master.stop()
+        raise
     try:
         deadline = time.monotonic() + 90
         while True:
@@ -79,12 +62,12 @@ def spark_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[st
             except OSError:
                 pass
             if time.monotonic() > deadline:
-                pytest.fail(f"no Spark worker registered:\n{(logs / 'worker.log').read_text()[-2000:]}")
+                pytest.fail(f"no Spark worker registered:\n{worker.log_tail(40)}")
             time.sleep(0.5)
         yield master_url, web_url
     finally:
-        _stop(worker)
-        _stop(master)
+        worker.stop()
+        master.stop()
 
 
 @pytest.fixture(scope="module")

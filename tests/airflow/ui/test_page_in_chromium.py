@@ -5,10 +5,7 @@ A screenshot lands in test-artifacts/ (the README's picture comes from it)."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import signal
-import subprocess
 import sys
 import time
 import urllib.error
@@ -19,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from kinesis_batch.devstack import LOOPBACK, free_port
+from kinesis_batch.devstack import LOOPBACK, LocalServer, free_port, spawn_server
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_FLAGS = [
@@ -45,53 +42,30 @@ def api_server(airflow_home: Path, tmp_path_factory: pytest.TempPathFactory) -> 
     passwords = tmp_path_factory.mktemp("auth") / "passwords.json"
     passwords.write_text(json.dumps({"admin": PASSWORD}))
     port = free_port()
-    log = (airflow_home / "api-server.log").open("wb")
     env = {
-        **os.environ,
         "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": "admin:admin",
         "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(passwords),
     }
     airflow = str(Path(sys.executable).with_name("airflow"))
-    server = subprocess.Popen(
-        [airflow, "api-server", "--host", LOOPBACK, "--port", str(port), "--workers", "1", "--apps", "core"],
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    url = f"http://{LOOPBACK}:{port}"
+    argv = [airflow, "api-server", "--host", LOOPBACK, "--port", str(port), "--workers", "1", "--apps", "core"]
+    server = spawn_server("api-server", argv, port=port, env=env, log_dir=airflow_home, grace=15, ready_timeout=120)
     try:
-        _wait_healthy(url, server, airflow_home / "api-server.log")
-        yield url
+        _wait_healthy(server)
+        yield server.url
     finally:
-        _stop(server)
-        log.close()
+        server.stop()
 
 
-def _wait_healthy(url: str, server: subprocess.Popen[bytes], log: Path, timeout: float = 120) -> None:
+def _wait_healthy(server: LocalServer, timeout: float = 120) -> None:
+    """Listening comes before the app is up: wait for Airflow's own health check too."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if server.poll() is not None:
-            pytest.fail(f"airflow api-server exited {server.returncode}:\n{log.read_text()[-3000:]}")
         try:
-            with urllib.request.urlopen(f"{url}/api/v2/monitor/health", timeout=2):
+            with urllib.request.urlopen(f"{server.url}/api/v2/monitor/health", timeout=2):
                 return
         except (urllib.error.URLError, ConnectionError, TimeoutError):
             time.sleep(0.5)
-    pytest.fail(f"airflow api-server not healthy after {timeout} s:\n{log.read_text()[-3000:]}")
-
-
-def _stop(server: subprocess.Popen[bytes]) -> None:
-    for sig, grace in ((signal.SIGTERM, 15), (signal.SIGKILL, 5)):
-        try:
-            os.killpg(server.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            server.wait(grace)
-            return
-        except subprocess.TimeoutExpired:
-            continue
+    pytest.fail(f"airflow api-server not healthy after {timeout} s:\n{server.log_tail(40)}")
 
 
 def _sign_in(url: str) -> str:
