@@ -28,7 +28,7 @@ def stream_status(
     """The stream's consumer at a glance: retention, the per-shard rows (with lag) and a summary."""
     now = now or datetime.now(UTC)
     hours = retention_hours(kinesis, stream)
-    rows = shard_status(kinesis, dynamodb, stream, table, now=now, lag=True, retention=hours)
+    rows = shard_status(kinesis, dynamodb, stream, table, now=now, hours=hours)
     unfinished = [row for row in rows if row["checkpoint"] != "SHARD_END"]
     return {
         "stream": stream,
@@ -40,7 +40,7 @@ def stream_status(
             "open": sum(1 for row in rows if not row["closed"]),
             "leased": sum(1 for row in rows if _lease_live(row, now)),
             "pending_batches": sorted({row["pending_batch"] for row in rows if row["pending_batch"]}),
-            "max_lag_seconds": max((row["lag_seconds"] or 0.0 for row in unfinished), default=0.0),
+            "max_lag_seconds": max((row["lag_seconds"] for row in unfinished), default=0.0),
             "worst_retention_risk": _worst([row["retention_risk"] for row in rows]),
         },
         "shards": rows,
@@ -48,62 +48,46 @@ def stream_status(
 
 
 def shard_status(
-    kinesis: KinesisClient,
-    dynamodb: DynamoDBClient,
-    stream: str,
-    table: str,
-    *,
-    now: datetime | None = None,
-    lag: bool = False,
-    retention: int | None = None,
+    kinesis: KinesisClient, dynamodb: DynamoDBClient, stream: str, table: str, *, now: datetime, hours: int
 ) -> list[dict[str, Any]]:
-    """Every shard of ``stream`` in lineage order with its lease and checkpoint (if any), and with
-    ``lag`` its lag behind the checkpoint (a shard without a lease yet counts from TRIM_HORIZON,
-    where the next run starts it) and retention risk. Read-only."""
-    now = now or datetime.now(UTC)
+    """Every shard of ``stream`` in lineage order with its lease and checkpoint (if any), its lag
+    behind the checkpoint (a shard without a lease yet counts from TRIM_HORIZON, where the next
+    run starts it) and its retention risk under ``hours`` of retention. Read-only."""
     lineage = Lineage.build(list_shards(kinesis, stream))  # an unknown stream is said first
     store = LeaseStore(dynamodb, table)
     if not store.table_exists():
         raise LeaseTableNotFoundError(f"lease table {table!r} does not exist (has a run happened for {stream!r}?)")
     leases = {lease.lease_key: lease for lease in store.list_leases()}
-    lags: dict[str, ShardLag] = {}
-    if lag:
-        hours = retention if retention is not None else retention_hours(kinesis, stream)
-        checkpoints = {
-            shard_id: leases[shard_id].checkpoint if shard_id in leases else Checkpoint.trim_horizon()
-            for shard_id in lineage.order
-        }
-        with ThreadPoolExecutor(LAG_PROBES_AT_ONCE) as pool:
-            measured = pool.map(
-                lambda shard_id: shard_lag(kinesis, stream, lineage.shards[shard_id], checkpoints[shard_id], now),
-                lineage.order,
-            )
-            lags = {measured_lag.shard_id: measured_lag for measured_lag in measured}
+
+    def probe(shard_id: str) -> ShardLag:
+        lease = leases.get(shard_id)
+        checkpoint = lease.checkpoint if lease else Checkpoint.trim_horizon()
+        return shard_lag(kinesis, stream, lineage.shards[shard_id], checkpoint, now)
+
+    with ThreadPoolExecutor(LAG_PROBES_AT_ONCE) as pool:
+        lags = list(pool.map(probe, lineage.order))
     rows = []
-    for shard_id in lineage.order:
+    for shard_id, lag in zip(lineage.order, lags, strict=True):
         shard, lease = lineage.shards[shard_id], leases.get(shard_id)
-        row: dict[str, Any] = {
-            "shard_id": shard_id,
-            "parent_shard_ids": list(shard.parent_ids),
-            "children": list(lineage.children[shard_id]),
-            "lineage_depth": lineage.depth(shard_id),
-            "closed": shard.closed,
-            "checkpoint": str(lease.checkpoint) if lease else None,
-            "lease_owner": lease.lease_owner if lease else None,
-            "lease_expires_at_ms": lease.expires_at_ms if lease else None,
-            "pending_batch": lease.pending_batch_id if lease else None,
-            "last_run": lease.last_run_id if lease else None,
-        }
-        probe = lags.get(shard_id)
-        if probe is not None:
-            oldest = probe.oldest_unread_at
-            row |= {
-                "lag_seconds": probe.lag_seconds,
+        oldest = lag.oldest_unread_at
+        rows.append(
+            {
+                "shard_id": shard_id,
+                "parent_shard_ids": list(shard.parent_ids),
+                "children": list(lineage.children[shard_id]),
+                "lineage_depth": lineage.depth(shard_id),
+                "closed": shard.closed,
+                "checkpoint": str(lease.checkpoint) if lease else None,
+                "lease_owner": lease.lease_owner if lease else None,
+                "lease_expires_at_ms": lease.expires_at_ms if lease else None,
+                "pending_batch": lease.pending_batch_id if lease else None,
+                "last_run": lease.last_run_id if lease else None,
+                "lag_seconds": lag.lag_seconds,
                 "oldest_unread_at": oldest.isoformat() if oldest else None,
-                "millis_behind_latest": probe.millis_behind_latest,
-                "retention_risk": probe.risk(hours).value,
+                "millis_behind_latest": lag.millis_behind_latest,
+                "retention_risk": lag.risk(hours).value,
             }
-        rows.append(row)
+        )
     return rows
 
 
