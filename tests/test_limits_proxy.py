@@ -44,14 +44,17 @@ def put_kib_records(client: Any, stream: str, count: int, kib: int = 1) -> list[
     return sent
 
 
+def only_shard_iterator(client: Any, stream: str, kind: str) -> tuple[Any, str]:
+    (shard,) = list_shards(client, stream)
+    response = client.get_shard_iterator(StreamName=stream, ShardId=shard.shard_id, ShardIteratorType=kind)
+    return shard, response["ShardIterator"]
+
+
 def test_more_than_five_calls_a_second_on_a_shard_are_throttled(proxy: LimitsProxy, streams: StreamFactory) -> None:
     kinesis = kinesis_client()
     name = streams.create(shards=1)
     put(kinesis, name, 3)
-    (shard,) = list_shards(kinesis, name)
-    iterator = kinesis.get_shard_iterator(StreamName=name, ShardId=shard.shard_id, ShardIteratorType="LATEST")[
-        "ShardIterator"
-    ]
+    shard, iterator = only_shard_iterator(kinesis, name, "LATEST")
     codes = []
     for _ in range(7):
         try:
@@ -67,10 +70,7 @@ def test_a_page_is_cut_at_ten_mib_and_the_next_resumes_after_it(proxy: LimitsPro
     kinesis = kinesis_client()
     name = streams.create(shards=1)
     sent = put_kib_records(kinesis, name, 6_000, kib=2)  # 12 MB in fewer than 10,000 records
-    (shard,) = list_shards(kinesis, name)
-    iterator = kinesis.get_shard_iterator(StreamName=name, ShardId=shard.shard_id, ShardIteratorType="TRIM_HORIZON")[
-        "ShardIterator"
-    ]
+    _, iterator = only_shard_iterator(kinesis, name, "TRIM_HORIZON")
     first = kinesis.get_records(ShardIterator=iterator, Limit=10_000)
     size = sum(len(r["Data"]) + len(r["PartitionKey"]) for r in first["Records"])
     assert size <= MAX_BYTES_PER_CALL < size + 2 * KIB + 3
@@ -85,10 +85,7 @@ def test_an_iterator_expires_and_the_reader_renews_it(proxy: LimitsProxy, stream
     kinesis = kinesis_client()
     name = streams.create(shards=1)
     put(kinesis, name, 20)
-    (shard,) = list_shards(kinesis, name)
-    iterator = kinesis.get_shard_iterator(StreamName=name, ShardId=shard.shard_id, ShardIteratorType="TRIM_HORIZON")[
-        "ShardIterator"
-    ]
+    shard, iterator = only_shard_iterator(kinesis, name, "TRIM_HORIZON")
     time.sleep(2.2)
     with pytest.raises(kinesis.exceptions.ExpiredIteratorException):
         kinesis.get_records(ShardIterator=iterator)
