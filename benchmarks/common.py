@@ -23,6 +23,8 @@ from typing import Any
 
 import boto3
 
+from kinesis_batch.devstack import wait_active
+
 REPO = Path(__file__).resolve().parents[1]
 MIB = 1024 * 1024
 RECORD_BYTES = 1024
@@ -69,11 +71,6 @@ def machine() -> str:
 def plain_client(service: str) -> Any:
     """A plain boto3 client (what a user's own script has): default retries and parsers."""
     return boto3.client(service)  # type: ignore[call-overload]
-
-
-def wait_active(kinesis: Any, stream: str) -> None:
-    while kinesis.describe_stream_summary(StreamName=stream)["StreamDescriptionSummary"]["StreamStatus"] != "ACTIVE":
-        time.sleep(0.05)
 
 
 def put_records(kinesis: Any, stream: str, count: int, *, first: int = 0, threads: int = 4) -> None:

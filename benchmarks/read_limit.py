@@ -18,8 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import MIB, kinesis_batch_run, machine, plain_client, put_records, wait_active
-from kinesis_batch.devstack import local_stack
+from benchmarks.common import MIB, kinesis_batch_run, machine, plain_client, put_records
+from kinesis_batch.devstack import local_stack, wait_active
 from kinesis_batch.limits_proxy import BYTES_PER_SECOND, LimitsProxy
 
 

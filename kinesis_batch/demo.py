@@ -22,7 +22,7 @@ from typing import Any
 
 from kinesis_batch import cli
 from kinesis_batch.aws import kinesis_client
-from kinesis_batch.devstack import local_stack, migrate_airflow_db
+from kinesis_batch.devstack import local_stack, migrate_airflow_db, wait_active
 from kinesis_batch.shards.listing import list_shards
 
 STREAM = "demo-clicks"
@@ -96,14 +96,14 @@ def _run_dag(dag: Any, conf: dict[str, str], logical_date: datetime) -> bool:
 
 def _seed_stream(kinesis) -> int:  # type: ignore[no-untyped-def]
     kinesis.create_stream(StreamName=STREAM, ShardCount=3)
-    _wait_active(kinesis)
+    wait_active(kinesis, STREAM)
     count = _put(kinesis, 0, 3000)
     first, second, third = sorted(list_shards(kinesis, STREAM), key=lambda s: s.starting_hash_key)
     middle = (first.starting_hash_key + first.ending_hash_key + 1) // 2
     kinesis.split_shard(StreamName=STREAM, ShardToSplit=first.shard_id, NewStartingHashKey=str(middle))
-    _wait_active(kinesis)
+    wait_active(kinesis, STREAM)
     kinesis.merge_shards(StreamName=STREAM, ShardToMerge=second.shard_id, AdjacentShardToMerge=third.shard_id)
-    _wait_active(kinesis)
+    wait_active(kinesis, STREAM)
     return count + _put(kinesis, count, 3000)
 
 
@@ -112,11 +112,6 @@ def _put(kinesis, start: int, count: int) -> int:  # type: ignore[no-untyped-def
         batch = [{"Data": f"event-{i}".encode(), "PartitionKey": f"user-{i % 97}"} for i in range(first, first + 500)]
         kinesis.put_records(StreamName=STREAM, Records=batch)
     return count
-
-
-def _wait_active(kinesis) -> None:  # type: ignore[no-untyped-def]
-    while kinesis.describe_stream_summary(StreamName=STREAM)["StreamDescriptionSummary"]["StreamStatus"] != "ACTIVE":
-        time.sleep(0.05)
 
 
 def _rows(batch: Path) -> int:

@@ -26,6 +26,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from kinesis_batch.errors import DependencyError, InvalidStateError
 
@@ -39,6 +40,18 @@ STATIC_ENV = {
     "AWS_SECRET_ACCESS_KEY": "testing",
     "AWS_EC2_METADATA_DISABLED": "true",
 }
+
+
+def wait_active(kinesis: Any, stream: str, timeout: float = 30.0) -> None:
+    """Wait until ``stream`` is ACTIVE (emulators pass through CREATING and UPDATING too)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        status = kinesis.describe_stream_summary(StreamName=stream)["StreamDescriptionSummary"]["StreamStatus"]
+        if status == "ACTIVE":
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"stream {stream} still {status} after {timeout:.0f} s")
+        time.sleep(0.05)
 
 
 def free_port() -> int:

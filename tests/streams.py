@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import re
-import time
 import uuid
 from typing import Any
 
 from kinesis_batch import list_shards
+from kinesis_batch.devstack import wait_active
 from kinesis_batch.shards.model import Shard
 
 
@@ -29,17 +29,6 @@ class StreamFactory:
         for name in self.created:
             with contextlib.suppress(self.client.exceptions.ResourceNotFoundException):
                 self.client.delete_stream(StreamName=name)
-
-
-def wait_active(client: Any, name: str, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        status = client.describe_stream_summary(StreamName=name)["StreamDescriptionSummary"]["StreamStatus"]
-        if status == "ACTIVE":
-            return
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"stream {name} still {status}")
-        time.sleep(0.05)
 
 
 def open_shards(client: Any, name: str) -> list[Shard]:
