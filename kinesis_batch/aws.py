@@ -5,12 +5,18 @@ itself: ``AWS_ENDPOINT_URL``, ``AWS_ENDPOINT_URL_KINESIS``, ``AWS_ENDPOINT_URL_D
 ``AWS_DEFAULT_REGION``/``AWS_REGION``, ``AWS_ACCESS_KEY_ID``... The Airflow hook passes an
 explicit ``boto3.Session`` and endpoint from its connection instead.
 
+S3 is reached by pyarrow and deltalake, not boto3, and neither reads ``AWS_ENDPOINT_URL_S3``:
+:func:`s3_settings` resolves endpoint, region and credentials here, the way boto3 would, and
+the table sinks pass them on explicitly.
+
 Kinesis clients get no botocore retries: the shard reader and lister count and pace their own
 retries (throttling must be visible to them, and botocore's retry would hide it).
 """
 
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -64,3 +70,71 @@ def _client(session: boto3.Session, service: str, endpoint_url: str | None, conf
         return session.client(service, endpoint_url=endpoint_url, config=config)  # type: ignore[call-overload]
     except BotoCoreError as exc:  # no region, a malformed endpoint URL, ...
         raise from_botocore(exc, operation=f"creating the {service} client") from exc
+
+
+@dataclass(frozen=True)
+class S3Settings:
+    """Where S3 is and who we are there, resolved once in the driver.
+
+    ``to_json`` leaves the credentials out: Spark tasks take theirs from their own environment
+    (an instance profile on EMR, the session's variables locally), never from a task spec.
+    """
+
+    endpoint_url: str | None = None
+    region: str | None = None
+    access_key: str | None = None
+    secret_key: str | None = None
+    session_token: str | None = None
+
+    def to_json(self) -> dict[str, str | None]:
+        return {"endpoint_url": self.endpoint_url, "region": self.region}
+
+    @classmethod
+    def from_json(cls, body: dict[str, Any]) -> S3Settings:
+        return cls(endpoint_url=body.get("endpoint_url"), region=body.get("region"))
+
+    def filesystem(self) -> Any:
+        """A pyarrow S3 file system for these settings (paths are ``bucket/key``)."""
+        from pyarrow import fs
+
+        options: dict[str, Any] = {"region": self.region or "us-east-1"}
+        if self.endpoint_url:
+            options["endpoint_override"] = self.endpoint_url
+            options["scheme"] = "http" if self.endpoint_url.startswith("http://") else "https"
+        if self.access_key and self.secret_key:
+            options |= {"access_key": self.access_key, "secret_key": self.secret_key}
+            if self.session_token:
+                options["session_token"] = self.session_token
+        return fs.S3FileSystem(**options)
+
+    def object_store_options(self) -> dict[str, str]:
+        """The same settings as deltalake (object_store) spells them."""
+        options = {"AWS_REGION": self.region or "us-east-1"}
+        if self.endpoint_url:
+            options["AWS_ENDPOINT_URL"] = self.endpoint_url
+            if self.endpoint_url.startswith("http://"):
+                options["AWS_ALLOW_HTTP"] = "true"
+        if self.access_key and self.secret_key:
+            options |= {"AWS_ACCESS_KEY_ID": self.access_key, "AWS_SECRET_ACCESS_KEY": self.secret_key}
+            if self.session_token:
+                options["AWS_SESSION_TOKEN"] = self.session_token
+        return options
+
+
+def s3_settings(session: boto3.Session | None = None, *, endpoint_url: str | None = None) -> S3Settings:
+    """S3 as boto3 would find it: ``endpoint_url``, else ``AWS_ENDPOINT_URL_S3``, else
+    ``AWS_ENDPOINT_URL``; the session's region and credentials (environment, profile, role)."""
+    session = session or boto3.Session()
+    endpoint = endpoint_url or os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL") or None
+    try:
+        credentials = session.get_credentials()
+    except BotoCoreError as exc:
+        raise from_botocore(exc, operation="resolving AWS credentials for S3") from exc
+    frozen = credentials.get_frozen_credentials() if credentials is not None else None
+    return S3Settings(
+        endpoint_url=endpoint,
+        region=session.region_name,
+        access_key=frozen.access_key if frozen else None,
+        secret_key=frozen.secret_key if frozen else None,
+        session_token=frozen.token if frozen else None,
+    )

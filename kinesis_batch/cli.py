@@ -24,6 +24,7 @@ from kinesis_batch.config import (
     validate_table_name,
 )
 from kinesis_batch.errors import IllegalArgumentError, InvalidStateError, KinesisBatchError, LeaseError, RetryableError
+from kinesis_batch.output import FORMATS
 from kinesis_batch.shards.reader import ReadLimits
 
 EXIT_USAGE, EXIT_LEASE, EXIT_RETRYABLE = 2, 3, 4
@@ -47,7 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = commands.add_parser("run", help="read every shard from its checkpoint to a bound, publish, commit")
     _stream_and_table(run)
-    run.add_argument("--output", required=True, help="output root (Parquet, hive-style batch_id=... folders)")
+    _output(run, required=True)
     run.add_argument("--initial-position", default="trim_horizon", help="trim_horizon | latest | at_timestamp=ISO8601")
     run.add_argument("--until", help="read records that arrived up to this ISO 8601 time (default: now)")
     run.add_argument("--lease-seconds", type=float, default=300.0, help="lease duration (renewed while running)")
@@ -76,13 +77,38 @@ def build_parser() -> argparse.ArgumentParser:
 
     status = commands.add_parser("status", help="shards, lineage, leases and checkpoints")
     _stream_and_table(status)
+    _output(status, required=False)  # given: the output's last batch too, beside the checkpoints
     status.add_argument("--json", action="store_true", help="print a JSON array, one object per shard")
 
     history = commands.add_parser("history", help="committed checkpoint moves")
     _stream_and_table(history)
+    _output(history, required=False)
     history.add_argument("--run", help="only the moves of this run id")
     history.add_argument("--json", action="store_true")
     return parser
+
+
+def _output(parser: argparse.ArgumentParser, *, required: bool) -> None:
+    parser.add_argument(
+        "--output",
+        required=required,
+        help="parquet: a folder (hive-style batch_id=... folders); delta: a path or s3:// URI of the table; "
+        "iceberg: NAMESPACE.TABLE",
+    )
+    parser.add_argument("--format", choices=FORMATS, default="parquet", help="parquet (default), delta or iceberg")
+    parser.add_argument("--catalog", help="iceberg: a pyiceberg catalog name (default: 'default', or the embedded one)")
+
+
+def _sink(args: argparse.Namespace, table: str) -> Any:
+    """The output the command names, or None when it names none (status, history)."""
+    if args.output is None:
+        if args.format != "parquet" or args.catalog:
+            raise IllegalArgumentError("--format and --catalog need --output")
+        return None
+    from kinesis_batch.aws import s3_settings
+    from kinesis_batch.output import open_sink
+
+    return open_sink(args.format, args.output, app=table, stream=args.stream, catalog=args.catalog, s3=s3_settings())
 
 
 def _stream_and_table(parser: argparse.ArgumentParser) -> None:
@@ -138,6 +164,8 @@ def _run(args: argparse.Namespace, spark: Callable[[], Any] | None = None) -> in
         "spark_master": args.spark_master,
         "allow_gaps": args.allow_gaps,
         "read_limits": ReadLimits() if args.read_limits == "kinesis" else ReadLimits.unlimited(),
+        "format": args.format,
+        "catalog": args.catalog,
     }
     if args.worker_id is not None:
         options["worker_id"] = args.worker_id
@@ -246,12 +274,13 @@ def _status(args: argparse.Namespace) -> int:
     from kinesis_batch.aws import dynamodb_client, kinesis_client
     from kinesis_batch.status import stream_status
 
-    status = stream_status(kinesis_client(), dynamodb_client(), validate_stream_name(args.stream), _table(args))
+    table = _table(args)
+    status = stream_status(kinesis_client(), dynamodb_client(), args.stream, table, output=_sink(args, table))
     rows = status["shards"]
     if args.json:
         print(json.dumps(rows, indent=1))
         return 0
-    summary = status["summary"]
+    summary, output = status["summary"], status["output"]
     print(
         f"stream {status['stream']} (lease table {status['table']}, retention {status['retention_hours']} h): "
         f"{summary['shards']} shards, {summary['open']} open, {summary['leased']} leased, "
@@ -270,7 +299,26 @@ def _status(args: argparse.Namespace) -> int:
         print(
             f"{row['shard_id']:<22} {parents:<43} {state:<6} {checkpoint:<58} {lag:>7} {risk:<8} {owner:<24} {pending}"
         )
+    if output is not None:
+        print(_output_line(output))
     return 0
+
+
+def _output_line(output: dict[str, Any]) -> str:
+    """The output's last batch in one line, and whether the checkpoints agree with it."""
+    where = f"output ({output['format']}) {output['uri']}"
+    if output["last_batch"] is None:
+        return f"{where}: no batch of this consumer yet"
+    line = (
+        f"{where}: last batch {output['last_batch']} ({output['records']} records, committed {output['committed_at']})"
+    )
+    behind = output["disagreeing_shards"]
+    if not behind:
+        return f"{line}; the checkpoints agree"
+    return (
+        f"{line}; WARNING: the checkpoints of {', '.join(behind)} are not where that batch ended "
+        "(a run stopped between the output commit and the checkpoint commit); the next run rolls them forward"
+    )
 
 
 def _duration(seconds: float) -> str:
@@ -295,10 +343,19 @@ def _history(args: argparse.Namespace) -> int:
     from kinesis_batch.status import history_rows
 
     validate_stream_name(args.stream)
-    rows = history_rows(dynamodb_client(), _table(args), run_id=args.run)
+    table = _table(args)
+    rows = history_rows(dynamodb_client(), table, run_id=args.run)
     if args.json:
         print(json.dumps(rows, indent=1))
         return 0
+    sink = _sink(args, table)
+    if sink is not None:
+        from kinesis_batch.leases.store import LeaseStore
+        from kinesis_batch.status import output_status
+
+        leases = LeaseStore(dynamodb_client(), table).list_leases()
+        checkpoints = [{"shard_id": lease.lease_key, "checkpoint": str(lease.checkpoint)} for lease in leases]
+        print(_output_line(output_status(sink, checkpoints)))
     for row in rows:
         moved = f"{row['from']} -> {row['to']}"
         run_id = row["run_id"] or "-"

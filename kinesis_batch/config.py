@@ -75,6 +75,25 @@ def parse_initial_position(text: str) -> Checkpoint:
     raise IllegalArgumentError(f"--initial-position: {text!r} is not one of trim_horizon, latest, at_timestamp=ISO8601")
 
 
+def validate_output(format: str, output: str, catalog: str | None) -> None:
+    """The --format/--output/--catalog combinations that cannot work, each said in one line."""
+    if format not in ("parquet", "delta", "iceberg"):
+        raise IllegalArgumentError(f"--format: {format!r} is not one of parquet, delta, iceberg")
+    if catalog and format != "iceberg":
+        raise IllegalArgumentError("--catalog goes with --format iceberg")
+    if format == "parquet" and output.startswith(("s3://", "s3a://")):
+        raise IllegalArgumentError(
+            f"--output {output}: the parquet format publishes by renaming a folder, and S3 has no atomic "
+            "rename; write to S3 with --format delta or --format iceberg"
+        )
+    if format == "iceberg":
+        namespace, _, table = output.rpartition(".")
+        if not namespace or not table or "/" in output or any(not part for part in output.split(".")):
+            raise IllegalArgumentError(
+                f"--output {output!r}: an Iceberg table is named NAMESPACE.TABLE (for example analytics.clicks)"
+            )
+
+
 @dataclass(frozen=True)
 class RunConfig:
     stream: str
@@ -87,11 +106,14 @@ class RunConfig:
     allow_gaps: bool = False
     spark_master: str = "local[*]"
     read_limits: ReadLimits = field(default_factory=ReadLimits)
+    format: str = "parquet"  # parquet | delta | iceberg (kinesis_batch.output)
+    catalog: str | None = None  # iceberg: a pyiceberg catalog name (None: "default", or the embedded one)
 
     def __post_init__(self) -> None:
         validate_stream_name(self.stream)
         if not self.output:
             raise IllegalArgumentError("--output: an output root is needed")
+        validate_output(self.format, self.output, self.catalog)
         if not self.table:
             object.__setattr__(self, "table", default_table(self.stream))
         validate_table_name(self.table)

@@ -1,6 +1,7 @@
 """Local AWS endpoints for the demo and the tests, as separate processes on loopback.
 
-- ``moto_server`` for DynamoDB (its conditional writes and transactions are correct);
+- ``moto_server`` for DynamoDB (its conditional writes and transactions are correct), and S3
+  and Glue for the table sinks (S3 honours ``If-None-Match``, which Delta commits rely on);
 - kinesalite (fast) or kinesis-local, the kinesis-mock engine LocalStack uses (slow, closest
   to AWS) for Kinesis. Not moto's Kinesis: its SplitShard/MergeShards are broken.
 
@@ -159,7 +160,7 @@ def _emulator(package: str) -> Path:
 
 
 def start_moto(log_dir: Path) -> LocalServer:
-    """moto_server on a free port (serves DynamoDB; its Kinesis is not used)."""
+    """moto_server on a free port (serves DynamoDB, S3 and Glue; its Kinesis is not used)."""
     port = free_port()
     moto = Path(sys.executable).with_name("moto_server")
     argv = [str(moto) if moto.exists() else "moto_server", "-H", LOOPBACK, "-p", str(port)]
@@ -220,6 +221,9 @@ class LocalStack:
             **STATIC_ENV,
             "AWS_ENDPOINT_URL_DYNAMODB": self.dynamodb.url,
             "AWS_ENDPOINT_URL_KINESIS": self.kinesis[kinesis].url,
+            # The same moto_server is S3 (Delta and Iceberg tables) and Glue (an Iceberg catalog).
+            "AWS_ENDPOINT_URL_S3": self.dynamodb.url,
+            "AWS_ENDPOINT_URL_GLUE": self.dynamodb.url,
         }
 
     def airflow_env(self, home: Path, dags: Path, kinesis: str = "kinesalite") -> dict[str, str]:
@@ -234,6 +238,7 @@ class LocalStack:
                 "service_config": {
                     "kinesis": {"endpoint_url": self.kinesis[kinesis].url},
                     "dynamodb": {"endpoint_url": self.dynamodb.url},
+                    "s3": {"endpoint_url": self.dynamodb.url},
                 },
             },
         }

@@ -22,7 +22,7 @@ from typing import Any
 
 from kinesis_batch.checkpoints.model import Checkpoint
 from kinesis_batch.leases.model import Lease
-from kinesis_batch.output.batches import ShardCommit
+from kinesis_batch.output.records import ShardCommit
 from kinesis_batch.shards.lineage import Lineage
 from kinesis_batch.shards.reader import ReadResult
 

@@ -1,9 +1,9 @@
 """Settle the batches crashed runs left pending, before anything is read again.
 
 For each lease with a pending batch that no live worker holds:
-- the batch was published (its commit record is under the output root): roll the checkpoint
-  forward to the record's end for that shard;
-- it was not: discard its staging (a rename that races a late publish by the old run, so
+- the batch was published (the sink has its commit record): roll the checkpoint forward to the
+  record's end for that shard;
+- it was not: discard it, fenced (the sink's discard races a late publish by the old run, and
   exactly one of the two wins; if the publish won, roll forward after all) and clear pending.
 """
 
@@ -15,7 +15,7 @@ from kinesis_batch.checkpoints.store import DynamoDBCheckpointStore
 from kinesis_batch.errors import LeaseLostError
 from kinesis_batch.leases.manager import LeaseManager
 from kinesis_batch.leases.model import Lease
-from kinesis_batch.output.batches import BatchOutput
+from kinesis_batch.output.sink import Sink
 
 ROLLED_FORWARD, DISCARDED, CLEARED = "rolled forward", "discarded", "cleared"
 
@@ -24,7 +24,7 @@ def recover_pending(
     leases: Mapping[str, Lease],
     manager: LeaseManager,
     checkpoints: DynamoDBCheckpointStore,
-    output: BatchOutput,
+    output: Sink,
     progress: Callable[[str], None] = lambda message: None,
 ) -> dict[str, str]:
     """Returns shard -> ROLLED_FORWARD | DISCARDED | CLEARED (its batch was published without it:
@@ -52,12 +52,10 @@ def recover_pending(
     return outcome
 
 
-def _settle(
-    key: str, batch_id: str, manager: LeaseManager, checkpoints: DynamoDBCheckpointStore, output: BatchOutput
-) -> str:
-    record = output.commit_record(batch_id)
+def _settle(key: str, batch_id: str, manager: LeaseManager, checkpoints: DynamoDBCheckpointStore, output: Sink) -> str:
+    record = output.committed(batch_id)
     if record is None and not output.discard(batch_id):
-        record = output.commit_record(batch_id)  # the old run published just now
+        record = output.committed(batch_id)  # the old run published just now
     shard = record.shard(key) if record else None
     with manager.fenced(key) as settle:
         current = manager.lease(key)

@@ -1,7 +1,8 @@
 """One catch-up run: recover -> plan -> lease -> prepare -> read/write -> publish -> commit -> release.
 
 Exactly-once rests on three facts:
-- a batch's output becomes visible by one rename, and its commit record travels inside it;
+- a batch's output becomes visible in one atomic step of its sink (a folder rename, or the
+  table's own commit), and its commit record travels with it (kinesis_batch.output);
 - a checkpoint moves only after its batch is published, fenced by leaseOwner + leaseCounter;
 - recovery (kinesis_batch.recovery) settles every pending batch before anything is read again.
 
@@ -22,6 +23,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from kinesis_batch.aws import S3Settings
 from kinesis_batch.checkpoints.store import DynamoDBCheckpointStore
 from kinesis_batch.config import RunConfig
 from kinesis_batch.errors import InvalidStateError, KinesisBatchError, LeaseLostError, TrimmedDataError
@@ -29,7 +31,8 @@ from kinesis_batch.leases.manager import LeaseManager
 from kinesis_batch.leases.model import Lease
 from kinesis_batch.leases.renewer import LeaseRenewer
 from kinesis_batch.leases.store import LeaseStore
-from kinesis_batch.output.batches import BatchOutput, CommitRecord, ShardCommit
+from kinesis_batch.output import Sink, open_sink
+from kinesis_batch.output.records import CommitRecord, ShardCommit
 from kinesis_batch.planning import RunPlan, plan_from_json, plan_run, plan_to_json, shard_commit
 from kinesis_batch.recovery import recover_pending
 from kinesis_batch.shards.lag import RetentionRisk
@@ -65,6 +68,12 @@ class RunReport:
         return sum(s.records for s in self.shards)
 
 
+def _s3() -> S3Settings:
+    from kinesis_batch.aws import s3_settings
+
+    return s3_settings()
+
+
 def new_run_id() -> str:
     return f"{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}-{uuid.uuid4().hex[:8]}"
 
@@ -80,14 +89,19 @@ class CatchUpRun:
         progress: Progress = lambda message: None,
         clock: Callable[[], float] = time.time,
         run_id: str | None = None,
+        sink: Sink | None = None,
     ) -> None:
+        """``sink``: where batches are published; by default the one ``config`` names, with S3
+        settings from the standard AWS environment."""
         self.config = config
         self.kinesis = kinesis
         self.spark = spark
         self.progress = progress
         self.store = LeaseStore(dynamodb, config.table)
         self.checkpoints = DynamoDBCheckpointStore(self.store, initial=config.initial_position)
-        self.output = BatchOutput(config.output)
+        self.output = sink or open_sink(
+            config.format, config.output, app=config.table, stream=config.stream, catalog=config.catalog, s3=_s3()
+        )
         self.manager = LeaseManager(self.store, config.worker_id, config.lease_seconds, clock=clock)
         self.run_id = run_id or new_run_id()  # also the batch id
         self.clock = clock
@@ -118,7 +132,7 @@ class CatchUpRun:
                 log.warning("teardown after a failed run also failed: %s", exc)
             raise
         self.finish()
-        record = self.output.commit_record(self.run_id) if published else None
+        record = self.output.committed(self.run_id) if published else None
         return RunReport(
             run_id=self.run_id,
             batch_id=self.run_id,
@@ -128,7 +142,7 @@ class CatchUpRun:
             leased_elsewhere=elsewhere,
             waiting=dict(plan.waiting),
             seconds=time.monotonic() - started,
-            output=str(self.output.published(self.run_id)) if published else "",
+            output=self.output.location(self.run_id) if published else "",
             timings={step: round(seconds, 3) for step, seconds in self.timings.items()},
         )
 
@@ -149,7 +163,7 @@ class CatchUpRun:
         """
         # Validate the stream before creating anything (tables, folders) for it.
         self.retention_hours = retention_hours(self.kinesis, self.config.stream)
-        self.output.check_writable()
+        self.output.prepare()
         self.checkpoints.create_checkpoint_store_if_not_exists()
         lineage, leases = self.survey()
         recovered = self.recover(leases)
@@ -213,9 +227,10 @@ class CatchUpRun:
 
         plan = self._manifest()
         held = set(self.manager.adopt())
-        staging = self.output.staging(self.run_id)
+        data = self.output.data(self.run_id)
         self.output.clear_staged_rows(self.run_id)  # an earlier attempt of this step
-        results_dir = staging / "_results"
+        results_dir = self.output.results(self.run_id)
+        column = None if self.output.format == "parquet" else self.run_id  # parquet has it from the folder
         ended = set(plan.finished)
         spark = None
         for number, wave in enumerate(plan.waves()):
@@ -224,7 +239,7 @@ class CatchUpRun:
                 continue
             specs = [
                 TaskSpec.for_range(
-                    self.config, self.kinesis, r.shard_id, r.closed, r.depth, r.start, plan.until, staging
+                    self.config, self.kinesis, r.shard_id, r.closed, r.depth, r.start, plan.until, data, column
                 )
                 for r in ready
             ]
@@ -278,13 +293,13 @@ class CatchUpRun:
 
     def publish(self) -> bool:
         """Record each shard's end on its lease, check every lease is still ours, then publish the
-        batch (one rename). False when there was nothing new to publish."""
+        batch (the sink's one atomic step). False when there was nothing new to publish."""
         from kinesis_batch.spark.job import read_results, staged_files
 
         plan = self._manifest()
         self.manager.adopt()
         batch_id = self.run_id
-        results = read_results(self.output.staging(batch_id) / "_results")
+        results = read_results(self.output.results(batch_id))
         # In plan order, so parents come before their children in the record and the commits.
         commits = [
             moved
@@ -302,20 +317,21 @@ class CatchUpRun:
         if lost:
             raise LeaseLostError(f"lost the leases of {', '.join(lost)} before publishing; nothing was published")
         if not commits:
-            self.output.discard(batch_id)  # the job ran but found nothing new: no empty batch
+            # The job ran but found nothing new: no empty batch. No fence either: this run
+            # holds its leases (just checked) and will not publish the batch later.
+            self.output.discard(batch_id, fence=False)
             return False
         record = CommitRecord(batch_id, self.run_id, self.config.stream, datetime.now(UTC), tuple(commits))
-        self.output.keep_only(batch_id, staged_files(self.output.staging(batch_id) / "_results"))
-        self.output.write_commit_record(record)
+        files = sorted(staged_files(self.output.results(batch_id)))
         self.crash_point("staged")
-        return self.output.publish(batch_id) or self.output.commit_record(batch_id) is not None
+        return self.output.publish(record, files) or self.output.committed(batch_id) is not None
 
     def commit(self) -> int:
         """Move the checkpoints of the published batch, parents first; clear the marker of every
         held shard it does not cover. Returns how many checkpoints moved."""
         self.manager.adopt()
         batch_id = self.run_id
-        record = self.output.commit_record(batch_id)
+        record = self.output.committed(batch_id)
         commits = record.shards if record else ()
         records = {commit.shard_id: commit.records for commit in commits}
         # Parents first, one transaction at a time: DynamoDB would take a generation's commits
@@ -338,18 +354,19 @@ class CatchUpRun:
         if not self.store.table_exists():
             return []  # the run failed before it created or leased anything
         self.manager.adopt()
-        if self.output.commit_record(self.run_id) is None:
+        if self.output.committed(self.run_id) is None:
             self._abandon(self.run_id)
         return self.manager.release()
 
     def _manifest(self) -> RunPlan:
         body = self.output.read_manifest(self.run_id)
         if body is None:
-            raise InvalidStateError(f"run {self.run_id} has no plan under {self.output.root}: run its start step first")
+            raise InvalidStateError(f"run {self.run_id} has no plan in {self.output.uri}: run its start step first")
         return plan_from_json(body)
 
     def _abandon(self, batch_id: str) -> None:
-        """Best effort after a failure before publish: discard the staging, clear our markers."""
+        """Best effort after a failure before publish: discard the batch (fenced: a task of this
+        run that is still alive somewhere must not publish it later), clear our markers."""
         self.output.discard(batch_id)
         for key in sorted(self.manager.held()):
             try:

@@ -10,6 +10,7 @@ from kinesis_batch.checkpoints.history import HistoryTable
 from kinesis_batch.checkpoints.model import Checkpoint
 from kinesis_batch.errors import LeaseTableNotFoundError
 from kinesis_batch.leases.store import LeaseStore
+from kinesis_batch.output.sink import Sink
 from kinesis_batch.shards.lag import RetentionRisk, ShardLag, shard_lag
 from kinesis_batch.shards.lineage import Lineage
 from kinesis_batch.shards.listing import list_shards, retention_hours
@@ -23,13 +24,21 @@ LAG_PROBES_AT_ONCE = 16
 
 
 def stream_status(
-    kinesis: KinesisClient, dynamodb: DynamoDBClient, stream: str, table: str, *, now: datetime | None = None
+    kinesis: KinesisClient,
+    dynamodb: DynamoDBClient,
+    stream: str,
+    table: str,
+    *,
+    now: datetime | None = None,
+    output: Sink | None = None,
 ) -> dict[str, Any]:
-    """The stream's consumer at a glance: retention, the per-shard rows (with lag) and a summary."""
+    """The stream's consumer at a glance: retention, the per-shard rows (with lag) and a summary;
+    with ``output``, also the output's last batch beside the checkpoints."""
     now = now or datetime.now(UTC)
     hours = retention_hours(kinesis, stream)
     rows = shard_status(kinesis, dynamodb, stream, table, now=now, hours=hours)
     unfinished = [row for row in rows if row["checkpoint"] != "SHARD_END"]
+    last = output_status(output, rows) if output is not None else None
     return {
         "stream": stream,
         "table": table,
@@ -44,6 +53,38 @@ def stream_status(
             "worst_retention_risk": _worst([row["retention_risk"] for row in rows]),
         },
         "shards": rows,
+        "output": last,
+    }
+
+
+def output_status(output: Sink, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The output's last committed batch, and the shards whose checkpoint disagrees with it (a
+    crash between the table commit and the checkpoint commit: the next run rolls them forward).
+
+    Adds to each row of a shard in that batch: ``output_batch``, ``output_end`` and
+    ``output_agrees`` (the checkpoint is where the batch ended)."""
+    record = output.last_batch()
+    disagree = []
+    for row in rows:
+        shard = record.shard(row["shard_id"]) if record else None
+        if record is None or shard is None:
+            continue
+        agrees = row["checkpoint"] == str(shard.end)
+        row |= {
+            "output_batch": record.batch_id,
+            "output_end": str(shard.end),
+            "output_agrees": agrees,
+        }
+        if not agrees:
+            disagree.append(row["shard_id"])
+    return {
+        "format": output.format,
+        "uri": output.uri,
+        "last_batch": record.batch_id if record else None,
+        "last_run": record.run_id if record else None,
+        "committed_at": record.created_at.isoformat() if record else None,
+        "records": record.records if record else 0,
+        "disagreeing_shards": disagree,
     }
 
 

@@ -15,7 +15,7 @@ import pytest
 from kinesis_batch import LeaseStore
 from kinesis_batch.aws import dynamodb_client
 from kinesis_batch.config import default_table
-from kinesis_batch.output.batches import BatchOutput
+from kinesis_batch.output.parquet import ParquetSink
 from tests.runs import REPO, assert_exactly_once, assert_per_key_order, cli, diamond_stream, read_output
 from tests.streams import StreamFactory
 
@@ -89,7 +89,7 @@ def test_kill_9_at_any_step_then_another_worker_converges_to_exactly_once(
     assert pending_batches(name) == {}
     staging = output / "_staging"
     assert not staging.exists() or not any(staging.iterdir()), "a staged batch was left behind"
-    assert len(BatchOutput(output).published_batches()) == (1 if step in ("published", "committed") else 0) + sum(
+    assert len(ParquetSink(output).published_batches()) == (1 if step in ("published", "committed") else 0) + sum(
         1 for r in (recovery, settle) if json.loads(r.stdout)["published"]
     )
 

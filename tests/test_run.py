@@ -16,7 +16,7 @@ import pytest
 
 from kinesis_batch import Checkpoint, Lease, LeaseLostError, LeaseManager, LeaseStore, Lineage, list_shards
 from kinesis_batch.config import RunConfig, default_table
-from kinesis_batch.output.batches import BatchOutput
+from kinesis_batch.output.parquet import ParquetSink
 from kinesis_batch.run import CatchUpRun, RunReport
 from tests.runs import assert_exactly_once, assert_per_key_order, diamond_stream, read_output
 from tests.streams import StreamFactory, open_shards, put, split
@@ -124,9 +124,9 @@ def test_a_run_that_loses_a_lease_mid_way_publishes_nothing_and_moves_no_checkpo
         losing.run()
     assert thefts == [victim]
 
-    out = BatchOutput(output)
+    out = ParquetSink(output)
     assert out.published_batches() == [first.batch_id], "the losing run published a batch"
-    assert not out.staging(losing.run_id).exists(), "the losing run left its staging"
+    assert not Path(out.staging(losing.run_id).uri).exists(), "the losing run left its staging"
     assert staged_batches(output) == []
     assert_exactly_once(read_output(output), sent)
     assert checkpoints(dynamodb, name) == before, "a run that lost a lease moved a checkpoint"
@@ -158,7 +158,7 @@ def test_recovery_settles_the_batch_a_crashed_run_left(
     output = tmp_path / "out"
     sent = put(kinesis, name, 300)
     run = dict(kinesis=kinesis, dynamodb=dynamodb, spark=lambda: spark)
-    out = BatchOutput(output)
+    out = ParquetSink(output)
 
     crashed = catch_up(name, output, "crasher", lease_seconds=10, run_class=CrashingRun, crash_at=step, **run)
     with pytest.raises(SimulatedCrash):
@@ -172,23 +172,23 @@ def test_recovery_settles_the_batch_a_crashed_run_left(
         assert lease.checkpoint == Checkpoint.trim_horizon(), f"{key}: checkpoint moved before commit"
     if step == "published":
         assert out.published_batches() == [batch]
-        record = out.commit_record(batch)
+        record = out.committed(batch)
         assert record is not None and {s.shard_id for s in record.shards} == set(left)
     else:
         assert out.published_batches() == []
-        assert (out.staging(batch) / "_commit.json").exists(), "the crash left no staged batch"
+        assert any(Path(out.staging(batch).uri).glob("part-*.parquet")), "the crash left no staged batch"
 
     # Another worker, 60 s later by its clock: the dead worker's 10 s leases have expired.
     recovery = catch_up(name, output, "recoverer", clock=lambda: time.time() + 60, **run).run()
     assert recovery.recovered == dict.fromkeys(left, outcome)
-    assert not out.staging(batch).exists()
+    assert not Path(out.staging(batch).uri).exists()
     rows = read_output(output)
     assert_exactly_once(rows, sent)
     assert_settled(dynamodb, name)
     if step == "published":
         assert not recovery.published and recovery.records == 0, "the published batch was read again"
         assert out.published_batches() == [batch]
-        assert out.commit_record(batch) == record
+        assert out.committed(batch) == record
         assert checkpoints(dynamodb, name) == {s.shard_id: s.end for s in record.shards}  # type: ignore[union-attr]
     else:
         assert recovery.published and recovery.records == len(sent)
@@ -209,12 +209,12 @@ def test_a_failure_in_the_spark_step_leaves_nothing_pending_staged_or_held(
     split(kinesis, name, parent)
     sent += put(kinesis, name, 150, start=len(sent))
     output = tmp_path / "out"
-    out = BatchOutput(output)
+    out = ParquetSink(output)
     calls: list[bool] = []  # per wave: whether the first wave's Parquet was staged by then
     run_wave = job.run_wave
 
     def failing_in_second_wave(*args: Any) -> None:
-        calls.append(any(out.staging(failing.run_id).glob("*.parquet")))
+        calls.append(any(Path(out.staging(failing.run_id).uri).glob("*.parquet")))
         if len(calls) == 2:
             raise RuntimeError("Spark job aborted: executor lost")
         run_wave(*args)
@@ -225,7 +225,7 @@ def test_a_failure_in_the_spark_step_leaves_nothing_pending_staged_or_held(
         failing.run()
     assert calls == [False, True], "the failure did not come after the first wave had staged output"
     monkeypatch.setattr(job, "run_wave", run_wave)
-    assert not out.staging(failing.run_id).exists(), "the failed run left its staging"
+    assert not Path(out.staging(failing.run_id).uri).exists(), "the failed run left its staging"
     assert staged_batches(output) == [] and out.published_batches() == []
     assert read_output(output) == {}
     left = leases(dynamodb, name)

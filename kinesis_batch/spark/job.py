@@ -1,19 +1,21 @@
 """The PySpark part of a run: one task per shard range; Spark schedules, the tasks write.
 
 Each task reads its shard with the library's ShardReader and writes the rows itself with
-pyarrow, a row group of bounded size at a time, into one Parquet file of its own in the
-batch's staging (``part-<shard>-<attempt>.parquet``, renamed into place when complete): no task
-holds a shard's backlog, and no row crosses into the JVM. A task returns what it read (the
-reader's ReadResult) and the name of its file; the driver writes those to
-``<staging>/_results/<shard>.json`` from the attempts Spark reports successful, and deletes
-files no result names (failed or lost attempts), so a staging holds exactly one file per shard.
+pyarrow, a row group of bounded size at a time, into one Parquet file of its own in the sink's
+data place (``part-<shard>-<attempt>.parquet``; local, or S3 through pyarrow's S3 file system),
+visible only once complete: no task holds a shard's backlog, no row crosses into the JVM or the
+driver, and no file system is shared between executors and driver. A task returns what it
+read (the reader's ReadResult) and the name of its file; the driver writes those to the
+batch's ``_results/<shard>.json`` from the attempts Spark reports successful, and deletes files
+no result names (failed or lost attempts), so a batch holds exactly one file per shard.
 
-The driver passes Kinesis endpoint and region in the task spec: Python workers do not see
-environment changes made in the driver after the JVM started.
+The driver passes Kinesis and S3 endpoints and region in the task spec: Python workers do not
+see environment changes made in the driver after the JVM started.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import sys
@@ -21,7 +23,6 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from datetime import datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -30,7 +31,8 @@ from kinesis_batch.aws import kinesis_client
 from kinesis_batch.checkpoints.model import Checkpoint
 from kinesis_batch.config import RunConfig
 from kinesis_batch.errors import InvalidStateError
-from kinesis_batch.output.batches import write_atomically
+from kinesis_batch.output.place import Place
+from kinesis_batch.output.tables import BATCH_ID, ROW_SCHEMA
 from kinesis_batch.shards.model import Shard
 from kinesis_batch.shards.positions import EndBound
 from kinesis_batch.shards.reader import ReadLimits, ReadResult, ShardReader
@@ -40,18 +42,6 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 ROWS_PER_ARROW_BATCH = 10_000  # also the Parquet row group: about 10 MB of 1 KiB records
-
-ARROW_SCHEMA = pa.schema(
-    [
-        ("shard_id", pa.string()),
-        ("sequence_number", pa.string()),
-        ("sub_sequence_number", pa.int64()),
-        ("partition_key", pa.string()),
-        ("data", pa.binary()),
-        ("approximate_arrival_timestamp", pa.timestamp("us", tz="UTC")),
-        ("lineage_depth", pa.int32()),
-    ]
-)
 
 
 @dataclass(frozen=True)
@@ -64,7 +54,8 @@ class TaskSpec:
     depth: int
     start: dict[str, Any]  # a checkpoint as CommitRecord JSON has it
     until: str | None
-    staging: str  # the batch's staging folder: the task's Parquet file goes here
+    data: dict[str, Any]  # the sink's data place (Place JSON): the task's Parquet file goes here
+    batch_id: str | None  # written as a column for the table formats (parquet has it from its folder)
     endpoint_url: str | None
     region: str | None
     limits: dict[str, Any]
@@ -79,7 +70,8 @@ class TaskSpec:
         depth: int,
         start: Checkpoint,
         until: datetime | None,
-        staging: Path,
+        data: Place,
+        batch_id: str | None,
     ) -> TaskSpec:
         return cls(
             stream=config.stream,
@@ -88,7 +80,8 @@ class TaskSpec:
             depth=depth,
             start=start.to_json(),
             until=until.isoformat() if until else None,
-            staging=str(staging),
+            data=data.to_json(),
+            batch_id=batch_id,
             endpoint_url=kinesis.meta.endpoint_url,
             region=kinesis.meta.region_name,
             limits=asdict(config.read_limits),
@@ -118,25 +111,24 @@ def _read_one(spec: TaskSpec) -> dict[str, Any]:
     # Gaps are reported, not raised, here: the driver decides (fail, or --allow-gaps).
     reader = ShardReader(client, spec.stream, shard, start, end, limits=ReadLimits(**spec.limits), allow_gaps=True)
     name = f"part-{spec.shard_id}-{uuid.uuid4().hex[:12]}.parquet"
-    partial = Path(spec.staging) / f".{name}.partial"  # hidden from readers until complete
-    writer: pq.ParquetWriter | None = None
-    try:
-        for rows in _row_batches(reader, spec.depth):
-            if writer is None:
-                writer = pq.ParquetWriter(partial, ARROW_SCHEMA, use_dictionary=["shard_id", "partition_key"])
+    batches = _row_batches(reader, spec.depth, spec.batch_id)
+    first = next(batches, None)
+    if first is None:  # nothing read: no file
+        return {**asdict(reader.result()), "file": None}
+    with (
+        Place.from_json(spec.data).open_part(name) as stream,  # visible only once complete
+        pq.ParquetWriter(stream, first.schema, use_dictionary=["shard_id", "partition_key"]) as writer,
+    ):
+        for rows in itertools.chain([first], batches):
             writer.write_batch(rows)
             _crash_point("reading")  # rows written, task not finished
-    finally:
-        if writer is not None:
-            writer.close()
-    if writer is not None:
-        os.rename(partial, partial.with_name(name))
-    return {**asdict(reader.result()), "file": name if writer is not None else None}
+    return {**asdict(reader.result()), "file": name}
 
 
-def _row_batches(reader: ShardReader, depth: int) -> Iterator[pa.RecordBatch]:
+def _row_batches(reader: ShardReader, depth: int, batch_id: str | None) -> Iterator[pa.RecordBatch]:
     """The reader's records as Arrow record batches of at most ROWS_PER_ARROW_BATCH rows."""
-    columns: dict[str, list[Any]] = {name: [] for name in ARROW_SCHEMA.names}
+    schema = ROW_SCHEMA.append(BATCH_ID) if batch_id else ROW_SCHEMA
+    columns: dict[str, list[Any]] = {name: [] for name in ROW_SCHEMA.names}
     for record in reader:
         columns["shard_id"].append(record.shard_id)
         columns["sequence_number"].append(record.sequence_number)
@@ -145,10 +137,10 @@ def _row_batches(reader: ShardReader, depth: int) -> Iterator[pa.RecordBatch]:
         columns["data"].append(record.data)
         columns["approximate_arrival_timestamp"].append(record.approximate_arrival_timestamp)
         if len(columns["data"]) >= ROWS_PER_ARROW_BATCH:
-            yield _batch(columns, depth)
-            columns = {name: [] for name in ARROW_SCHEMA.names}
+            yield _batch(columns, depth, batch_id, schema)
+            columns = {name: [] for name in ROW_SCHEMA.names}
     if columns["data"]:
-        yield _batch(columns, depth)
+        yield _batch(columns, depth, batch_id, schema)
 
 
 def _crash_point(step: str) -> None:
@@ -160,31 +152,32 @@ def _crash_point(step: str) -> None:
         os.killpg(os.getsid(0), signal.SIGKILL)
 
 
-def _batch(columns: dict[str, list[Any]], depth: int) -> pa.RecordBatch:
-    columns["lineage_depth"] = [depth] * len(columns["data"])
-    return pa.RecordBatch.from_pydict(columns, schema=ARROW_SCHEMA)
+def _batch(columns: dict[str, list[Any]], depth: int, batch_id: str | None, schema: pa.Schema) -> pa.RecordBatch:
+    rows = len(columns["data"])
+    columns["lineage_depth"] = [depth] * rows
+    if batch_id:
+        columns["batch_id"] = [batch_id] * rows
+    return pa.RecordBatch.from_pydict(columns, schema=schema)
 
 
-def read_results(results_dir: Path) -> dict[str, ReadResult]:
+def read_results(results: Place) -> dict[str, ReadResult]:
     """What each task read (the reader's own ReadResult), by shard."""
-    return {shard: ReadResult(**body) for shard, (body, _) in _results(results_dir).items()}
+    return {shard: ReadResult(**body) for shard, (body, _) in _results(results).items()}
 
 
-def staged_files(results_dir: Path) -> set[str]:
+def staged_files(results: Place) -> set[str]:
     """The Parquet files the results name: the only rows of the batch."""
-    return {file for _, file in _results(results_dir).values() if file}
+    return {file for _, file in _results(results).values() if file}
 
 
-def _results(results_dir: Path) -> dict[str, tuple[dict[str, Any], str | None]]:
-    if not results_dir.exists():
-        return {}
-    results = {}
-    for path in results_dir.glob("*.json"):
-        if not path.name.startswith("."):
-            body = json.loads(path.read_text())
+def _results(results: Place) -> dict[str, tuple[dict[str, Any], str | None]]:
+    found = {}
+    for name in results.list():
+        if name.endswith(".json") and not name.startswith("."):
+            body = json.loads(results.read_text(name) or "{}")
             file = body.pop("file", None)
-            results[path.stem] = (body, file)
-    return results
+            found[name.removesuffix(".json")] = (body, file)
+    return found
 
 
 def warm_up(spark: SparkSession) -> None:
@@ -203,9 +196,9 @@ def _ready(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         yield pa.RecordBatch.from_pydict({"ready": [True]})
 
 
-def run_wave(spark: SparkSession, specs: list[TaskSpec], results_dir: Path) -> None:
+def run_wave(spark: SparkSession, specs: list[TaskSpec], results: Place) -> None:
     """Read every spec's shard in one Spark job (one task each). Writes each shard's result, from
-    the attempt Spark reports successful, to ``results_dir`` and deletes the files of the other
+    the attempt Spark reports successful, to ``results`` and deletes the files of the other
     attempts of these shards."""
     if not specs:
         return
@@ -213,12 +206,13 @@ def run_wave(spark: SparkSession, specs: list[TaskSpec], results_dir: Path) -> N
     frame = spark.createDataFrame(spark.sparkContext.parallelize(rows, len(rows)), "spec string")
     done = frame.mapInArrow(read_task, "shard_id string, result string").collect()
     for row in done:
-        write_atomically(results_dir / f"{row['shard_id']}.json", row["result"])
+        results.write_text(f"{row['shard_id']}.json", row["result"])
     kept = {json.loads(row["result"])["file"] for row in done}
     for spec in specs:
-        for path in Path(spec.staging).glob(f"*part-{spec.shard_id}-*"):
-            if path.name not in kept:
-                path.unlink(missing_ok=True)
+        data = Place.from_json(spec.data)
+        for name in data.list(f"part-{spec.shard_id}-") + data.list(f".part-{spec.shard_id}-"):
+            if name not in kept:
+                data.delete(name)
 
 
 def spark_session(master: str = "local[*]", app_name: str = "kinesis-batch") -> SparkSession:

@@ -1,0 +1,70 @@
+"""Iceberg catalogs, configured the way pyiceberg users already configure them.
+
+``--catalog NAME`` loads the catalog NAME from pyiceberg's own configuration
+(``~/.pyiceberg.yaml``, ``$PYICEBERG_HOME/.pyiceberg.yaml``, ``PYICEBERG_CATALOG__NAME__*``),
+read at call time. The embedded default, when no catalog ``default`` is configured, is a SQLite
+catalog with a local warehouse under ``$KINESIS_BATCH_ICEBERG_HOME`` (``~/.kinesis-batch/iceberg``).
+
+S3 and Glue endpoints: pyiceberg's S3 file IO does not read ``AWS_ENDPOINT_URL_S3``, so when the
+catalog's configuration names no ``s3.endpoint`` the one resolved by ``kinesis_batch.aws`` is
+passed (and ``glue.endpoint`` from ``AWS_ENDPOINT_URL_GLUE``), like for the other services.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from kinesis_batch.aws import S3Settings
+from kinesis_batch.errors import DependencyError, IllegalArgumentError
+
+DEFAULT_CATALOG = "default"
+
+
+def embedded_home() -> Path:
+    return Path(os.environ.get("KINESIS_BATCH_ICEBERG_HOME") or Path.home() / ".kinesis-batch" / "iceberg")
+
+
+def load_catalog(name: str | None, s3: S3Settings) -> Any:
+    """The pyiceberg catalog ``name`` (None: ``default``), or the embedded one; IllegalArgumentError
+    names the ways to configure an unknown catalog."""
+    from pyiceberg.catalog import load_catalog as pyiceberg_load
+    from pyiceberg.utils.config import Config
+
+    name = name or DEFAULT_CATALOG
+    configured = Config().get_catalog_config(name)
+    if configured is None:
+        if name != DEFAULT_CATALOG:
+            raise IllegalArgumentError(
+                f"--catalog {name}: no such pyiceberg catalog; configure it in ~/.pyiceberg.yaml "
+                f"(catalog: {name}: ...) or with PYICEBERG_CATALOG__{name.upper()}__TYPE and its other settings"
+            )
+        home = embedded_home()
+        (home / "warehouse").mkdir(parents=True, exist_ok=True)
+        configured = {
+            "type": "sql",
+            "uri": f"sqlite:///{home / 'catalog.db'}",
+            "warehouse": f"file://{home / 'warehouse'}",
+        }
+    properties: dict[str, Any] = dict(configured)
+    if s3.endpoint_url and "s3.endpoint" not in properties:
+        properties["s3.endpoint"] = s3.endpoint_url
+    if s3.region and "s3.region" not in properties:
+        properties["s3.region"] = s3.region
+    if s3.access_key and "s3.access-key-id" not in properties:
+        properties |= {"s3.access-key-id": s3.access_key, "s3.secret-access-key": s3.secret_key or ""}
+        if s3.session_token:
+            properties["s3.session-token"] = s3.session_token
+    glue = os.environ.get("AWS_ENDPOINT_URL_GLUE")
+    if glue and "glue.endpoint" not in properties:
+        properties["glue.endpoint"] = glue
+    try:
+        return pyiceberg_load(name, **properties)
+    except (ValueError, KeyError, ImportError) as exc:
+        raise IllegalArgumentError(f"--catalog {name}: {str(exc).splitlines()[0]}") from exc
+    except Exception as exc:  # the catalog's service could not be reached
+        raise DependencyError(f"--catalog {name}: {str(exc).splitlines()[0]}") from exc
+
+
+__all__ = ["DEFAULT_CATALOG", "embedded_home", "load_catalog"]

@@ -1,0 +1,207 @@
+"""The ``delta`` sink: a Delta Lake table (local path or ``s3://``), committed with deltalake.
+
+Layout under the table root::
+
+    _delta_log/                 the table's log (one commit per published batch)
+    data/<batch>/part-*.parquet the Spark tasks' files; in the table once the batch's commit adds them
+    _kinesis_batch/<batch>/     the run's bookkeeping (plan manifest, task results); never read by readers
+
+The marker. Every commit of ours carries an app transaction ``(kinesis-batch/<lease table>/<batch>,
+version)`` and, in the commit's custom metadata, the batch id, run id, stream and commit record.
+Version 1 means "published", version 0 "discarded". Delta keeps the newest version per app id
+in the table's state, so "is batch B in the table?" is one look-up on a freshly loaded table.
+
+Why one app id per batch and not one per consumer with a growing version: two runs of one
+consumer on disjoint shards commit in either order, so a single high-water version would make
+the later-numbered batch hide the earlier one from the "already published?" check.
+
+Fencing. deltalake does not enforce app-transaction versions; we do: publish and discard both
+load the table, read the batch's version, and commit through that same handle. Two commits
+that carry the same app id conflict (the second fails with CommitFailedError, it is not
+retried by deltalake), so a late publish and another worker's discard of the same batch
+serialise: whichever commits second reloads, sees the first one's version and gives way. A
+discard commits its version-0 marker before it deletes any file.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pyarrow as pa
+
+from kinesis_batch.aws import S3Settings
+from kinesis_batch.errors import DependencyError, InvalidStateError, LeaseLostError
+from kinesis_batch.output.place import Place
+from kinesis_batch.output.records import CommitRecord
+from kinesis_batch.output.sink import Sink, check_batch_id
+from kinesis_batch.output.tables import (
+    COMMIT_ATTEMPTS,
+    check_bucket,
+    check_schema,
+    marker,
+    table_schema,
+)
+
+PUBLISHED, DISCARDED = 1, 0
+
+
+class DeltaSink(Sink):
+    format = "delta"
+
+    def __init__(self, uri: str, *, app: str, stream: str, s3: S3Settings | None = None) -> None:
+        self.root = Place(uri, s3 or S3Settings())
+        self.uri = self.root.uri
+        self.app = app
+        self.stream = stream
+        self._options = self.root.s3.object_store_options() if self.root.on_s3 else None
+
+    def staging(self, batch_id: str) -> Place:
+        return self.root.child("_kinesis_batch", check_batch_id(batch_id))
+
+    def data(self, batch_id: str) -> Place:
+        return self.root.child("data", check_batch_id(batch_id))
+
+    def app_id(self, batch_id: str) -> str:
+        return f"kinesis-batch/{self.app}/{batch_id}"
+
+    # -- the table --------------------------------------------------------------------------------
+
+    def prepare(self) -> None:
+        from deltalake import DeltaTable
+
+        if self.root.on_s3:
+            check_bucket(self.root)
+        try:
+            DeltaTable.create(self.uri, schema=table_schema(), mode="ignore", storage_options=self._options)
+        except Exception as exc:  # deltalake raises its own OSError/DeltaError kinds
+            raise _translated(exc, f"cannot create the Delta table at {self.uri}") from exc
+        check_schema(pa.schema(self._load().schema().to_arrow()), f"Delta table {self.uri}")
+
+    def _load(self) -> Any:
+        from deltalake import DeltaTable
+        from deltalake.exceptions import TableNotFoundError
+
+        try:
+            return DeltaTable(self.uri, storage_options=self._options)
+        except TableNotFoundError as exc:
+            raise InvalidStateError(f"no Delta table at {self.uri} (a run creates it)") from exc
+        except Exception as exc:
+            raise _translated(exc, f"cannot open the Delta table at {self.uri}") from exc
+
+    def _commit(self, table: Any, batch_id: str, version: int, adds: list[Any], record: CommitRecord | None) -> bool:
+        """One commit with the batch's marker through ``table``; False if a concurrent commit of
+        the same batch got there first (reload and decide again)."""
+        from deltalake import CommitProperties, Transaction
+        from deltalake.exceptions import CommitFailedError
+
+        action = "publish" if version == PUBLISHED else "discard"
+        properties = CommitProperties(
+            custom_metadata=marker(self.app, self.stream, batch_id, action, record),
+            app_transactions=[Transaction(app_id=self.app_id(batch_id), version=version)],
+        )
+        try:
+            table.create_write_transaction(adds, mode="append", schema=table.schema(), commit_properties=properties)
+        except CommitFailedError:
+            return False
+        except Exception as exc:
+            raise _translated(exc, f"cannot commit to the Delta table at {self.uri}") from exc
+        return True
+
+    def publish(self, record: CommitRecord, files: list[str]) -> bool:
+        batch_id = record.batch_id
+        adds: list[Any] | None = None
+        for _ in range(COMMIT_ATTEMPTS):
+            table = self._load()
+            state = table.transaction_version(self.app_id(batch_id))
+            if state == PUBLISHED:
+                return False
+            if state == DISCARDED:
+                raise LeaseLostError(f"batch {batch_id} was discarded by another worker's recovery; nothing published")
+            if adds is None:
+                adds = self._adds(record, files)
+            if self._commit(table, batch_id, PUBLISHED, adds, record):
+                self.staging(batch_id).delete_all()
+                return True
+        raise DependencyError(f"could not commit batch {batch_id} to {self.uri}: {COMMIT_ATTEMPTS} conflicts in a row")
+
+    def _adds(self, record: CommitRecord, files: list[str]) -> list[Any]:
+        """One add action per file, with its size and row count (a file holds one shard's range)."""
+        from deltalake.transaction import AddAction
+
+        batch_id = record.batch_id
+        rows = {f"part-{shard.shard_id}-": shard.records for shard in record.shards}
+        stats = {name: next((n for p, n in rows.items() if name.startswith(p)), None) for name in files}
+        data = self.data(batch_id)
+        self.keep_only(batch_id, set(files))
+        now = int(time.time() * 1000)
+        return [
+            AddAction(
+                path=f"data/{batch_id}/{name}",  # relative to the root: absolute paths break readers
+                size=data.size(name),  # also proves the file is there before the table names it
+                partition_values={},
+                modification_time=now,
+                data_change=True,
+                stats=json.dumps({"numRecords": stats[name]} if stats[name] is not None else {}),
+            )
+            for name in sorted(files)
+        ]
+
+    def discard(self, batch_id: str, *, fence: bool = True) -> bool:
+        if not (self.staging(batch_id).exists() or self.data(batch_id).exists()):
+            return False  # nothing staged, so nothing a late publish could commit
+        for _ in range(COMMIT_ATTEMPTS):
+            table = self._load()
+            state = table.transaction_version(self.app_id(batch_id))
+            if state == PUBLISHED:
+                self.staging(batch_id).delete_all()
+                return False
+            if state == DISCARDED or not fence or self._commit(table, batch_id, DISCARDED, [], None):
+                break
+        else:
+            raise DependencyError(f"could not discard batch {batch_id} in {self.uri}: {COMMIT_ATTEMPTS} conflicts")
+        self.data(batch_id).delete_all()
+        self.staging(batch_id).delete_all()
+        return True
+
+    def committed(self, batch_id: str) -> CommitRecord | None:
+        table = self._load()
+        if table.transaction_version(self.app_id(batch_id)) != PUBLISHED:
+            return None
+        for commit in _history(table):
+            if commit.get("kinesis_batch.batch_id") == batch_id and commit.get("kinesis_batch.action") == "publish":
+                return CommitRecord.from_json(commit["kinesis_batch.commit_record"])
+        raise InvalidStateError(
+            f"batch {batch_id} is in the Delta table {self.uri} but its commit is no longer in the log "
+            "(log retention): its checkpoints cannot be rolled forward automatically"
+        )
+
+    def last_batch(self) -> CommitRecord | None:
+        for commit in _history(self._load()):
+            if commit.get("kinesis_batch.app") == self.app and commit.get("kinesis_batch.action") == "publish":
+                return CommitRecord.from_json(commit["kinesis_batch.commit_record"])
+        return None
+
+
+def _history(table: Any) -> Iterator[dict[str, Any]]:
+    """The table's commits, newest first, read a growing page at a time (a look-up usually
+    finds its batch among the last few commits, and the log can be long)."""
+    limit, seen = 16, 0
+    while True:
+        page = table.history(limit)
+        yield from page[seen:]
+        if len(page) < limit:
+            return
+        seen, limit = len(page), limit * 4
+
+
+def _translated(exc: Exception, doing: str) -> Exception:
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    if any(word in text for word in ("NoSuchBucket", "AccessDenied", "Access Denied", "Forbidden", "403")):
+        return InvalidStateError(f"{doing}: {text}")
+    return DependencyError(f"{doing}: {text}")
+
+
+__all__ = ["DeltaSink"]

@@ -1,0 +1,213 @@
+"""The ``iceberg`` sink: an Iceberg table ``NAMESPACE.TABLE`` in a pyiceberg catalog.
+
+Layout under the table's location::
+
+    metadata/                   the table's metadata (the catalog points at the current file)
+    data/<batch>/part-*.parquet the Spark tasks' files; in the table once the batch's snapshot adds them
+    _kinesis_batch/<batch>/     the run's bookkeeping (plan manifest, task results)
+
+The marker. Every snapshot of ours carries in its summary the batch id, the action
+(``publish``, or ``discard`` for an empty snapshot that only fences), run id, stream and
+commit record. Snapshot summaries live in the table metadata the catalog hands back, so
+"is batch B in the table?" is answered from one freshly loaded table. (Expiring snapshots
+drops old markers: keep them for longer than a run can stay pending.)
+
+Fencing. Every commit of ours asserts that ``main`` still points at the snapshot it was
+checked against (pyiceberg adds that requirement to an append), and the catalog's
+compare-and-swap enforces it. pyiceberg's own retry would re-apply the append on top of a newer
+snapshot without our check (it re-added files and doubled rows), so the table property
+``commit.retry.num-retries`` is set to 0 and a conflict comes back to us: reload, read the
+markers again, then decide. A late publish racing another worker's discard therefore sees the
+discard's snapshot, or makes the discard reload and see the publish: one of the two wins.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+from kinesis_batch.aws import S3Settings
+from kinesis_batch.config import validate_output
+from kinesis_batch.errors import (
+    DependencyError,
+    InvalidStateError,
+    KinesisBatchError,
+    LeaseLostError,
+)
+from kinesis_batch.output.place import Place
+from kinesis_batch.output.records import CommitRecord
+from kinesis_batch.output.sink import Sink, check_batch_id
+from kinesis_batch.output.tables import COMMIT_ATTEMPTS, check_bucket, check_schema, marker, table_schema
+
+NO_RETRIES = {"commit.retry.num-retries": "0"}
+
+
+def split_identifier(identifier: str) -> tuple[str, str]:
+    """``NAMESPACE.TABLE`` (the namespace may itself be dotted) -> (namespace, table)."""
+    validate_output("iceberg", identifier, None)
+    namespace, _, table = identifier.rpartition(".")
+    return namespace, table
+
+
+class IcebergSink(Sink):
+    format = "iceberg"
+
+    def __init__(self, identifier: str, catalog: Any, *, app: str, stream: str, s3: S3Settings | None = None) -> None:
+        self.namespace, self.name = split_identifier(identifier)
+        self.identifier = identifier
+        self.catalog = catalog
+        self.app = app
+        self.stream = stream
+        self.s3 = s3 or S3Settings()
+        self.uri = f"iceberg://{catalog.name}/{identifier}"
+        self._location: Place | None = None
+
+    # -- places, under the table's own location -----------------------------------------------
+
+    def root(self) -> Place:
+        if self._location is None:
+            self._location = Place(self._load().location(), self.s3)
+        return self._location
+
+    def staging(self, batch_id: str) -> Place:
+        return self.root().child("_kinesis_batch", check_batch_id(batch_id))
+
+    def data(self, batch_id: str) -> Place:
+        return self.root().child("data", check_batch_id(batch_id))
+
+    # -- the table --------------------------------------------------------------------------------
+
+    def prepare(self) -> None:
+        from pyiceberg.exceptions import NoSuchTableError
+
+        warehouse = str(self.catalog.properties.get("warehouse") or "")
+        if warehouse.startswith(("s3://", "s3a://")):
+            check_bucket(Place(warehouse, self.s3))
+        with _catalog_errors(f"Iceberg table {self.identifier}"):
+            self.catalog.create_namespace_if_not_exists(self.namespace)
+            try:
+                table = self.catalog.load_table(self.identifier)
+            except NoSuchTableError:
+                table = self.catalog.create_table_if_not_exists(
+                    self.identifier, schema=table_schema(), properties=NO_RETRIES
+                )
+        check_schema(table.schema().as_arrow(), f"Iceberg table {self.identifier}")
+        if table.properties.get("commit.retry.num-retries") != "0":  # an existing table of someone else's
+            with _catalog_errors(f"Iceberg table {self.identifier}"), table.transaction() as tx:
+                tx.set_properties(**NO_RETRIES)
+        if self.root().on_s3:
+            check_bucket(self.root())
+
+    def _load(self) -> Any:
+        from pyiceberg.exceptions import NoSuchTableError
+
+        with _catalog_errors(f"Iceberg table {self.identifier}"):
+            try:
+                return self.catalog.load_table(self.identifier)
+            except NoSuchTableError as exc:
+                raise InvalidStateError(f"no Iceberg table {self.identifier} (a run creates it)") from exc
+
+    def _state(self, table: Any, batch_id: str) -> str | None:
+        """'publish', 'discard' or None: what the table's snapshots say of the batch."""
+        for snapshot in table.snapshots():
+            summary = snapshot.summary.additional_properties if snapshot.summary else {}
+            if summary.get("kinesis_batch.app") == self.app and summary.get("kinesis_batch.batch_id") == batch_id:
+                return str(summary.get("kinesis_batch.action"))
+        return None
+
+    def _commit(self, table: Any, batch_id: str, files: list[str], record: CommitRecord | None) -> bool:
+        """One snapshot with the batch's marker on top of the snapshot ``table`` was checked at;
+        False if the table moved since (reload and decide again)."""
+        from pyiceberg.exceptions import CommitFailedException
+
+        properties = marker(self.app, self.stream, batch_id, "publish" if record else "discard", record)
+        try:
+            with _catalog_errors(f"Iceberg table {self.identifier}"), table.transaction() as tx:
+                if files:
+                    tx.add_files(files, snapshot_properties=properties, check_duplicate_files=False)
+                else:
+                    with tx.update_snapshot(snapshot_properties=properties).fast_append():
+                        pass  # an empty snapshot: the marker alone
+        except CommitFailedException:
+            return False
+        return True
+
+    def publish(self, record: CommitRecord, files: list[str]) -> bool:
+        batch_id = record.batch_id
+        uris: list[str] | None = None
+        for _ in range(COMMIT_ATTEMPTS):
+            table = self._load()
+            state = self._state(table, batch_id)
+            if state == "publish":
+                return False
+            if state == "discard":
+                raise LeaseLostError(f"batch {batch_id} was discarded by another worker's recovery; nothing published")
+            if uris is None:
+                data = self.data(batch_id)
+                self.keep_only(batch_id, set(files))
+                for name in files:
+                    data.size(name)  # the table must never name a file that is not there
+                uris = [_file_uri(data.child(name)) for name in sorted(files)]
+            if self._commit(table, batch_id, uris, record):
+                self.staging(batch_id).delete_all()
+                return True
+        raise DependencyError(f"could not commit batch {batch_id} to {self.identifier}: {COMMIT_ATTEMPTS} conflicts")
+
+    def discard(self, batch_id: str, *, fence: bool = True) -> bool:
+        if not (self.staging(batch_id).exists() or self.data(batch_id).exists()):
+            return False  # nothing staged, so nothing a late publish could commit
+        for _ in range(COMMIT_ATTEMPTS):
+            table = self._load()
+            state = self._state(table, batch_id)
+            if state == "publish":
+                self.staging(batch_id).delete_all()
+                return False
+            if state == "discard" or not fence or self._commit(table, batch_id, [], None):
+                break
+        else:
+            raise DependencyError(f"could not discard batch {batch_id} in {self.identifier}: too many conflicts")
+        self.data(batch_id).delete_all()
+        self.staging(batch_id).delete_all()
+        return True
+
+    def committed(self, batch_id: str) -> CommitRecord | None:
+        for summary in self._summaries(self._load()):
+            if summary.get("kinesis_batch.batch_id") == batch_id:
+                return CommitRecord.from_json(summary["kinesis_batch.commit_record"])
+        return None
+
+    def last_batch(self) -> CommitRecord | None:
+        newest = next(iter(self._summaries(self._load())), None)
+        return CommitRecord.from_json(newest["kinesis_batch.commit_record"]) if newest else None
+
+    def _summaries(self, table: Any) -> list[dict[str, str]]:
+        """The summaries of our published snapshots, newest first."""
+        snapshots = sorted(table.snapshots(), key=lambda snapshot: snapshot.timestamp_ms, reverse=True)
+        summaries = [dict(s.summary.additional_properties) for s in snapshots if s.summary]
+        ours = [s for s in summaries if s.get("kinesis_batch.app") == self.app]
+        return [s for s in ours if s.get("kinesis_batch.action") == "publish"]
+
+
+def _file_uri(place: Place) -> str:
+    return place.uri if place.on_s3 else f"file://{place.uri}"
+
+
+@contextlib.contextmanager
+def _catalog_errors(what: str) -> Iterator[None]:
+    """The catalog's and pyiceberg's errors as one line of this package's tree. A commit conflict
+    and a missing table pass through: the callers decide on them."""
+    from pyiceberg.exceptions import CommitFailedException, NoSuchTableError
+
+    try:
+        yield
+    except (CommitFailedException, NoSuchTableError, KinesisBatchError):
+        raise
+    except Exception as exc:
+        text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        if isinstance(exc, (ValueError, PermissionError)) or any(w in text for w in ("AccessDenied", "NoSuchBucket")):
+            raise InvalidStateError(f"{what}: {text}") from exc
+        raise DependencyError(f"{what}: {text}") from exc
+
+
+__all__ = ["IcebergSink", "split_identifier"]

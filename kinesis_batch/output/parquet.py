@@ -1,0 +1,128 @@
+"""The ``parquet`` sink: hive-style batch folders under a root on a local or HDFS-like file system.
+
+Layout (readers ignore paths that start with ``_``)::
+
+    ROOT/_staging/<batch>/            part-<shard>-<attempt>.parquet from the Spark tasks, _results/,
+                                      _plan.json, and _commit.json once the batch is complete
+    ROOT/batch_id=<batch>/            the published batch (hive-style: readers get a batch_id column)
+    ROOT/_discarded/<batch>-<nonce>/  a staging that lost (deleted right after)
+
+How it keeps the sink contract:
+- :meth:`ParquetSink.publish` is one ``rename`` of the staging directory, with the commit record
+  written inside it first: all of the batch becomes visible at once, with its record, or none.
+- Fencing: :meth:`ParquetSink.discard` is a ``rename`` of the same directory, so when a late
+  publish races another worker's discard, exactly one of the two renames succeeds and both
+  learn which. S3 has no rename: an ``s3://`` root is refused (the table formats serve S3).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import uuid
+from pathlib import Path
+from typing import Any
+
+from kinesis_batch.config import validate_output
+from kinesis_batch.errors import InvalidStateError, LeaseLostError
+from kinesis_batch.output.place import Place
+from kinesis_batch.output.records import CommitRecord
+from kinesis_batch.output.sink import MANIFEST, Sink, check_batch_id
+
+COMMIT_RECORD = "_commit.json"
+
+
+class ParquetSink(Sink):
+    format = "parquet"
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        validate_output(self.format, str(root), None)  # refuses s3://
+        self.root = Path(root).absolute()
+        self.uri = str(self.root)
+
+    def staging(self, batch_id: str) -> Place:
+        return Place(str(self.root / "_staging" / check_batch_id(batch_id)))
+
+    def data(self, batch_id: str) -> Place:
+        return self.staging(batch_id)
+
+    def published(self, batch_id: str) -> Path:
+        return self.root / f"batch_id={check_batch_id(batch_id)}"
+
+    def location(self, batch_id: str) -> str:
+        return str(self.published(batch_id))
+
+    def prepare(self) -> None:
+        """Create the root if needed and prove we can write in it, or say why not."""
+        try:
+            (self.root / "_staging").mkdir(parents=True, exist_ok=True)
+            probe = self.root / "_staging" / f".probe-{uuid.uuid4().hex}"
+            probe.write_bytes(b"")
+            probe.unlink()
+        except OSError as exc:
+            raise InvalidStateError(f"output root {self.root} is not writable: {exc.strerror or exc}") from exc
+
+    def read_manifest(self, batch_id: str) -> dict[str, Any] | None:
+        """The run's plan, from its staging or (once published) from the batch."""
+        body = super().read_manifest(batch_id)
+        if body is None:
+            text = Place(str(self.published(batch_id))).read_text(MANIFEST)
+            body = json.loads(text) if text is not None else None
+        return body
+
+    def publish(self, record: CommitRecord, files: list[str]) -> bool:
+        batch_id = record.batch_id
+        staging, published = Path(self.staging(batch_id).uri), self.published(batch_id)
+        if published.exists():
+            return False
+        if not staging.exists():
+            raise LeaseLostError(f"batch {batch_id} was discarded before it could be published")
+        self.keep_only(batch_id, set(files))
+        try:
+            # Written into the staging folder without creating it: a staging another worker
+            # discarded meanwhile must stay gone, not come back holding only a commit record.
+            temporary = staging / f".{COMMIT_RECORD}.{uuid.uuid4().hex[:8]}.tmp"
+            temporary.write_text(record.to_json())
+            temporary.replace(staging / COMMIT_RECORD)
+            os.rename(staging, published)
+        except FileNotFoundError:
+            if published.exists():
+                return False
+            raise LeaseLostError(f"batch {batch_id} was discarded before it could be published") from None
+        except OSError as exc:
+            if published.exists():
+                return False
+            raise InvalidStateError(f"cannot publish batch {batch_id}: {exc}") from exc
+        return True
+
+    def discard(self, batch_id: str, *, fence: bool = True) -> bool:
+        """The rename is the fence, so ``fence`` changes nothing here."""
+        staging = Path(self.staging(batch_id).uri)
+        if not staging.exists():
+            return False
+        graveyard = self.root / "_discarded"
+        graveyard.mkdir(parents=True, exist_ok=True)
+        target = graveyard / f"{batch_id}-{uuid.uuid4().hex[:8]}"
+        try:
+            os.rename(staging, target)
+        except FileNotFoundError:
+            return False
+        shutil.rmtree(target, ignore_errors=True)
+        return True
+
+    def committed(self, batch_id: str) -> CommitRecord | None:
+        text = Place(str(self.published(batch_id))).read_text(COMMIT_RECORD)
+        return CommitRecord.from_json(text) if text is not None else None
+
+    def published_batches(self) -> list[str]:
+        if not self.root.exists():
+            return []
+        return sorted(p.name.split("=", 1)[1] for p in self.root.glob("batch_id=*") if p.is_dir())
+
+    def last_batch(self) -> CommitRecord | None:
+        records = [record for batch in self.published_batches() if (record := self.committed(batch))]
+        return max(records, key=lambda record: record.created_at, default=None)
+
+
+__all__ = ["COMMIT_RECORD", "ParquetSink"]

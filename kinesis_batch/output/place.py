@@ -1,0 +1,156 @@
+"""A folder on a local file system or on S3, as the driver and the Spark tasks both see it.
+
+A :class:`Place` is a value (JSON-able, so it travels in a task spec) and opens its pyarrow file
+system on use. Writes are whole-object: on S3 an object appears only once its upload completes;
+on a local file system :meth:`Place.write_text` and :meth:`Place.open_part` write a hidden
+temporary and rename it, so a reader never sees half a file either way.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pyarrow import fs
+
+from kinesis_batch.aws import S3Settings
+from kinesis_batch.errors import DependencyError, InvalidStateError
+
+
+def is_s3(uri: str) -> bool:
+    return uri.startswith(("s3://", "s3a://"))
+
+
+@dataclass(frozen=True)
+class Place:
+    """``uri``: an absolute local path (or ``file://`` URI) or ``s3://bucket/prefix``."""
+
+    uri: str
+    s3: S3Settings = field(default_factory=S3Settings)
+
+    def __post_init__(self) -> None:
+        uri = self.uri.removeprefix("file://") if self.uri.startswith("file://") else self.uri
+        uri = "s3://" + uri.split("://", 1)[1].strip("/") if is_s3(uri) else str(Path(uri).absolute())
+        object.__setattr__(self, "uri", uri)
+
+    # -- values ---------------------------------------------------------------------------------
+
+    @property
+    def on_s3(self) -> bool:
+        return is_s3(self.uri)
+
+    @property
+    def path(self) -> str:
+        """The path as the pyarrow file system spells it (``bucket/key`` on S3)."""
+        return self.uri.split("://", 1)[1] if self.on_s3 else self.uri
+
+    def child(self, *names: str) -> Place:
+        return Place("/".join([self.uri, *names]), self.s3)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"uri": self.uri, "s3": self.s3.to_json()}
+
+    @classmethod
+    def from_json(cls, body: dict[str, Any]) -> Place:
+        return cls(body["uri"], S3Settings.from_json(body.get("s3") or {}))
+
+    # -- I/O ------------------------------------------------------------------------------------
+
+    def filesystem(self) -> fs.FileSystem:
+        return self.s3.filesystem() if self.on_s3 else fs.LocalFileSystem()
+
+    def exists(self) -> bool:
+        with _io(self):
+            return bool(self.filesystem().get_file_info(self.path).type != fs.FileType.NotFound)
+
+    def write_text(self, name: str, text: str) -> None:
+        """Write ``name`` whole: readers see the old content or the new, never a part."""
+        with self.open_part(name) as stream:
+            stream.write(text.encode())
+
+    def read_text(self, name: str) -> str | None:
+        """The content of ``name``, or None if there is no such file."""
+        target = self.child(name)
+        with _io(self):
+            try:
+                with self.filesystem().open_input_stream(target.path) as stream:
+                    return bytes(stream.read()).decode()
+            except FileNotFoundError:
+                return None
+
+    @contextlib.contextmanager
+    def open_part(self, name: str) -> Iterator[Any]:
+        """An output stream for ``name`` that becomes visible only when the block ends without error."""
+        target = self.child(name)
+        filesystem = self.filesystem()
+        with _io(self):
+            if self.on_s3:  # an S3 upload is only visible once it completes; a failed one is removed
+                stream = filesystem.open_output_stream(target.path)
+                try:
+                    yield stream
+                except BaseException:
+                    with contextlib.suppress(OSError):
+                        stream.close()
+                        filesystem.delete_file(target.path)
+                    raise
+                stream.close()
+                return
+            filesystem.create_dir(self.path, recursive=True)
+            temporary = self.child(f".{name}.{uuid.uuid4().hex[:8]}.partial")
+            try:
+                with filesystem.open_output_stream(temporary.path) as stream:
+                    yield stream
+                filesystem.move(temporary.path, target.path)
+            finally:
+                with contextlib.suppress(FileNotFoundError):
+                    filesystem.delete_file(temporary.path)
+
+    def list(self, prefix: str = "") -> list[str]:
+        """Names of the files directly in this folder that start with ``prefix`` (hidden ones too)."""
+        with _io(self):
+            infos = self.filesystem().get_file_info(fs.FileSelector(self.path, allow_not_found=True))
+        return sorted(
+            info.base_name for info in infos if info.type == fs.FileType.File and info.base_name.startswith(prefix)
+        )
+
+    def size(self, name: str) -> int:
+        with _io(self):
+            info = self.filesystem().get_file_info(self.child(name).path)
+        if info.type != fs.FileType.File:
+            raise InvalidStateError(f"{self.child(name).uri} is missing")
+        return int(info.size)
+
+    def delete(self, name: str) -> None:
+        with _io(self), contextlib.suppress(FileNotFoundError):
+            self.filesystem().delete_file(self.child(name).path)
+
+    def delete_all(self) -> bool:
+        """Delete this folder and all in it. True if there was anything to delete."""
+        if not self.exists():
+            return False
+        with _io(self):
+            self.filesystem().delete_dir(self.path)
+        return True
+
+
+@contextlib.contextmanager
+def _io(place: Place) -> Iterator[None]:
+    """pyarrow's errors, as this package's tree (the S3 ones arrive as OSError with a message)."""
+    try:
+        yield
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        if any(word in text for word in ("NoSuchBucket", "AccessDenied", "Access Denied", "Forbidden")):
+            raise InvalidStateError(f"{place.uri}: {text}") from exc
+        if place.on_s3:
+            raise DependencyError(f"{place.uri}: {text}") from exc
+        raise InvalidStateError(f"{place.uri}: {text}") from exc
+
+
+__all__ = ["Place", "is_s3"]

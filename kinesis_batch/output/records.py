@@ -1,0 +1,68 @@
+"""The commit record: what a published batch moved, per shard. It travels with the batch (inside
+the parquet folder, or in the table commit's own metadata), so recovery can roll checkpoints
+forward from the output alone."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any
+
+from kinesis_batch.checkpoints.model import Checkpoint
+
+
+@dataclass(frozen=True)
+class ShardCommit:
+    shard_id: str
+    start: Checkpoint
+    end: Checkpoint
+    records: int
+    reached_shard_end: bool
+    trimmed_after: str | None = None  # retention had trimmed past ``start`` (read with --allow-gaps)
+
+
+@dataclass(frozen=True)
+class CommitRecord:
+    batch_id: str
+    run_id: str
+    stream: str
+    created_at: datetime
+    shards: tuple[ShardCommit, ...]
+
+    def shard(self, shard_id: str) -> ShardCommit | None:
+        return next((s for s in self.shards if s.shard_id == shard_id), None)
+
+    @property
+    def records(self) -> int:
+        return sum(s.records for s in self.shards)
+
+    def to_json(self, *, indent: int | None = 1) -> str:
+        body: dict[str, Any] = asdict(self)
+        body["created_at"] = self.created_at.isoformat()
+        body["shards"] = [{**asdict(s), "start": s.start.to_json(), "end": s.end.to_json()} for s in self.shards]
+        return json.dumps(body, indent=indent, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> CommitRecord:
+        body = json.loads(text)
+        return cls(
+            batch_id=body["batch_id"],
+            run_id=body["run_id"],
+            stream=body["stream"],
+            created_at=datetime.fromisoformat(body["created_at"]),
+            shards=tuple(
+                ShardCommit(
+                    shard_id=s["shard_id"],
+                    start=Checkpoint.from_json(s["start"]),
+                    end=Checkpoint.from_json(s["end"]),
+                    records=int(s["records"]),
+                    reached_shard_end=bool(s["reached_shard_end"]),
+                    trimmed_after=s.get("trimmed_after"),
+                )
+                for s in body["shards"]
+            ),
+        )
+
+
+__all__ = ["CommitRecord", "ShardCommit"]

@@ -1,0 +1,116 @@
+"""The sink interface: where a batch is staged, and how it is published once, atomically, with
+the marker recovery needs.
+
+A batch goes through these states, whatever the format::
+
+    staged  --publish-->  committed      (visible to readers, with its commit record)
+       \\--discard-->     discarded      (files deleted; a late publish of it must fail)
+
+Contract of every sink:
+- **Staging.** :meth:`Sink.staging` holds the run's bookkeeping (``_plan.json``, ``_results/``)
+  and :meth:`Sink.data` the Parquet files the Spark tasks write; neither is visible to readers.
+- **Publish is exactly once.** :meth:`Sink.publish` makes all of the batch visible in one atomic
+  step that also stores the commit record; it returns False, committing nothing, when the
+  batch is already committed (a retried or resumed publish).
+- **Fencing.** Once :meth:`Sink.discard` returned (another worker's recovery, or a teardown),
+  no later :meth:`Sink.publish` of that batch can succeed: it raises LeaseLostError. Each
+  format states how its own atomic step gives this.
+- **Lookup.** :meth:`Sink.committed` answers from the output itself, never from local state,
+  so any process (a DAG task, another worker's recovery) gets the same answer.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar
+
+from kinesis_batch.errors import IllegalArgumentError
+from kinesis_batch.output.place import Place
+from kinesis_batch.output.records import CommitRecord
+
+MANIFEST = "_plan.json"
+RESULTS = "_results"
+
+
+class Sink(ABC):
+    format: ClassVar[str]
+
+    #: What readers open, and what the Airflow Asset names: a folder, table path or table URI.
+    uri: str
+
+    # -- where a batch lives before it is published -------------------------------------------
+
+    @abstractmethod
+    def staging(self, batch_id: str) -> Place:
+        """The batch's bookkeeping: its plan manifest and what each task read (``_results/``)."""
+
+    @abstractmethod
+    def data(self, batch_id: str) -> Place:
+        """Where the Spark tasks write the batch's Parquet files."""
+
+    def write_manifest(self, batch_id: str, body: dict[str, Any]) -> None:
+        """The run's plan, for steps that run in other processes (Airflow tasks)."""
+        self.staging(batch_id).write_text(MANIFEST, json.dumps(body, indent=1, sort_keys=True))
+
+    def read_manifest(self, batch_id: str) -> dict[str, Any] | None:
+        text = self.staging(batch_id).read_text(MANIFEST)
+        return json.loads(text) if text is not None else None
+
+    def results(self, batch_id: str) -> Place:
+        return self.staging(batch_id).child(RESULTS)
+
+    def clear_staged_rows(self, batch_id: str) -> None:
+        """Forget what an earlier attempt of the read step wrote (rows and results), keep the plan."""
+        self.results(batch_id).delete_all()
+        data = self.data(batch_id)
+        for name in data.list("part-") + data.list(".part-"):
+            data.delete(name)
+
+    def keep_only(self, batch_id: str, files: set[str]) -> None:
+        """Delete the staged Parquet files not in ``files``: what failed or lost attempts left."""
+        data = self.data(batch_id)
+        for name in data.list():
+            if "part-" in name and name not in files:
+                data.delete(name)
+
+    # -- the format's own -----------------------------------------------------------------------
+
+    @abstractmethod
+    def prepare(self) -> None:
+        """Create the output if it is missing; check it can be written and has our columns.
+        Raises InvalidStateError / IllegalArgumentError with one line saying what is wrong."""
+
+    @abstractmethod
+    def publish(self, record: CommitRecord, files: list[str]) -> bool:
+        """Make ``files`` (names in :meth:`data`) visible with ``record``, in one atomic step.
+        True if this call published; False if the batch already was (nothing is committed).
+        Raises LeaseLostError if the batch was discarded."""
+
+    @abstractmethod
+    def committed(self, batch_id: str) -> CommitRecord | None:
+        """The commit record of a published batch, or None if it is not published."""
+
+    @abstractmethod
+    def discard(self, batch_id: str, *, fence: bool = True) -> bool:
+        """Delete an unpublished batch's files and bookkeeping; True if there was a staged batch.
+        With ``fence``, a later publish of the batch is made impossible first (recovery and
+        teardown); without it (the run itself found nothing to publish) nothing is recorded.
+        A published batch is left alone (its bookkeeping is removed)."""
+
+    @abstractmethod
+    def last_batch(self) -> CommitRecord | None:
+        """The newest batch this consumer published to the output, for status views."""
+
+    def location(self, batch_id: str) -> str:
+        """Where a published batch is, for the run report."""
+        return self.uri
+
+
+def check_batch_id(batch_id: str) -> str:
+    if not batch_id or "/" in batch_id or batch_id.startswith((".", "_")):
+        raise IllegalArgumentError(f"unusable batch id {batch_id!r}")
+    return batch_id
+
+
+__all__ = ["MANIFEST", "RESULTS", "Sink", "check_batch_id"]

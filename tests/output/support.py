@@ -1,0 +1,130 @@
+"""Sinks of every format, local and on S3 (moto), and reading their rows back with each format's
+own reader (pyarrow for parquet folders, deltalake, pyiceberg)."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pytest
+
+from kinesis_batch import Checkpoint
+from kinesis_batch.aws import s3_settings
+from kinesis_batch.output import Sink, open_sink
+from kinesis_batch.output.records import CommitRecord, ShardCommit
+from kinesis_batch.output.tables import ROW_SCHEMA, table_schema
+
+#: (format, where): every sink the suite proves the contract on.
+KINDS = [
+    ("parquet", "local"),
+    ("delta", "local"),
+    ("delta", "s3"),
+    ("iceberg", "local"),
+    ("iceberg", "s3"),
+]
+KIND_IDS = [f"{format}-{where}" for format, where in KINDS]
+
+
+def make_bucket() -> str:
+    import boto3
+
+    name = f"kb-{uuid.uuid4().hex[:12]}"
+    boto3.client("s3").create_bucket(Bucket=name)
+    return name
+
+
+def output_args(format: str, where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, ...]:
+    """The --output (and --format, --catalog) of a fresh output of this kind. Iceberg catalogs
+    are configured the way pyiceberg users do it, in PYICEBERG_CATALOG__* variables."""
+    name = uuid.uuid4().hex[:8]
+    if format == "parquet":
+        return ("--format", "parquet", "--output", str(tmp_path / f"out-{name}"))
+    if format == "delta":
+        root = f"s3://{make_bucket()}/tables/t{name}" if where == "s3" else str(tmp_path / f"delta-{name}")
+        return ("--format", "delta", "--output", root)
+    catalog = f"c{name}"
+    warehouse = f"s3://{make_bucket()}/warehouse" if where == "s3" else f"file://{tmp_path}/warehouse-{name}"
+    for key, value in {
+        "TYPE": "sql",
+        "URI": f"sqlite:///{tmp_path}/catalog-{name}.db",
+        "WAREHOUSE": warehouse,
+    }.items():
+        monkeypatch.setenv(f"PYICEBERG_CATALOG__{catalog.upper()}__{key}", value)
+    return ("--format", "iceberg", "--output", f"lake.t{name}", "--catalog", catalog)
+
+
+def sink_of(args: tuple[str, ...], *, app: str = "kinesis-batch-tests", stream: str = "s") -> Sink:
+    options = dict(zip(args[::2], args[1::2], strict=True))
+    return open_sink(
+        options["--format"],
+        options["--output"],
+        app=app,
+        stream=stream,
+        catalog=options.get("--catalog"),
+        s3=s3_settings(),
+    )
+
+
+def read_rows(sink: Sink) -> dict[str, list[Any]]:
+    """Every committed row, as the format's own reader returns it (empty before the first batch)."""
+    table = _read(sink)
+    return {} if table is None or table.num_rows == 0 else table.to_pydict()
+
+
+def _read(sink: Sink) -> pa.Table | None:
+    if sink.format == "parquet":
+        root = Path(sink.uri)
+        return ds.dataset(root, format="parquet", partitioning="hive").to_table() if root.exists() else None
+    if sink.format == "delta":
+        from deltalake import DeltaTable
+
+        from kinesis_batch.output.place import Place
+
+        place = Place(sink.uri, s3_settings())
+        options = place.s3.object_store_options() if place.on_s3 else None
+        return DeltaTable(sink.uri, storage_options=options).to_pyarrow_table()
+    catalog = sink.catalog  # type: ignore[attr-defined]
+    return catalog.load_table(sink.identifier).scan().to_arrow()  # type: ignore[attr-defined]
+
+
+def commit_record(batch_id: str, shards: tuple[str, ...] = ("shardId-0", "shardId-1")) -> CommitRecord:
+    return CommitRecord(
+        batch_id=batch_id,
+        run_id=f"run-{batch_id}",
+        stream="s",
+        created_at=datetime.now(UTC),
+        shards=tuple(
+            ShardCommit(shard, Checkpoint.trim_horizon(), Checkpoint.at(str(10**55 + i)), 3, False)
+            for i, shard in enumerate(shards)
+        ),
+    )
+
+
+def stage(sink: Sink, record: CommitRecord, rows: int = 3) -> list[str]:
+    """Write one Parquet file per shard of ``record`` where the Spark tasks would, as they would."""
+    import pyarrow.parquet as pq
+
+    files = []
+    schema = ROW_SCHEMA if sink.format == "parquet" else table_schema()
+    for shard in record.shards:
+        columns: dict[str, list[Any]] = {
+            "shard_id": [shard.shard_id] * rows,
+            "sequence_number": [str(10**55 + i) for i in range(rows)],
+            "sub_sequence_number": [0] * rows,
+            "partition_key": ["k"] * rows,
+            "data": [f"{record.batch_id}/{shard.shard_id}/{i}".encode() for i in range(rows)],
+            "approximate_arrival_timestamp": [datetime(2026, 11, 22, tzinfo=UTC)] * rows,
+            "lineage_depth": [0] * rows,
+        }
+        if sink.format != "parquet":
+            columns["batch_id"] = [record.batch_id] * rows
+        name = f"part-{shard.shard_id}-{uuid.uuid4().hex[:12]}.parquet"
+        with sink.data(record.batch_id).open_part(name) as stream:
+            pq.write_table(pa.table(columns, schema=schema), stream)
+        files.append(name)
+    sink.write_manifest(record.batch_id, {"batch": record.batch_id})
+    return files
