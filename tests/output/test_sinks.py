@@ -12,6 +12,7 @@ import pytest
 from kinesis_batch import IllegalArgumentError, InvalidStateError, LeaseLostError
 from kinesis_batch.aws import s3_settings
 from kinesis_batch.output import Sink, open_sink
+from kinesis_batch.output.records import CommitRecord
 from tests.output.support import KIND_IDS, KINDS, commit_record, output_args, read_rows, sink_of, stage
 
 
@@ -76,31 +77,35 @@ def test_nothing_staged_leaves_the_output_untouched_by_discard(sink: Sink) -> No
 def test_publish_and_discard_racing_have_exactly_one_winner(sink: Sink) -> None:
     for attempt in range(3 if sink.format != "parquet" else 20):
         record = commit_record(f"b-{attempt}")
-        files = stage(sink, record)
-        publisher, discarder = sink_of_same(sink), sink_of_same(sink)
-        outcome: dict[str, bool] = {}
-        barrier = threading.Barrier(2)
-
-        def publish() -> None:
-            barrier.wait()
-            try:
-                outcome["published"] = publisher.publish(record, files)  # noqa: B023
-            except LeaseLostError:
-                outcome["published"] = False
-
-        def discard() -> None:
-            barrier.wait()
-            outcome["discarded"] = discarder.discard(f"b-{attempt}")  # noqa: B023
-
-        threads = [threading.Thread(target=publish), threading.Thread(target=discard)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        outcome = _race(sink_of_same(sink), sink_of_same(sink), record, stage(sink, record))
         assert [outcome["published"], outcome["discarded"]].count(True) == 1, outcome
         assert (sink.committed(f"b-{attempt}") is not None) is outcome["published"]
     batches = read_rows(sink).get("batch_id", [])
     assert all(batches.count(b) == 6 for b in set(batches)), "a batch is in the output whole or not at all"
+
+
+def _race(publisher: Sink, discarder: Sink, record: CommitRecord, files: list[str]) -> dict[str, bool]:
+    """Publish and discard one batch at the same moment from two threads (two handles)."""
+    outcome: dict[str, bool] = {}
+    barrier = threading.Barrier(2)
+
+    def publish() -> None:
+        barrier.wait()
+        try:
+            outcome["published"] = publisher.publish(record, files)
+        except LeaseLostError:
+            outcome["published"] = False
+
+    def discard() -> None:
+        barrier.wait()
+        outcome["discarded"] = discarder.discard(record.batch_id)
+
+    threads = [threading.Thread(target=publish), threading.Thread(target=discard)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return outcome
 
 
 def test_last_batch_is_the_newest_published_one_of_this_consumer(sink: Sink) -> None:
@@ -172,10 +177,10 @@ def test_an_unknown_catalog_names_how_to_configure_one() -> None:
 
 @pytest.mark.parametrize("output", ["clicks", ".clicks", "lake.", "s3://b/t"])
 def test_an_iceberg_table_needs_a_namespace(output: str) -> None:
-    with pytest.raises(IllegalArgumentError, match="NAMESPACE.TABLE"):
+    with pytest.raises(IllegalArgumentError, match=r"NAMESPACE\.TABLE"):
         open_sink("iceberg", output, app="a", stream="s")
 
 
 def test_parquet_on_s3_is_refused_naming_the_table_formats() -> None:
-    with pytest.raises(IllegalArgumentError, match="no atomic rename.*--format delta or --format iceberg"):
+    with pytest.raises(IllegalArgumentError, match=r"no atomic rename.*--format delta or --format iceberg"):
         open_sink("parquet", "s3://bucket/out", app="a", stream="s")
