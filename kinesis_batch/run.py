@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 CRASH_AT = "KINESIS_BATCH_CRASH_AT"  # fault injection for the crash tests: a step name
+FREEZE_AT = "KINESIS_BATCH_FREEZE_AT"  # the zombie tests: the driver stops itself (SIGSTOP) there
 Progress = Callable[[str], None]
 
 
@@ -377,10 +378,13 @@ class CatchUpRun:
 
     def crash_point(self, step: str) -> None:
         """A named step of the run. The crash tests set KINESIS_BATCH_CRASH_AT to one of them to
-        kill -9 the whole process group (Spark's JVM included) exactly there."""
+        kill -9 the whole process group (Spark's JVM included) exactly there; the zombie tests set
+        KINESIS_BATCH_FREEZE_AT to freeze the driver there, as a long GC pause would."""
         log.debug("run %s: %s", self.run_id, step)
         if os.environ.get(CRASH_AT) == step:
             os.killpg(os.getpgrp(), signal.SIGKILL)
+        if os.environ.get(FREEZE_AT) == step:
+            os.kill(os.getpid(), signal.SIGSTOP)
 
 
 __all__ = ["CatchUpRun", "RunReport", "new_run_id"]

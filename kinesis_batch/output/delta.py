@@ -33,10 +33,10 @@ from typing import Any
 import pyarrow as pa
 
 from kinesis_batch.aws import S3Settings
-from kinesis_batch.errors import DependencyError, InvalidStateError, LeaseLostError
+from kinesis_batch.errors import DependencyError, InvalidStateError, KinesisBatchError
 from kinesis_batch.output.place import Place
 from kinesis_batch.output.records import CommitRecord
-from kinesis_batch.output.sink import Sink, check_batch_id
+from kinesis_batch.output.sink import Sink, check_batch_id, discarded
 from kinesis_batch.output.tables import (
     COMMIT_ATTEMPTS,
     check_bucket,
@@ -119,10 +119,15 @@ class DeltaSink(Sink):
             if state == PUBLISHED:
                 return False
             if state == DISCARDED:
-                raise LeaseLostError(f"batch {batch_id} was discarded by another worker's recovery; nothing published")
-            if adds is None:
-                adds = self._adds(record, files)
-            if self._commit(table, batch_id, PUBLISHED, adds, record):
+                raise discarded(batch_id)
+            try:
+                adds = adds or self._adds(record, files)
+                done = self._commit(table, batch_id, PUBLISHED, adds, record)
+            except KinesisBatchError:  # a file went missing: did another worker discard the batch?
+                if self._load().transaction_version(self.app_id(batch_id)) == DISCARDED:
+                    raise discarded(batch_id) from None
+                raise
+            if done:
                 self.staging(batch_id).delete_all()
                 return True
         raise DependencyError(f"could not commit batch {batch_id} to {self.uri}: {COMMIT_ATTEMPTS} conflicts in a row")

@@ -33,11 +33,10 @@ from kinesis_batch.errors import (
     DependencyError,
     InvalidStateError,
     KinesisBatchError,
-    LeaseLostError,
 )
 from kinesis_batch.output.place import Place
 from kinesis_batch.output.records import CommitRecord
-from kinesis_batch.output.sink import Sink, check_batch_id
+from kinesis_batch.output.sink import Sink, check_batch_id, discarded
 from kinesis_batch.output.tables import COMMIT_ATTEMPTS, check_bucket, check_schema, marker, table_schema
 
 NO_RETRIES = {"commit.retry.num-retries": "0"}
@@ -142,17 +141,25 @@ class IcebergSink(Sink):
             if state == "publish":
                 return False
             if state == "discard":
-                raise LeaseLostError(f"batch {batch_id} was discarded by another worker's recovery; nothing published")
-            if uris is None:
-                data = self.data(batch_id)
-                self.keep_only(batch_id, set(files))
-                for name in files:
-                    data.size(name)  # the table must never name a file that is not there
-                uris = [_file_uri(data.child(name)) for name in sorted(files)]
-            if self._commit(table, batch_id, uris, record):
+                raise discarded(batch_id)
+            try:
+                uris = uris or self._uris(batch_id, files)
+                done = self._commit(table, batch_id, uris, record)
+            except KinesisBatchError:  # a file went missing: did another worker discard the batch?
+                if self._state(self._load(), batch_id) == "discard":
+                    raise discarded(batch_id) from None
+                raise
+            if done:
                 self.staging(batch_id).delete_all()
                 return True
         raise DependencyError(f"could not commit batch {batch_id} to {self.identifier}: {COMMIT_ATTEMPTS} conflicts")
+
+    def _uris(self, batch_id: str, files: list[str]) -> list[str]:
+        data = self.data(batch_id)
+        self.keep_only(batch_id, set(files))
+        for name in files:
+            data.size(name)  # the table must never name a file that is not there
+        return [_file_uri(data.child(name)) for name in sorted(files)]
 
     def discard(self, batch_id: str, *, fence: bool = True) -> bool:
         if not (self.staging(batch_id).exists() or self.data(batch_id).exists()):

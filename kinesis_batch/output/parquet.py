@@ -25,10 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from kinesis_batch.config import validate_output
-from kinesis_batch.errors import InvalidStateError, LeaseLostError
+from kinesis_batch.errors import InvalidStateError
 from kinesis_batch.output.place import Place
 from kinesis_batch.output.records import CommitRecord
-from kinesis_batch.output.sink import MANIFEST, Sink, check_batch_id
+from kinesis_batch.output.sink import MANIFEST, Sink, check_batch_id, discarded
 
 COMMIT_RECORD = "_commit.json"
 
@@ -77,7 +77,7 @@ class ParquetSink(Sink):
         if published.exists():
             return False
         if not staging.exists():
-            raise LeaseLostError(f"batch {batch_id} was discarded before it could be published")
+            raise discarded(batch_id)
         self.keep_only(batch_id, set(files))
         try:
             # Written into the staging folder without creating it: a staging another worker
@@ -89,7 +89,7 @@ class ParquetSink(Sink):
         except FileNotFoundError:
             if published.exists():
                 return False
-            raise LeaseLostError(f"batch {batch_id} was discarded before it could be published") from None
+            raise discarded(batch_id) from None
         except OSError as exc:
             if published.exists():
                 return False

@@ -25,7 +25,7 @@ import json
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar
 
-from kinesis_batch.errors import IllegalArgumentError
+from kinesis_batch.errors import IllegalArgumentError, LeaseLostError
 from kinesis_batch.output.place import Place
 from kinesis_batch.output.records import CommitRecord
 
@@ -107,10 +107,18 @@ class Sink(ABC):
         return self.uri
 
 
+def discarded(batch_id: str) -> LeaseLostError:
+    """What a late publish of a discarded batch raises (the run lost its leases meanwhile)."""
+    return LeaseLostError(
+        f"batch {batch_id} was discarded by another worker's recovery after this run's leases lapsed; "
+        "nothing was published"
+    )
+
+
 def check_batch_id(batch_id: str) -> str:
     if not batch_id or "/" in batch_id or batch_id.startswith((".", "_")):
         raise IllegalArgumentError(f"unusable batch id {batch_id!r}")
     return batch_id
 
 
-__all__ = ["MANIFEST", "RESULTS", "Sink", "check_batch_id"]
+__all__ = ["MANIFEST", "RESULTS", "Sink", "check_batch_id", "discarded"]

@@ -1,0 +1,100 @@
+"""Fencing: a run frozen (SIGSTOP) after its last lease check, past its lease, while another
+worker recovers its batch and reads the same range again, can never publish when thawed. It
+ends with exit 3 and one line; the output stays exactly once. For every output format."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kinesis_batch.config import RunConfig
+from kinesis_batch.run import CatchUpRun
+from tests.output.support import output_args, read_rows, sink_of
+from tests.runs import REPO, assert_exactly_once, diamond_stream
+from tests.streams import StreamFactory
+
+LEASE_SECONDS = 10
+
+
+def frozen(pid: int, timeout: float = 120.0) -> bool:
+    """True once the process is stopped (ps state T)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        state = subprocess.run(["ps", "-o", "stat=", "-p", str(pid)], capture_output=True, text=True).stdout.strip()
+        if state.startswith("T"):
+            return True
+        if not state:
+            return False
+        time.sleep(0.2)
+    return False
+
+
+@pytest.mark.parametrize(("format", "where"), [("parquet", "local"), ("delta", "s3"), ("iceberg", "local")], ids=str)
+def test_a_run_frozen_past_its_lease_cannot_publish_after_another_worker_recovered_its_batch(
+    format: str,
+    where: str,
+    kinesis: Any,
+    dynamodb: Any,
+    streams: StreamFactory,
+    spark_session: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    name = streams.create(shards=3)
+    sent = diamond_stream(kinesis, name, 40)
+    output = output_args(format, where, tmp_path, monkeypatch)
+    options = dict(zip(output[::2], output[1::2], strict=True))
+
+    # The zombie: it read everything, checked its leases, and freezes just before publishing.
+    zombie = subprocess.Popen(
+        [sys.executable, "-m", "kinesis_batch.cli", "run", "--stream", name, *output,
+         "--lease-seconds", str(LEASE_SECONDS), "--worker-id", "zombie", "--read-limits", "none"],
+        env={**os.environ, "KINESIS_BATCH_FREEZE_AT": "staged"},
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, cwd=REPO,
+    )  # fmt: skip
+    try:
+        assert frozen(zombie.pid), f"the run did not freeze: {zombie.communicate(timeout=60)[1][-2000:]}"
+
+        # Another worker, past the zombie's lease by its clock: recovery discards the zombie's
+        # batch and the same range is read again into a batch of its own.
+        config = RunConfig(
+            name,
+            output=options["--output"],
+            format=format,
+            catalog=options.get("--catalog"),
+            worker_id="recoverer",
+            lease_seconds=LEASE_SECONDS,
+        )
+        recoverer = CatchUpRun(
+            config,
+            kinesis=kinesis,
+            dynamodb=dynamodb,
+            spark=lambda: spark_session,
+            clock=lambda: time.time() + LEASE_SECONDS + 1,
+        )
+        report = recoverer.run()
+        assert set(report.recovered.values()) == {"discarded"}, report.recovered
+        assert report.published
+    finally:
+        os.killpg(zombie.pid, signal.SIGCONT)  # thaw
+    _, stderr = zombie.communicate(timeout=120)
+
+    lines = [line for line in stderr.splitlines() if line.startswith("kinesis-batch:")]
+    assert zombie.returncode == 3, stderr[-3000:]
+    assert "Traceback" not in stderr, stderr[-3000:]
+    assert len(lines) == 1 and "discarded" in lines[0] and "nothing was published" in lines[0], stderr[-3000:]
+
+    sink = sink_of(output, app=f"kinesis-batch-{name}", stream=name)
+    rows = read_rows(sink)
+    assert_exactly_once(rows, sent)
+    assert set(rows["batch_id"]) == {report.batch_id}, "the zombie's batch reached the output"
+    status = json.dumps([lease.pending_batch_id for lease in recoverer.store.list_leases()])
+    assert status == json.dumps([None] * len(recoverer.store.list_leases())), "a pending marker was left"
