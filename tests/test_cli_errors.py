@@ -7,6 +7,7 @@ malformed lease item); they use the shared Spark session.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -251,3 +252,54 @@ def test_malformed_lease_item_is_named(
         line = fails(capsys, *argv)
         assert "malformed" in line and repr(key) in line and "checkpoint" in line, line
         assert raw_items(dynamodb, table) == corrupted
+
+
+# -- output formats: bad input and bad state, said before anything is read or committed ---------
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (("--format", "delta", "--output", "s3://no-such-bucket-here/t"), "bucket no-such-bucket-here does not exist"),
+        (("--format", "iceberg", "--output", "lake.t", "--catalog", "nowhere"), "no such pyiceberg catalog"),
+        (("--format", "iceberg", "--output", "clicks"), "an Iceberg table is named NAMESPACE.TABLE"),
+        (("--format", "parquet", "--output", "s3://bucket/out"), "S3 has no atomic rename; write to S3 with --format"),
+        (("--format", "delta", "--output", "/tmp/t", "--catalog", "c"), "--catalog goes with --format iceberg"),
+    ],
+    ids=["missing-bucket", "unknown-catalog", "iceberg-without-namespace", "parquet-on-s3", "catalog-not-iceberg"],
+)
+def test_bad_output_is_one_line_and_moves_nothing(
+    args: tuple[str, ...], says: str, seeded: Seeded, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = seeded.leases()
+    line = fails(capsys, "run", "--stream", seeded.name, "--table", seeded.table, *args)
+    assert says in line
+    assert seeded.leases() == before
+
+
+@pytest.mark.parametrize("format", ["delta", "iceberg"])
+def test_an_existing_table_with_other_columns_is_one_line_and_gets_no_commit(
+    format: str, seeded: Seeded, capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pyarrow as pa
+
+    from tests.output.support import output_args, sink_of
+
+    args = output_args(format, "local", tmp_path, monkeypatch)
+    theirs = pa.schema([("id", pa.int64()), ("data", pa.string())])
+    if format == "delta":
+        from deltalake import DeltaTable
+
+        DeltaTable.create(args[3], schema=theirs)
+        commits = lambda: DeltaTable(args[3]).version()  # noqa: E731
+    else:
+        catalog = sink_of(args).catalog  # type: ignore[attr-defined]
+        catalog.create_namespace("lake")
+        catalog.create_table(args[3], schema=theirs)
+        commits = lambda: len(catalog.load_table(args[3]).snapshots())  # noqa: E731
+    before, made = seeded.leases(), commits()
+    line = fails(capsys, "run", "--stream", seeded.name, "--table", seeded.table, *args)
+    assert "exists with other columns than kinesis-batch writes" in line
+    assert re.search(r"data is (large_)?string, not binary", line), line
+    assert seeded.leases() == before
+    assert commits() == made, "a commit was made to a table of the wrong shape"

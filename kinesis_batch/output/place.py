@@ -132,8 +132,11 @@ class Place:
         """Delete this folder and all in it. True if there was anything to delete."""
         if not self.exists():
             return False
-        with _io(self):
-            self.filesystem().delete_dir(self.path)
+        try:
+            with _io(self):
+                self.filesystem().delete_dir(self.path)
+        except FileNotFoundError:  # deleted meanwhile by someone else
+            return False
         return True
 
 

@@ -25,6 +25,7 @@ KINDS = [
     ("delta", "s3"),
     ("iceberg", "local"),
     ("iceberg", "s3"),
+    ("iceberg", "glue"),  # AWS Glue as the catalog (moto), the warehouse on S3
 ]
 KIND_IDS = [f"{format}-{where}" for format, where in KINDS]
 
@@ -47,12 +48,11 @@ def output_args(format: str, where: str, tmp_path: Path, monkeypatch: pytest.Mon
         root = f"s3://{make_bucket()}/tables/t{name}" if where == "s3" else str(tmp_path / f"delta-{name}")
         return ("--format", "delta", "--output", root)
     catalog = f"c{name}"
-    warehouse = f"s3://{make_bucket()}/warehouse" if where == "s3" else f"file://{tmp_path}/warehouse-{name}"
-    for key, value in {
-        "TYPE": "sql",
-        "URI": f"sqlite:///{tmp_path}/catalog-{name}.db",
-        "WAREHOUSE": warehouse,
-    }.items():
+    warehouse = f"file://{tmp_path}/warehouse-{name}" if where == "local" else f"s3://{make_bucket()}/warehouse"
+    settings = {"TYPE": "sql", "URI": f"sqlite:///{tmp_path}/catalog-{name}.db", "WAREHOUSE": warehouse}
+    if where == "glue":  # its endpoint comes from AWS_ENDPOINT_URL_GLUE, like the other services'
+        settings = {"TYPE": "glue", "WAREHOUSE": warehouse}
+    for key, value in settings.items():
         monkeypatch.setenv(f"PYICEBERG_CATALOG__{catalog.upper()}__{key}", value)
     return ("--format", "iceberg", "--output", f"lake.t{name}", "--catalog", catalog)
 

@@ -75,6 +75,11 @@ def test_nothing_staged_leaves_the_output_untouched_by_discard(sink: Sink) -> No
 
 
 def test_publish_and_discard_racing_have_exactly_one_winner(sink: Sink) -> None:
+    if sink.format == "iceberg" and type(sink.catalog).__name__ == "GlueCatalog":  # type: ignore[attr-defined]
+        pytest.skip(
+            "moto's Glue ignores UpdateTable's VersionId, the compare-and-swap AWS Glue enforces "
+            "(a tight race cannot be refereed here; sequential fencing is tested above)"
+        )
     for attempt in range(3 if sink.format != "parquet" else 20):
         record = commit_record(f"b-{attempt}")
         outcome = _race(sink_of_same(sink), sink_of_same(sink), record, stage(sink, record))
