@@ -297,9 +297,11 @@ class CatchUpRun:
         batch (the sink's one atomic step). False when there was nothing new to publish."""
         from kinesis_batch.spark.job import read_results, staged_files
 
+        batch_id = self.run_id
+        if self.output.committed(batch_id) is not None:
+            return True  # a retried publish step: the batch (and its bookkeeping) is already in
         plan = self._manifest()
         self.manager.adopt()
-        batch_id = self.run_id
         results = read_results(self.output.results(batch_id))
         # In plan order, so parents come before their children in the record and the commits.
         commits = [
