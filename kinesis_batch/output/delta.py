@@ -11,9 +11,12 @@ version)`` and, in the commit's custom metadata, the batch id, run id, stream an
 Version 1 means "published", version 0 "discarded". Delta keeps the newest version per app id
 in the table's state, so "is batch B in the table?" is one look-up on a freshly loaded table.
 
-Why one app id per batch and not one per consumer with a growing version: two runs of one
-consumer on disjoint shards commit in either order, so a single high-water version would make
-the later-numbered batch hide the earlier one from the "already published?" check.
+Every commit of ours also moves a second app transaction, ``kinesis-batch/<lease table>``, to
+the consumer's next batch number (it only grows; the commit metadata repeats it). It is not
+what recovery asks: two runs of one consumer on disjoint shards commit in either order, so a
+high-water number alone would let one batch hide another from the "already published?" check.
+It does make every two concurrent commits of one consumer conflict, so each check-then-commit
+below is serialised with all of the consumer's others, not only with those of its own batch.
 
 Fencing. deltalake does not enforce app-transaction versions; we do: publish and discard both
 load the table, read the batch's version, and commit through that same handle. Two commits
@@ -46,6 +49,7 @@ from kinesis_batch.output.tables import (
 )
 
 PUBLISHED, DISCARDED = 1, 0
+BATCH_NUMBER = "kinesis_batch.batch_number"
 
 
 class DeltaSink(Sink):
@@ -66,6 +70,10 @@ class DeltaSink(Sink):
 
     def app_id(self, batch_id: str) -> str:
         return f"kinesis-batch/{self.app}/{batch_id}"
+
+    @property
+    def consumer_app_id(self) -> str:
+        return f"kinesis-batch/{self.app}"
 
     # -- the table --------------------------------------------------------------------------------
 
@@ -93,14 +101,20 @@ class DeltaSink(Sink):
 
     def _commit(self, table: Any, batch_id: str, version: int, adds: list[Any], record: CommitRecord | None) -> bool:
         """One commit with the batch's marker through ``table``; False if a concurrent commit of
-        the same batch got there first (reload and decide again)."""
+        ours got there first (reload and decide again). It also moves the consumer's own app
+        transaction to the next batch number, which only grows: Spark-style readers of
+        ``txnAppId``/``txnVersion`` see one counter per consumer."""
         from deltalake import CommitProperties, Transaction
         from deltalake.exceptions import CommitFailedError
 
         action = "publish" if version == PUBLISHED else "discard"
+        number = (table.transaction_version(self.consumer_app_id) or 0) + 1
         properties = CommitProperties(
-            custom_metadata=marker(self.app, self.stream, batch_id, action, record),
-            app_transactions=[Transaction(app_id=self.app_id(batch_id), version=version)],
+            custom_metadata={**marker(self.app, self.stream, batch_id, action, record), BATCH_NUMBER: str(number)},
+            app_transactions=[
+                Transaction(app_id=self.app_id(batch_id), version=version),
+                Transaction(app_id=self.consumer_app_id, version=number),
+            ],
         )
         try:
             table.create_write_transaction(adds, mode="append", schema=table.schema(), commit_properties=properties)
