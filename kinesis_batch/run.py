@@ -230,6 +230,7 @@ class CatchUpRun:
         held = set(self.manager.adopt())
         data = self.output.data(self.run_id)
         self.output.clear_staged_rows(self.run_id)  # an earlier attempt of this step
+        data.make_dirs()
         results_dir = self.output.results(self.run_id)
         column = None if self.output.format == "parquet" else self.run_id  # parquet has it from the folder
         ended = set(plan.finished)

@@ -67,8 +67,16 @@ class Place:
         with _io(self):
             return bool(self.filesystem().get_file_info(self.path).type != fs.FileType.NotFound)
 
+    def make_dirs(self) -> None:
+        """Create this folder (and its parents) on a local file system; S3 has no folders."""
+        if not self.on_s3:
+            with _io(self):
+                self.filesystem().create_dir(self.path, recursive=True)
+
     def write_text(self, name: str, text: str) -> None:
-        """Write ``name`` whole: readers see the old content or the new, never a part."""
+        """Write ``name`` whole: readers see the old content or the new, never a part. Creates
+        the folder if needed."""
+        self.make_dirs()
         with self.open_part(name) as stream:
             stream.write(text.encode())
 
@@ -84,7 +92,8 @@ class Place:
 
     @contextlib.contextmanager
     def open_part(self, name: str) -> Iterator[Any]:
-        """An output stream for ``name`` that becomes visible only when the block ends without error."""
+        """An output stream for ``name`` that becomes visible only when the block ends without error.
+        The folder must exist: a Spark task must not bring back a staging another worker discarded."""
         target = self.child(name)
         filesystem = self.filesystem()
         with _io(self):
@@ -99,7 +108,6 @@ class Place:
                     raise
                 stream.close()
                 return
-            filesystem.create_dir(self.path, recursive=True)
             temporary = self.child(f".{name}.{uuid.uuid4().hex[:8]}.partial")
             try:
                 with filesystem.open_output_stream(temporary.path) as stream:

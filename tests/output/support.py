@@ -123,6 +123,7 @@ def stage(sink: Sink, record: CommitRecord, rows: int = 3) -> list[str]:
         if sink.format != "parquet":
             columns["batch_id"] = [record.batch_id] * rows
         name = f"part-{shard.shard_id}-{uuid.uuid4().hex[:12]}.parquet"
+        sink.data(record.batch_id).make_dirs()
         with sink.data(record.batch_id).open_part(name) as stream:
             pq.write_table(pa.table(columns, schema=schema), stream)
         files.append(name)
