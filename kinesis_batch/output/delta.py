@@ -18,12 +18,12 @@ high-water number alone would let one batch hide another from the "already publi
 It does make every two concurrent commits of one consumer conflict, so each check-then-commit
 below is serialised with all of the consumer's others, not only with those of its own batch.
 
-Fencing. deltalake does not enforce app-transaction versions; we do: publish and discard both
-load the table, read the batch's version, and commit through that same handle. Two commits
-that carry the same app id conflict (the second fails with CommitFailedError, it is not
-retried by deltalake), so a late publish and another worker's discard of the same batch
-serialise: whichever commits second reloads, sees the first one's version and gives way. A
-discard commits its version-0 marker before it deletes any file.
+Fencing (the protocol is :class:`~kinesis_batch.output.tables.TableSink`'s). deltalake does not
+enforce app-transaction versions; we do: publish and discard load the table, read the batch's
+version, and commit through that same handle. Two commits that carry the same app id conflict
+(the second fails with CommitFailedError; deltalake does not retry it), so a late publish and
+another worker's discard of one batch serialise: the second reloads, sees the first one's
+version and gives way.
 """
 
 from __future__ import annotations
@@ -36,23 +36,17 @@ from typing import Any
 import pyarrow as pa
 
 from kinesis_batch.aws import S3Settings
-from kinesis_batch.errors import DependencyError, InvalidStateError, KinesisBatchError
+from kinesis_batch.errors import DependencyError, InvalidStateError
 from kinesis_batch.output.place import Place
 from kinesis_batch.output.records import CommitRecord
-from kinesis_batch.output.sink import Sink, check_batch_id, discarded
-from kinesis_batch.output.tables import (
-    COMMIT_ATTEMPTS,
-    check_bucket,
-    check_schema,
-    marker,
-    table_schema,
-)
+from kinesis_batch.output.sink import check_batch_id
+from kinesis_batch.output.tables import DISCARD, PUBLISH, TableSink, check_bucket, check_schema, marker, table_schema
 
 PUBLISHED, DISCARDED = 1, 0
 BATCH_NUMBER = "kinesis_batch.batch_number"
 
 
-class DeltaSink(Sink):
+class DeltaSink(TableSink):
     format = "delta"
 
     def __init__(self, uri: str, *, app: str, stream: str, s3: S3Settings | None = None) -> None:
@@ -99,7 +93,7 @@ class DeltaSink(Sink):
         except Exception as exc:
             raise _translated(exc, f"cannot open the Delta table at {self.uri}") from exc
 
-    def _commit(self, table: Any, batch_id: str, version: int, adds: list[Any], record: CommitRecord | None) -> bool:
+    def _commit(self, table: Any, batch_id: str, files: list[Any], record: CommitRecord | None) -> bool:
         """One commit with the batch's marker through ``table``; False if a concurrent commit of
         ours got there first (reload and decide again). It also moves the consumer's own app
         transaction to the next batch number, which only grows: Spark-style readers of
@@ -107,7 +101,7 @@ class DeltaSink(Sink):
         from deltalake import CommitProperties, Transaction
         from deltalake.exceptions import CommitFailedError
 
-        action = "publish" if version == PUBLISHED else "discard"
+        action, version = (PUBLISH, PUBLISHED) if record else (DISCARD, DISCARDED)
         number = (table.transaction_version(self.consumer_app_id) or 0) + 1
         properties = CommitProperties(
             custom_metadata={**marker(self.app, self.stream, batch_id, action, record), BATCH_NUMBER: str(number)},
@@ -117,36 +111,14 @@ class DeltaSink(Sink):
             ],
         )
         try:
-            table.create_write_transaction(adds, mode="append", schema=table.schema(), commit_properties=properties)
+            table.create_write_transaction(files, mode="append", schema=table.schema(), commit_properties=properties)
         except CommitFailedError:
             return False
         except Exception as exc:
             raise _translated(exc, f"cannot commit to the Delta table at {self.uri}") from exc
         return True
 
-    def publish(self, record: CommitRecord, files: list[str]) -> bool:
-        batch_id = record.batch_id
-        adds: list[Any] | None = None
-        for _ in range(COMMIT_ATTEMPTS):
-            table = self._load()
-            state = table.transaction_version(self.app_id(batch_id))
-            if state == PUBLISHED:
-                return False
-            if state == DISCARDED:
-                raise discarded(batch_id)
-            try:
-                adds = adds or self._adds(record, files)
-                done = self._commit(table, batch_id, PUBLISHED, adds, record)
-            except KinesisBatchError:  # a file went missing: did another worker discard the batch?
-                if self._load().transaction_version(self.app_id(batch_id)) == DISCARDED:
-                    raise discarded(batch_id) from None
-                raise
-            if done:
-                self.staging(batch_id).delete_all()
-                return True
-        raise DependencyError(f"could not commit batch {batch_id} to {self.uri}: {COMMIT_ATTEMPTS} conflicts in a row")
-
-    def _adds(self, record: CommitRecord, files: list[str]) -> list[Any]:
+    def _files(self, record: CommitRecord, files: list[str]) -> list[Any]:
         """One add action per file, with its size and row count (a file holds one shard's range)."""
         from deltalake.transaction import AddAction
 
@@ -168,29 +140,15 @@ class DeltaSink(Sink):
             for name in sorted(files)
         ]
 
-    def discard(self, batch_id: str, *, fence: bool = True) -> bool:
-        if not (self.staging(batch_id).exists() or self.data(batch_id).exists()):
-            return False  # nothing staged, so nothing a late publish could commit
-        for _ in range(COMMIT_ATTEMPTS):
-            table = self._load()
-            state = table.transaction_version(self.app_id(batch_id))
-            if state == PUBLISHED:
-                self.staging(batch_id).delete_all()
-                return False
-            if state == DISCARDED or not fence or self._commit(table, batch_id, DISCARDED, [], None):
-                break
-        else:
-            raise DependencyError(f"could not discard batch {batch_id} in {self.uri}: {COMMIT_ATTEMPTS} conflicts")
-        self.data(batch_id).delete_all()
-        self.staging(batch_id).delete_all()
-        return True
+    def _state(self, table: Any, batch_id: str) -> str | None:
+        return {PUBLISHED: PUBLISH, DISCARDED: DISCARD}.get(table.transaction_version(self.app_id(batch_id)))
 
     def committed(self, batch_id: str) -> CommitRecord | None:
         table = self._load()
-        if table.transaction_version(self.app_id(batch_id)) != PUBLISHED:
+        if self._state(table, batch_id) != PUBLISH:
             return None
         for commit in _history(table):
-            if commit.get("kinesis_batch.batch_id") == batch_id and commit.get("kinesis_batch.action") == "publish":
+            if commit.get("kinesis_batch.batch_id") == batch_id and commit.get("kinesis_batch.action") == PUBLISH:
                 return CommitRecord.from_json(commit["kinesis_batch.commit_record"])
         raise InvalidStateError(
             f"batch {batch_id} is in the Delta table {self.uri} but its commit is no longer in the log "
@@ -199,7 +157,7 @@ class DeltaSink(Sink):
 
     def last_batch(self) -> CommitRecord | None:
         for commit in _history(self._load()):
-            if commit.get("kinesis_batch.app") == self.app and commit.get("kinesis_batch.action") == "publish":
+            if commit.get("kinesis_batch.app") == self.app and commit.get("kinesis_batch.action") == PUBLISH:
                 return CommitRecord.from_json(commit["kinesis_batch.commit_record"])
         return None
 

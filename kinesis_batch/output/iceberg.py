@@ -12,13 +12,14 @@ commit record. Snapshot summaries live in the table metadata the catalog hands b
 "is batch B in the table?" is answered from one freshly loaded table. (Expiring snapshots
 drops old markers: keep them for longer than a run can stay pending.)
 
-Fencing. Every commit of ours asserts that ``main`` still points at the snapshot it was
-checked against (pyiceberg adds that requirement to an append), and the catalog's
-compare-and-swap enforces it. pyiceberg's own retry would re-apply the append on top of a newer
-snapshot without our check (it re-added files and doubled rows), so the table property
-``commit.retry.num-retries`` is set to 0 and a conflict comes back to us: reload, read the
-markers again, then decide. A late publish racing another worker's discard therefore sees the
-discard's snapshot, or makes the discard reload and see the publish: one of the two wins.
+Fencing (the protocol is :class:`~kinesis_batch.output.tables.TableSink`'s). Every commit of
+ours asserts that ``main`` still points at the snapshot it was checked against (pyiceberg adds
+that requirement to an append), and the catalog's compare-and-swap enforces it. pyiceberg's
+own retry would re-apply the append on top of a newer snapshot without our check (it re-added
+files and doubled rows), so the table property ``commit.retry.num-retries`` is set to 0 and a
+conflict comes back to us: reload, read the markers again, then decide. A late publish racing
+another worker's discard therefore sees the discard's snapshot, or makes the discard reload and
+see the publish: one of the two wins.
 """
 
 from __future__ import annotations
@@ -36,8 +37,8 @@ from kinesis_batch.errors import (
 )
 from kinesis_batch.output.place import Place
 from kinesis_batch.output.records import CommitRecord
-from kinesis_batch.output.sink import Sink, check_batch_id, discarded
-from kinesis_batch.output.tables import COMMIT_ATTEMPTS, check_bucket, check_schema, marker, table_schema
+from kinesis_batch.output.sink import check_batch_id
+from kinesis_batch.output.tables import DISCARD, PUBLISH, TableSink, check_bucket, check_schema, marker, table_schema
 
 NO_RETRIES = {"commit.retry.num-retries": "0"}
 
@@ -49,7 +50,7 @@ def split_identifier(identifier: str) -> tuple[str, str]:
     return namespace, table
 
 
-class IcebergSink(Sink):
+class IcebergSink(TableSink):
     format = "iceberg"
 
     def __init__(self, identifier: str, catalog: Any, *, app: str, stream: str, s3: S3Settings | None = None) -> None:
@@ -115,12 +116,12 @@ class IcebergSink(Sink):
                 return str(summary.get("kinesis_batch.action"))
         return None
 
-    def _commit(self, table: Any, batch_id: str, files: list[str], record: CommitRecord | None) -> bool:
+    def _commit(self, table: Any, batch_id: str, files: list[Any], record: CommitRecord | None) -> bool:
         """One snapshot with the batch's marker on top of the snapshot ``table`` was checked at;
         False if the table moved since (reload and decide again)."""
         from pyiceberg.exceptions import CommitFailedException
 
-        properties = marker(self.app, self.stream, batch_id, "publish" if record else "discard", record)
+        properties = marker(self.app, self.stream, batch_id, PUBLISH if record else DISCARD, record)
         try:
             with _catalog_errors(f"Iceberg table {self.identifier}"), table.transaction() as tx:
                 if files:
@@ -132,51 +133,12 @@ class IcebergSink(Sink):
             return False
         return True
 
-    def publish(self, record: CommitRecord, files: list[str]) -> bool:
-        batch_id = record.batch_id
-        uris: list[str] | None = None
-        for _ in range(COMMIT_ATTEMPTS):
-            table = self._load()
-            state = self._state(table, batch_id)
-            if state == "publish":
-                return False
-            if state == "discard":
-                raise discarded(batch_id)
-            try:
-                uris = uris or self._uris(batch_id, files)
-                done = self._commit(table, batch_id, uris, record)
-            except KinesisBatchError:  # a file went missing: did another worker discard the batch?
-                if self._state(self._load(), batch_id) == "discard":
-                    raise discarded(batch_id) from None
-                raise
-            if done:
-                self.staging(batch_id).delete_all()
-                return True
-        raise DependencyError(f"could not commit batch {batch_id} to {self.identifier}: {COMMIT_ATTEMPTS} conflicts")
-
-    def _uris(self, batch_id: str, files: list[str]) -> list[str]:
-        data = self.data(batch_id)
-        self.keep_only(batch_id, set(files))
+    def _files(self, record: CommitRecord, files: list[str]) -> list[str]:
+        data = self.data(record.batch_id)
+        self.keep_only(record.batch_id, set(files))
         for name in files:
             data.size(name)  # the table must never name a file that is not there
         return [_file_uri(data.child(name)) for name in sorted(files)]
-
-    def discard(self, batch_id: str, *, fence: bool = True) -> bool:
-        if not (self.staging(batch_id).exists() or self.data(batch_id).exists()):
-            return False  # nothing staged, so nothing a late publish could commit
-        for _ in range(COMMIT_ATTEMPTS):
-            table = self._load()
-            state = self._state(table, batch_id)
-            if state == "publish":
-                self.staging(batch_id).delete_all()
-                return False
-            if state == "discard" or not fence or self._commit(table, batch_id, [], None):
-                break
-        else:
-            raise DependencyError(f"could not discard batch {batch_id} in {self.identifier}: too many conflicts")
-        self.data(batch_id).delete_all()
-        self.staging(batch_id).delete_all()
-        return True
 
     def committed(self, batch_id: str) -> CommitRecord | None:
         for summary in self._summaries(self._load()):
@@ -193,7 +155,7 @@ class IcebergSink(Sink):
         snapshots = sorted(table.snapshots(), key=lambda snapshot: snapshot.timestamp_ms, reverse=True)
         summaries = [dict(s.summary.additional_properties) for s in snapshots if s.summary]
         ours = [s for s in summaries if s.get("kinesis_batch.app") == self.app]
-        return [s for s in ours if s.get("kinesis_batch.action") == "publish"]
+        return [s for s in ours if s.get("kinesis_batch.action") == PUBLISH]
 
 
 def _file_uri(place: Place) -> str:

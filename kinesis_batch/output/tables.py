@@ -1,13 +1,19 @@
-"""What the table sinks (delta, iceberg) share: the columns, the marker, and the one-line checks
-of bucket and schema."""
+"""What the table sinks (delta, iceberg) share: the columns, the marker, the one-line checks of
+bucket and schema, and publish and discard as one check-then-commit protocol (:class:`TableSink`)."""
 
 from __future__ import annotations
 
+from abc import abstractmethod
+from typing import Any
+
 import pyarrow as pa
 
-from kinesis_batch.errors import InvalidStateError
+from kinesis_batch.errors import DependencyError, InvalidStateError, KinesisBatchError
 from kinesis_batch.output.place import Place
 from kinesis_batch.output.records import CommitRecord
+from kinesis_batch.output.sink import Sink, discarded
+
+PUBLISH, DISCARD = "publish", "discard"
 
 #: Concurrent commits of one consumer (runs on disjoint shards) each reload and try again.
 COMMIT_ATTEMPTS = 20
@@ -87,4 +93,83 @@ def marker(app: str, stream: str, batch_id: str, action: str, record: CommitReco
     return body
 
 
-__all__ = ["BATCH_ID", "COMMIT_ATTEMPTS", "ROW_SCHEMA", "check_bucket", "check_schema", "marker", "table_schema"]
+class TableSink(Sink):
+    """Publish and discard on a table format whose commits carry our marker.
+
+    Both load the table, read what its markers say of the batch, and commit through that same
+    handle; the format makes a commit fail when a commit of ours landed since the handle was
+    loaded (:meth:`_commit` returns False), and then we reload and decide again. So a late
+    publish and another worker's discard of one batch serialise, and the second gives way. A
+    discard commits its marker before it deletes a file, so a publish that finds a file gone
+    finds the discard's marker too.
+    """
+
+    @abstractmethod
+    def _load(self) -> Any:
+        """A freshly loaded table handle."""
+
+    @abstractmethod
+    def _state(self, table: Any, batch_id: str) -> str | None:
+        """PUBLISH, DISCARD or None: what the table's markers say of the batch."""
+
+    @abstractmethod
+    def _files(self, record: CommitRecord, files: list[str]) -> list[Any]:
+        """What the batch's commit adds for ``files``, each checked to be there."""
+
+    @abstractmethod
+    def _commit(self, table: Any, batch_id: str, files: list[Any], record: CommitRecord | None) -> bool:
+        """One commit through ``table`` with the batch's marker (publish with ``record``; without
+        it, a discard's marker alone). False when the table moved since ``table`` was loaded."""
+
+    def publish(self, record: CommitRecord, files: list[str]) -> bool:
+        batch_id = record.batch_id
+        added: list[Any] | None = None
+        for _ in range(COMMIT_ATTEMPTS):
+            table = self._load()
+            state = self._state(table, batch_id)
+            if state == PUBLISH:
+                return False
+            if state == DISCARD:
+                raise discarded(batch_id)
+            try:
+                added = added if added is not None else self._files(record, files)
+                done = self._commit(table, batch_id, added, record)
+            except KinesisBatchError:  # a file went missing: did another worker discard the batch?
+                if self._state(self._load(), batch_id) == DISCARD:
+                    raise discarded(batch_id) from None
+                raise
+            if done:
+                self.staging(batch_id).delete_all()
+                return True
+        raise DependencyError(f"could not commit batch {batch_id} to {self.uri}: {COMMIT_ATTEMPTS} conflicts in a row")
+
+    def discard(self, batch_id: str, *, fence: bool = True) -> bool:
+        if not (self.staging(batch_id).exists() or self.data(batch_id).exists()):
+            return False  # nothing staged, so nothing a late publish could commit
+        for _ in range(COMMIT_ATTEMPTS):
+            table = self._load()
+            state = self._state(table, batch_id)
+            if state == PUBLISH:
+                self.staging(batch_id).delete_all()
+                return False
+            if state == DISCARD or not fence or self._commit(table, batch_id, [], None):
+                break
+        else:
+            raise DependencyError(f"could not discard batch {batch_id} in {self.uri}: {COMMIT_ATTEMPTS} conflicts")
+        self.data(batch_id).delete_all()
+        self.staging(batch_id).delete_all()
+        return True
+
+
+__all__ = [
+    "BATCH_ID",
+    "COMMIT_ATTEMPTS",
+    "DISCARD",
+    "PUBLISH",
+    "ROW_SCHEMA",
+    "TableSink",
+    "check_bucket",
+    "check_schema",
+    "marker",
+    "table_schema",
+]
