@@ -2,8 +2,14 @@
 
 The form (Params with JSON schema) takes the stream, the shards (default all), the start (trim
 horizon, a timestamp, the checkpoint before a run of the history, or a sequence number), the end
-(a timestamp, or the tip), the output root, and whether to move the main checkpoints (default
+(a timestamp, or the tip), the output, and whether to move the main checkpoints (default
 no: the backfill then has a lease table of its own and never conflicts with the hourly run).
+
+The backfill writes to a table of its own unless ``output`` names one: left empty, it is derived
+from the main output (``[kinesis_batch] output/format/catalog``, see kinesis_catchup) and the
+backfill's id (the suffix of its lease table too): parquet ``ROOT-backfill-ID``, delta
+``URI_backfill_ID``, iceberg ``NAMESPACE.TABLE_backfill_ID``. A backfill in another format than
+the main output's must name its output.
 """
 
 from __future__ import annotations
@@ -12,13 +18,17 @@ from typing import Any
 
 from airflow.sdk import Param, dag, get_current_context, task
 
+from kinesis_batch.airflow.outputs import FORMATS, configured_output
 from kinesis_batch.airflow.steps import run_steps
 from kinesis_batch.airflow.tasks import backfill_run, seed_backfill
+
+MAIN = configured_output()
 
 
 def _ids() -> dict[str, Any]:
     context = get_current_context()
-    return {"params": dict(context["params"]), "dag_id": context["dag_run"].dag_id, "run_id": context["dag_run"].run_id}
+    dag_run = context["dag_run"]
+    return {"params": dict(context["params"]), "dag_id": dag_run.dag_id, "run_id": dag_run.run_id, "main": MAIN}
 
 
 def _run() -> Any:
@@ -39,7 +49,16 @@ def _run() -> Any:
             description="trim_horizon | at_timestamp=ISO8601 | run=RUN_ID (from the history) | after_sequence=N",
         ),
         "end": Param("", type="string", description="ISO 8601 arrival time to stop at; empty: the tip"),
-        "output": Param("/tmp/kinesis-batch/backfill", type="string", minLength=1),
+        "format": Param(MAIN.format, type="string", enum=list(FORMATS)),
+        "output": Param(
+            "",
+            type="string",
+            description="empty: a table of the backfill's own next to the main output "
+            f"({MAIN.format} {MAIN.output}); else a folder, table path or URI, or NAMESPACE.TABLE",
+        ),
+        "catalog": Param(
+            MAIN.catalog or "", type="string", description="iceberg: a pyiceberg catalog name; empty: the default"
+        ),
         "move_main_checkpoints": Param(False, type="boolean"),
         "table": Param("", type="string", description="main lease table (default kinesis-batch-STREAM)"),
         "spark_master": Param("local[*]", type="string", description="Spark in the task's process"),

@@ -1,9 +1,30 @@
-"""Hourly catch-up of a Kinesis stream into Parquet: one DAG run is one kinesis-batch run.
+"""Hourly catch-up of a Kinesis stream into its output table: one DAG run is one kinesis-batch run.
 
 Each step is a task (recover and take leases, read on Spark, publish, commit checkpoints) and
 releasing the leases is a teardown that runs even when something failed. The read bound is the
-run's data interval end, so a retried or re-run interval reads the same range. The output root
-is an Asset, updated when a batch is published.
+run's data interval end, so a retried or re-run interval reads the same range.
+
+The output is parquet folders, a Delta table or an Iceberg table (params ``format``, ``output``,
+``catalog``); S3 is reached with the ``aws_conn_id`` connection (its
+``service_config.s3.endpoint_url`` for a local S3).
+
+The output is also an Asset, ``kinesis_batch_output``, with an event each time the publish task
+succeeds. An Asset's URI is fixed when this file is parsed, so it is the *configured* output,
+which is also the params' default. A team points both at their table in Airflow's configuration,
+where the DAG processor and the workers run::
+
+    [kinesis_batch]
+    format = delta                    # parquet (default) | delta | iceberg
+    output = s3://bucket/tables/clicks
+    catalog =                         # iceberg only: a pyiceberg catalog name
+
+(or ``AIRFLOW__KINESIS_BATCH__FORMAT`` ...). The Asset URI is then ``s3://bucket/tables/clicks``;
+a local path gives ``file:///path``, and an Iceberg table ``iceberg://CATALOG/NAMESPACE.TABLE``
+(CATALOG ``default`` when none is named). A bad combination is this file's import error.
+
+A run triggered with another output writes there, but its event still goes to this Asset (it
+cannot follow a run's params): the event's extra says what happened, ``{"published", "batch_id",
+"records", "format", "output"}``, with ``published`` false when there was nothing new.
 """
 
 from __future__ import annotations
@@ -13,10 +34,11 @@ from typing import Any
 
 from airflow.sdk import Asset, Param, dag, get_current_context, task
 
+from kinesis_batch.airflow.outputs import FORMATS, configured_output
 from kinesis_batch.airflow.steps import run_steps
 from kinesis_batch.airflow.tasks import catch_up_run, step
 
-DEFAULT_OUTPUT = "/tmp/kinesis-batch/output"
+MAIN = configured_output()
 
 
 def _run() -> Any:
@@ -39,7 +61,16 @@ def _run() -> Any:
     default_args={"retries": 3, "retry_delay": timedelta(seconds=30), "retry_exponential_backoff": 2.0},
     params={
         "stream": Param("demo-clicks", type="string", minLength=1, maxLength=128),
-        "output": Param(DEFAULT_OUTPUT, type="string", minLength=1),
+        "format": Param(MAIN.format, type="string", enum=list(FORMATS)),
+        "output": Param(
+            MAIN.output,
+            type="string",
+            minLength=1,
+            description="parquet: a folder; delta: a path or s3:// URI of the table; iceberg: NAMESPACE.TABLE",
+        ),
+        "catalog": Param(
+            MAIN.catalog or "", type="string", description="iceberg: a pyiceberg catalog name; empty: the default"
+        ),
         "table": Param("", type="string", description="lease table (default kinesis-batch-STREAM)"),
         "spark_master": Param("local[*]", type="string", description="Spark in the task's process"),
         "spark_conn_id": Param(
@@ -63,7 +94,7 @@ def kinesis_catchup() -> None:
             "pending_recovery": dict(plan.pending),
         }
 
-    first, _ = run_steps(_run, outlets=[Asset("kinesis_batch_output", uri=f"file://{DEFAULT_OUTPUT}")])
+    first, _ = run_steps(_run, outlets=[Asset("kinesis_batch_output", uri=MAIN.asset_uri)])
     list_shards() >> first
 
 

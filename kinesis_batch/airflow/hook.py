@@ -1,6 +1,6 @@
 """Clients from an Airflow AWS connection: the provider's AwsBaseHook gives the session, and the
 connection's extras give endpoints (``endpoint_url``, or ``service_config.<service>.endpoint_url``
-for a local Kinesis and DynamoDB on different ports)."""
+for a local Kinesis, DynamoDB and S3 on different ports)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from airflow.providers.amazon.aws.hooks.base_aws import AwsBaseHook
 
-from kinesis_batch.aws import dynamodb_client, kinesis_client
+from kinesis_batch.aws import S3Settings, dynamodb_client, kinesis_client, s3_settings
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -27,6 +27,11 @@ class KinesisBatchHook(AwsBaseHook):
     def dynamodb(self) -> DynamoDBClient:
         return dynamodb_client(self.get_session(), endpoint_url=self.conn_config.get_service_endpoint_url("dynamodb"))
 
+    def s3(self) -> S3Settings:
+        """S3 for the table sinks (pyarrow, deltalake, pyiceberg): this connection's session and
+        its S3 endpoint, which those libraries would not find on their own."""
+        return s3_settings(self.get_session(), endpoint_url=self.conn_config.get_service_endpoint_url("s3"))
+
     def aws_env(self) -> dict[str, str]:
         """This connection as the standard AWS environment, for a process of our own (spark-submit)."""
         session = self.get_session()
@@ -37,7 +42,7 @@ class KinesisBatchHook(AwsBaseHook):
             env |= {"AWS_ACCESS_KEY_ID": frozen.access_key, "AWS_SECRET_ACCESS_KEY": frozen.secret_key}
             if frozen.token:
                 env["AWS_SESSION_TOKEN"] = frozen.token
-        for service in ("kinesis", "dynamodb"):
+        for service in ("kinesis", "dynamodb", "s3", "glue"):
             endpoint = self.conn_config.get_service_endpoint_url(service)
             if endpoint:
                 env[f"AWS_ENDPOINT_URL_{service.upper()}"] = endpoint

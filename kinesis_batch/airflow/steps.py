@@ -7,13 +7,14 @@ from typing import Any
 
 from airflow.sdk import get_current_context, task
 
-from kinesis_batch.airflow.tasks import read_step, step
+from kinesis_batch.airflow.tasks import published_event, read_step, step
 from kinesis_batch.run import CatchUpRun
 
 
 def run_steps(make_run: Callable[[], CatchUpRun], *, outlets: Sequence[Any] = ()) -> tuple[Any, Any]:
     """Add acquire_leases >> run_spark_job >> publish >> commit_checkpoints >> release_leases to
-    the DAG being defined; ``make_run`` builds the DAG run's CatchUpRun inside each task.
+    the DAG being defined; ``make_run`` builds the DAG run's CatchUpRun inside each task;
+    ``outlets`` (Assets) get an event when publish succeeds.
     Returns (first task, teardown) so the caller can put its own tasks in front."""
 
     @task
@@ -30,7 +31,13 @@ def run_steps(make_run: Callable[[], CatchUpRun], *, outlets: Sequence[Any] = ()
 
     @task(outlets=list(outlets))
     def publish() -> bool:
-        published: bool = step(make_run().publish)
+        """Publish the batch in the output's one atomic step; each Asset's event says what was
+        published (``published`` is false when there was nothing new) and where."""
+        run = make_run()
+        published: bool = step(run.publish)
+        events = get_current_context()["outlet_events"]
+        for asset in outlets:
+            events[asset].extra = published_event(run, published, asset.uri)
         return published
 
     @task

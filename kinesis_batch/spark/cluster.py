@@ -75,7 +75,8 @@ class SparkCluster:
 
 def read_step_args(config: RunConfig, run_id: str) -> list[str]:
     """The ``kinesis-batch run`` arguments of one run's read step."""
-    args = ["--stream", config.stream, "--output", config.output, "--table", config.table]
+    args = ["--stream", config.stream, "--output", config.output, "--table", config.table, "--format", config.format]
+    args += ["--catalog", config.catalog] if config.catalog else []
     args += ["--worker-id", config.worker_id, "--lease-seconds", f"{config.lease_seconds:g}"]
     args += ["--run-id", run_id, "--step", "read"]
     if config.read_limits == ReadLimits.unlimited():

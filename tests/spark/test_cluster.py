@@ -52,7 +52,15 @@ def test_a_spark_connection_that_cannot_work_is_refused(host: str | None, extra:
 
 def test_the_command_ships_the_package_and_runs_only_the_read_step(tmp_path: Path) -> None:
     cluster = SparkCluster.from_connection("spark://m", 7077, {"conf": {"spark.executor.memory": "2g"}})
-    config = RunConfig("clicks", output="s3://lake/clicks", worker_id="airflow-w", lease_seconds=3600, allow_gaps=True)
+    config = RunConfig(
+        "clicks",
+        output="analytics.clicks",
+        format="iceberg",
+        catalog="glue",
+        worker_id="airflow-w",
+        lease_seconds=3600,
+        allow_gaps=True,
+    )
     command = submit_command(cluster, tmp_path / "kb.zip", read_step_args(config, "run-7"), "kinesis-batch-run-7")
     assert command[1:7] == ["--master", "spark://m:7077", "--deploy-mode", "client", "--name", "kinesis-batch-run-7"]
     assert "spark.speculation=false" in command and "spark.executor.memory=2g" in command
@@ -62,6 +70,9 @@ def test_the_command_ships_the_package_and_runs_only_the_read_step(tmp_path: Pat
     assert arguments[arguments.index("--run-id") + 1] == "run-7" and arguments[-3:-1] == ["--step", "read"]
     assert arguments[arguments.index("--worker-id") + 1] == "airflow-w"
     assert arguments[arguments.index("--table") + 1] == "kinesis-batch-clicks" and "--allow-gaps" in arguments
+    assert arguments[arguments.index("--output") + 1] == "analytics.clicks"
+    assert arguments[arguments.index("--format") + 1] == "iceberg"
+    assert arguments[arguments.index("--catalog") + 1] == "glue"
 
 
 def test_the_package_zip_holds_the_package_and_its_page(tmp_path: Path) -> None:

@@ -11,6 +11,11 @@ Routes (under the plugin's ``/kinesis-batch`` prefix):
 - ``GET /api/streams/{stream}``           lineage, leases, checkpoints, pending batches, lag, retention risk
 - ``GET /api/streams/{stream}/history``   checkpoint history (``?run=RUN_ID`` for one run)
 ``?table=`` names a lease table other than the default ``kinesis-batch-STREAM``.
+
+``GET /api/streams/{stream}?output=...&format=...&catalog=...`` also reads the output's last
+batch of this consumer (``"output"``: format, uri, last_batch, records, disagreeing_shards) and
+marks each shard of that batch with ``output_end`` / ``output_agrees``; without ``output`` the
+output is not known and ``"output"`` is null. The output is opened with the same AWS connection.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from airflow.api_fastapi.core_api.security import requires_access_dag
 from airflow.configuration import conf
 from botocore.exceptions import BotoCoreError, ClientError
-from fastapi import Depends, FastAPI, Request
+from fastapi import Depends, FastAPI, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse
 
 from kinesis_batch.config import default_table, validate_stream_name, validate_table_name
@@ -38,6 +43,7 @@ from kinesis_batch.status import history_rows, stream_status
 
 if TYPE_CHECKING:
     from kinesis_batch.airflow.hook import KinesisBatchHook
+    from kinesis_batch.output import Sink
 
 # What each error means to an HTTP caller; the most specific class first.
 _STATUS_OF_ERROR: tuple[tuple[type[KinesisBatchError], int], ...] = (
@@ -82,9 +88,17 @@ def create_app() -> FastAPI:
         ]
 
     @app.get("/api/streams/{stream}")
-    def stream(stream: str, table: str | None = None) -> dict[str, Any]:
+    def stream(
+        stream: str,
+        table: str | None = None,
+        output: str | None = None,
+        output_format: str | None = Query(None, alias="format"),
+        catalog: str | None = None,
+    ) -> dict[str, Any]:
         hook = _hook()
-        return stream_status(hook.kinesis(), hook.dynamodb(), validate_stream_name(stream), _table(stream, table))
+        lease_table = _table(validate_stream_name(stream), table)
+        sink = _sink(hook, stream, lease_table, output, output_format, catalog)
+        return stream_status(hook.kinesis(), hook.dynamodb(), stream, lease_table, output=sink)
 
     @app.get("/api/streams/{stream}/history")
     def history(stream: str, table: str | None = None, run: str | None = None) -> list[dict[str, Any]]:
@@ -95,6 +109,19 @@ def create_app() -> FastAPI:
 
 def _table(stream: str, table: str | None) -> str:
     return validate_table_name(table or default_table(stream))
+
+
+def _sink(
+    hook: KinesisBatchHook, stream: str, table: str, output: str | None, format: str | None, catalog: str | None
+) -> Sink | None:
+    """The output the query names (``?output=``, with ``?format=`` and ``?catalog=``), or None."""
+    if not output:
+        if format or catalog:
+            raise IllegalArgumentError("?format= and ?catalog= go with ?output= (the output to compare with)")
+        return None
+    from kinesis_batch.output import open_sink
+
+    return open_sink(format or "parquet", output, app=table, stream=stream, catalog=catalog or None, s3=hook.s3())
 
 
 def _paginate(client: Any, operation: str, key: str) -> list[str]:

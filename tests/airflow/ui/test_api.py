@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.streams import StreamFactory
+from tests.streams import StreamFactory, put
 
 PAGE = "/kinesis-batch/"
 API = "/kinesis-batch/api"
@@ -104,3 +104,65 @@ def test_a_connection_without_a_region_is_named_not_a_server_error(
     monkeypatch.setenv("AIRFLOW_CONN_AWS_DEFAULT", '{"conn_type": "aws", "login": "k", "password": "s"}')
     response = client.get(f"{API}/streams", headers={"Authorization": f"Bearer {token}"})
     assert response.status_code == 400 and "set AWS_DEFAULT_REGION" in response.json()["detail"]
+
+
+def test_given_its_output_a_stream_shows_the_last_batch_and_checkpoints_that_disagree_with_it(
+    client: Any,
+    token: str,
+    kinesis: Any,
+    dynamodb: Any,
+    streams: StreamFactory,
+    spark_session: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from kinesis_batch.config import RunConfig
+    from kinesis_batch.run import CatchUpRun
+    from tests.output.support import make_bucket
+
+    name = streams.create(shards=2)
+    table = f"s3://{make_bucket()}/tables/clicks"
+
+    def run(run_id: str) -> CatchUpRun:
+        config = RunConfig(name, output=table, format="delta", worker_id=f"worker-{run_id}", lease_seconds=600)
+        return CatchUpRun(config, kinesis=kinesis, dynamodb=dynamodb, spark=lambda: spark_session, run_id=run_id)
+
+    def status(**query: str) -> Any:
+        with monkeypatch.context() as only_the_connection:
+            only_the_connection.delenv("AWS_ENDPOINT_URL_S3")  # S3 through the aws_default connection
+            return client.get(f"{API}/streams/{name}", params=query, headers={"Authorization": f"Bearer {token}"})
+
+    def ok(**query: str) -> Any:
+        response = status(**query)
+        assert response.status_code == 200, response.text
+        return response.json()
+
+    put(kinesis, name, 30)
+    run("run-one").run()
+    assert ok()["output"] is None  # the output is not known
+    agreeing = ok(output=table, format="delta")
+    assert agreeing["output"] | {"committed_at": None} == {
+        "format": "delta",
+        "uri": table,
+        "last_batch": "run-one",
+        "last_run": "run-one",
+        "committed_at": None,
+        "records": 30,
+        "disagreeing_shards": [],
+    }
+    assert all(row["output_batch"] == "run-one" and row["output_agrees"] for row in agreeing["shards"])
+
+    # Run two publishes, then stops before it commits the checkpoints.
+    put(kinesis, name, 20, start=30)
+    stopped = run("run-two")
+    stopped.start()
+    stopped.read()
+    assert stopped.publish()
+    behind = ok(output=table, format="delta")
+    in_batch = [row for row in behind["shards"] if "output_batch" in row]
+    assert behind["output"]["last_batch"] == "run-two" and behind["output"]["records"] == 20
+    assert in_batch and behind["output"]["disagreeing_shards"] == [row["shard_id"] for row in in_batch]
+    assert all(not row["output_agrees"] and row["checkpoint"] != row["output_end"] for row in in_batch)
+
+    assert status(format="delta").status_code == 400
+    wrong = status(output="/tmp/x", format="iceberg")
+    assert wrong.status_code == 400 and "NAMESPACE.TABLE" in wrong.json()["detail"]
