@@ -1,5 +1,6 @@
 """What the benchmarks share: a local stack, a backlog with a split and a merge in its history,
-the three ways of draining it, and peak-RSS sampling of a process tree.
+the three ways of draining it, fresh outputs of every format (local and S3 on moto), and peak-RSS
+sampling of a process tree.
 
 Figures are printed side by side from one run: absolute times on a shared machine drift, the
 ratios between approaches measured together hold.
@@ -19,11 +20,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import boto3
 
 from kinesis_batch.devstack import wait_active
+
+if TYPE_CHECKING:
+    from kinesis_batch.output import Sink
 
 REPO = Path(__file__).resolve().parents[1]
 MIB = 1024 * 1024
@@ -60,6 +64,57 @@ TABLE_HEAD = (
     f"| {'approach':<44} | {'records':>9} | {'s':>7} | {'rec/s':>9} | {'MiB/s':>6} | {'x raw':>5} |\n"
     f"|{'-' * 46}|{'-' * 11}|{'-' * 9}|{'-' * 11}|{'-' * 8}|{'-' * 7}|"
 )
+
+
+#: The outputs the format benchmarks compare: each table format locally and on S3 (moto's),
+#: and parquet folders (local only: S3 has no rename) for reference.
+OUTPUT_KINDS = ("parquet", "delta-local", "delta-s3", "iceberg-local", "iceberg-s3")
+
+
+def output_args(kind: str, scratch: Path, name: str) -> tuple[str, ...]:
+    """``--format``/``--output`` (and ``--catalog``) of a fresh output of ``kind`` named ``name``.
+
+    S3 kinds get a bucket of their own on the stack's moto (``AWS_ENDPOINT_URL_S3``). Iceberg
+    kinds get a SQLite catalog configured the way pyiceberg users do it, in
+    ``PYICEBERG_CATALOG__*`` variables of this process (so ``kinesis-batch run`` children see it).
+    """
+    if kind not in OUTPUT_KINDS:
+        raise SystemExit(f"unknown output kind {kind!r}: one of {', '.join(OUTPUT_KINDS)}")
+    format, _, where = kind.partition("-")
+    if format == "parquet":
+        return ("--format", "parquet", "--output", str(scratch / f"parquet-{name}"))
+    bucket = ""
+    if where == "s3":
+        bucket = f"bench-{name}".lower().replace("_", "-")[:63]
+        boto3.client("s3").create_bucket(Bucket=bucket)  # type: ignore[call-overload]
+    if format == "delta":
+        root = f"s3://{bucket}/tables/{name}" if where == "s3" else str(scratch / f"delta-{name}")
+        return ("--format", "delta", "--output", root)
+    catalog = "".join(c for c in f"bench{name}".lower() if c.isalnum())  # pyiceberg lower-cases env names
+    warehouse = f"s3://{bucket}/warehouse" if where == "s3" else f"file://{scratch}/warehouse-{name}"
+    for key, value in {
+        "TYPE": "sql",
+        "URI": f"sqlite:///{scratch}/catalog-{catalog}.db",
+        "WAREHOUSE": warehouse,
+    }.items():
+        os.environ[f"PYICEBERG_CATALOG__{catalog.upper()}__{key}"] = value
+    return ("--format", "iceberg", "--output", f"bench.t{catalog}", "--catalog", catalog)
+
+
+def open_output(args: tuple[str, ...], *, app: str, stream: str) -> Sink:
+    """The sink ``output_args`` describes, as ``kinesis-batch run`` would open it."""
+    from kinesis_batch.aws import s3_settings
+    from kinesis_batch.output import open_sink
+
+    options = dict(zip(args[::2], args[1::2], strict=True))
+    return open_sink(
+        options["--format"],
+        options["--output"],
+        app=app,
+        stream=stream,
+        catalog=options.get("--catalog"),
+        s3=s3_settings(),
+    )
 
 
 def machine() -> str:
@@ -176,14 +231,16 @@ def hand_written(stream: str, output: Path) -> Drain:
 
 
 def kinesis_batch_run(
-    stream: str, output: Path, *, read_limits: str = "none", extra: tuple[str, ...] = ()
+    stream: str, output: Path | tuple[str, ...], *, read_limits: str = "none", extra: tuple[str, ...] = ()
 ) -> tuple[Drain, Drain, dict[str, Any]]:
     """(c) ``kinesis-batch run`` as a user runs it (a new process: imports, Spark start-up and
     all), and the same run without its fixed start-up cost (the read waves, publish and commit).
-    Returns both and the run's JSON report."""
+    ``output``: a parquet folder, or the ``--format``/``--output``/``--catalog`` arguments of
+    :func:`output_args`. Returns both and the run's JSON report."""
+    where = output if isinstance(output, tuple) else ("--output", str(output))
     started = time.monotonic()
     done = subprocess.run(
-        [*RUN, "--stream", stream, "--output", str(output), "--read-limits", read_limits, "--json", *extra],
+        [*RUN, "--stream", stream, *where, "--read-limits", read_limits, "--json", *extra],
         capture_output=True,
         text=True,
         cwd=REPO,

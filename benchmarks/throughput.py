@@ -3,12 +3,19 @@ kinesalite endpoint (fast, and it reshards like AWS).
 
     .venv/bin/python -m benchmarks.throughput            # 200,000 records, then (b) and (c) at 1,000,000
     .venv/bin/python -m benchmarks.throughput --quick    # 20,000 records (what CI runs)
+    .venv/bin/python -m benchmarks.throughput --formats parquet,delta-s3
 
 A backlog of 1 KiB records across 8 open shards with one split and one merge in its history is
 drained three ways in the same run: (a) raw threaded GetRecords, records discarded; (b) a
 hand-written single-threaded loop into one Parquet file; (c) ``kinesis-batch run`` end to end,
 with and without its fixed start-up cost. The break-even backlog is where (c) including start-up
 overtakes (b).
+
+Then the first backlog is drained again by ``kinesis-batch run`` into each output of
+``--formats`` (default all: parquet, delta-local, delta-s3, iceberg-local, iceberg-s3; S3 is
+moto's), each run with a lease table of its own; the parquet row is run (c) itself. Per format:
+the rate with and without start-up and the run report's timings (spark_start, read, publish,
+commit).
 """
 
 from __future__ import annotations
@@ -17,22 +24,65 @@ import argparse
 import os
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from benchmarks.common import (
+    OUTPUT_KINDS,
     TABLE_HEAD,
     Drain,
     backlog_with_split_and_merge,
     hand_written,
     kinesis_batch_run,
     machine,
+    output_args,
     plain_client,
     raw_read,
 )
 from kinesis_batch.devstack import local_stack
 
+STEPS = ("spark_start", "read", "publish", "commit")
+WIDTHS = {step: max(len(step), 7) for step in STEPS}
 
-def measure(records: int, scratch: Path, *, with_raw: bool = True) -> list[Drain]:
+
+@dataclass(frozen=True)
+class FormatRun:
+    """``kinesis-batch run`` into one kind of output: with and without start-up, and its timings."""
+
+    kind: str
+    with_startup: Drain
+    without: Drain
+    timings: dict[str, float]
+    shards: int  # in the batch's commit record (each that read records wrote one file)
+
+    def row(self) -> str:
+        steps = " | ".join(f"{self.timings.get(step, 0.0):{WIDTHS[step]}.2f}" for step in STEPS)
+        drained = self.with_startup
+        return (
+            f"| {self.kind:<13} | {drained.records:>9,} | {self.shards:>6} | {drained.seconds:6.1f} "
+            f"| {drained.rate:>9,.0f} | {self.without.rate:>9,.0f} | {steps} |"
+        )
+
+
+FORMAT_HEAD = (
+    f"| {'output':<13} | {'records':>9} | {'shards':>6} | {'s':>6} | {'rec/s':>9} | {'rec/s ex.':>9} | "
+    + " | ".join(f"{step:>{WIDTHS[step]}}" for step in STEPS)
+    + " |\n"
+    + f"|{'-' * 15}|{'-' * 11}|{'-' * 8}|{'-' * 8}|{'-' * 11}|{'-' * 11}|"
+    + "|".join("-" * (WIDTHS[step] + 2) for step in STEPS)
+    + "|"
+)
+
+
+def format_run(kind: str, drained: tuple[Drain, Drain, dict[str, Any]]) -> FormatRun:
+    with_startup, without, report = drained
+    return FormatRun(kind, with_startup, without, report["timings"], len(report["shards"]))
+
+
+def measure(records: int, scratch: Path, *, with_raw: bool = True, formats: tuple[str, ...] = ()) -> list[Drain]:
+    """(a), (b) and (c) on a new backlog of ``records``; then (c) again into each of ``formats``
+    (printed as they finish; the parquet one is (c) itself)."""
     stream = f"bench-{records}-{int(time.time())}"
     kinesis = plain_client("kinesis")
     took = time.monotonic()
@@ -40,12 +90,27 @@ def measure(records: int, scratch: Path, *, with_raw: bool = True) -> list[Drain
     print(f"backlog: {records:,} records of 1 KiB put in {time.monotonic() - took:.1f} s", flush=True)
     drains = [raw_read(stream)] if with_raw else []
     drains.append(hand_written(stream, scratch / f"hand-{records}"))
-    with_startup, without, report = kinesis_batch_run(stream, scratch / f"kb-{records}")
+    parquet = kinesis_batch_run(stream, scratch / f"kb-{records}")
+    with_startup, without, report = parquet
     drains += [with_startup, without]
     print(f"kinesis-batch timings (s): {report['timings']}", flush=True)
     for drain in drains:
         if drain.records != records:
             raise SystemExit(f"{drain.name} drained {drain.records:,} records, not {records:,}")
+    runs = [format_run("parquet", parquet)] if "parquet" in formats else []
+    for kind in (k for k in formats if k != "parquet"):
+        output = output_args(kind, scratch, f"{kind}-{records}")
+        run = format_run(kind, kinesis_batch_run(stream, output, extra=("--table", f"bench-{kind}-{stream}")))
+        print(f"kinesis-batch into {kind}: timings (s) {run.timings}", flush=True)
+        if run.with_startup.records != records:
+            raise SystemExit(f"kinesis-batch into {kind} drained {run.with_startup.records:,} records, not {records:,}")
+        runs.append(run)
+    if runs:
+        print(f"\n{records:,} records into each output (s: including start-up; ex.: read + publish + commit)")
+        print(FORMAT_HEAD)
+        for run in runs:
+            print(run.row())
+        print("", flush=True)
     return drains
 
 
@@ -60,12 +125,22 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="20,000 records, no 1,000,000 round (CI)")
     parser.add_argument("--records", type=int, help="backlog size (default 200,000; --quick 20,000)")
+    parser.add_argument(
+        "--formats",
+        default=",".join(OUTPUT_KINDS),
+        help=f"outputs drained into at the first backlog, comma-separated (default: all of {','.join(OUTPUT_KINDS)}; "
+        "'' for none)",
+    )
     args = parser.parse_args(argv)
     records = args.records or (20_000 if args.quick else 200_000)
+    formats = tuple(kind for kind in args.formats.split(",") if kind)
+    unknown = set(formats) - set(OUTPUT_KINDS)
+    if unknown:
+        parser.error(f"unknown --formats {', '.join(sorted(unknown))}: choose from {', '.join(OUTPUT_KINDS)}")
     print(f"# throughput: {machine()}", flush=True)
     with tempfile.TemporaryDirectory(prefix="kinesis-batch-bench-") as scratch, local_stack(("kinesalite",)) as stack:
         os.environ.update(stack.env("kinesalite"))
-        rounds = [measure(records, Path(scratch))]
+        rounds = [measure(records, Path(scratch), formats=formats)]
         if not args.quick:
             rounds.append(measure(1_000_000, Path(scratch), with_raw=False))
     raw = rounds[0][0]
