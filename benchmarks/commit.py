@@ -192,11 +192,11 @@ def commit_bytes(sink: Sink, batch_id: str) -> int:
         return Path(sink.location(batch_id), "_commit.json").stat().st_size
     if sink.format == "delta":
         root: Place = sink.root  # type: ignore[attr-defined]
-        newest = root.child("_delta_log").list()[-1]  # zero-padded versions: the newest sorts last
-        return root.child("_delta_log").size(newest)
+        log = root.child("_delta_log").sizes()
+        return log[max(name for name in log if name.endswith(".json"))]  # zero-padded: the newest sorts last
     location = sink.catalog.load_table(sink.identifier).metadata_location  # type: ignore[attr-defined]
     folder, _, name = location.rpartition("/")
-    return Place(folder, sink.s3).size(name)  # type: ignore[attr-defined]
+    return Place(folder, sink.s3).sizes()[name]  # type: ignore[attr-defined]
 
 
 def main(argv: list[str] | None = None) -> int:

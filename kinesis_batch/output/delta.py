@@ -123,19 +123,17 @@ class DeltaSink(TableSink):
         from deltalake.transaction import AddAction
 
         batch_id = record.batch_id
-        rows = {f"part-{shard.shard_id}-": shard.records for shard in record.shards}
-        stats = {name: next((n for p, n in rows.items() if name.startswith(p)), None) for name in files}
-        data = self.data(batch_id)
-        self.keep_only(batch_id, set(files))
+        rows = {shard.shard_id: shard.records for shard in record.shards}
+        sizes = self._staged(batch_id, files)
         now = int(time.time() * 1000)
         return [
             AddAction(
                 path=f"data/{batch_id}/{name}",  # relative to the root: absolute paths break readers
-                size=data.size(name),  # also proves the file is there before the table names it
+                size=sizes[name],
                 partition_values={},
                 modification_time=now,
                 data_change=True,
-                stats=json.dumps({"numRecords": stats[name]} if stats[name] is not None else {}),
+                stats=json.dumps({"numRecords": rows[shard]} if (shard := _shard_of(name)) in rows else {}),
             )
             for name in sorted(files)
         ]
@@ -160,6 +158,11 @@ class DeltaSink(TableSink):
             if commit.get("kinesis_batch.app") == self.app and commit.get("kinesis_batch.action") == PUBLISH:
                 return CommitRecord.from_json(commit["kinesis_batch.commit_record"])
         return None
+
+
+def _shard_of(name: str) -> str:
+    """The shard of a task's file, ``part-<shard id>-<attempt>.parquet`` (kinesis_batch.spark.job)."""
+    return name.removeprefix("part-").rsplit("-", 1)[0]
 
 
 def _history(table: Any) -> Iterator[dict[str, Any]]:

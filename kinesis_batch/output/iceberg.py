@@ -135,9 +135,7 @@ class IcebergSink(TableSink):
 
     def _files(self, record: CommitRecord, files: list[str]) -> list[str]:
         data = self.data(record.batch_id)
-        self.keep_only(record.batch_id, set(files))
-        for name in files:
-            data.size(name)  # the table must never name a file that is not there
+        self._staged(record.batch_id, files)
         return [_file_uri(data.child(name)) for name in sorted(files)]
 
     def committed(self, batch_id: str) -> CommitRecord | None:

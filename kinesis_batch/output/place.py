@@ -119,18 +119,13 @@ class Place:
 
     def list(self, prefix: str = "") -> list[str]:
         """Names of the files directly in this folder that start with ``prefix`` (hidden ones too)."""
+        return sorted(name for name in self.sizes() if name.startswith(prefix))
+
+    def sizes(self) -> dict[str, int]:
+        """Name -> size of the files directly in this folder: one listing, not a request per file."""
         with _io(self):
             infos = self.filesystem().get_file_info(fs.FileSelector(self.path, allow_not_found=True))
-        return sorted(
-            info.base_name for info in infos if info.type == fs.FileType.File and info.base_name.startswith(prefix)
-        )
-
-    def size(self, name: str) -> int:
-        with _io(self):
-            info = self.filesystem().get_file_info(self.child(name).path)
-        if info.type != fs.FileType.File:
-            raise InvalidStateError(f"{self.child(name).uri} is missing")
-        return int(info.size)
+        return {info.base_name: int(info.size) for info in infos if info.type == fs.FileType.File}
 
     def delete(self, name: str) -> None:
         with _io(self), contextlib.suppress(FileNotFoundError):

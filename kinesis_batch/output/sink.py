@@ -67,12 +67,15 @@ class Sink(ABC):
         for name in data.list("part-") + data.list(".part-"):
             data.delete(name)
 
-    def keep_only(self, batch_id: str, files: set[str]) -> None:
-        """Delete the staged Parquet files not in ``files``: what failed or lost attempts left."""
+    def keep_only(self, batch_id: str, files: set[str]) -> dict[str, int]:
+        """Delete the staged Parquet files not in ``files`` (what failed or lost attempts left);
+        return the sizes of those of ``files`` that are there."""
         data = self.data(batch_id)
-        for name in data.list():
+        sizes = data.sizes()
+        for name in sizes:
             if "part-" in name and name not in files:
                 data.delete(name)
+        return {name: size for name, size in sizes.items() if name in files}
 
     # -- the format's own -----------------------------------------------------------------------
 

@@ -116,6 +116,15 @@ class TableSink(Sink):
     def _files(self, record: CommitRecord, files: list[str]) -> list[Any]:
         """What the batch's commit adds for ``files``, each checked to be there."""
 
+    def _staged(self, batch_id: str, files: list[str]) -> dict[str, int]:
+        """Sizes of ``files``, each checked to be there (a table must never name a missing file),
+        after deleting what other attempts left."""
+        sizes = self.keep_only(batch_id, set(files))
+        missing = sorted(set(files) - set(sizes))
+        if missing:
+            raise InvalidStateError(f"batch {batch_id}: {len(missing)} staged file(s) are missing, e.g. {missing[0]}")
+        return sizes
+
     @abstractmethod
     def _commit(self, table: Any, batch_id: str, files: list[Any], record: CommitRecord | None) -> bool:
         """One commit through ``table`` with the batch's marker (publish with ``record``; without
