@@ -1,31 +1,70 @@
-"""Crash safety: kill -9 the whole run (CLI, Spark's JVM, Python workers) at each step; later runs
-by another worker converge to exactly-once output. And two runs started at the same moment."""
+"""Crash safety, for every output format: kill -9 the whole run (CLI, Spark's JVM, Python workers)
+at each step; later runs by another worker converge to exactly-once output, read back with the
+format's own reader. And two runs started at the same moment on one output.
+
+The crashing runs are real ``kinesis-batch run`` processes, killed with -9; those of one format
+run side by side, each on a stream and an output of its own. The runs after a crash are in this
+process, on the session's shared Spark, as another worker whose clock is past the dead worker's
+lease expiry: what a worker sees once the leases expired, without waiting for it.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from kinesis_batch import LeaseStore
-from kinesis_batch.aws import dynamodb_client
-from kinesis_batch.config import default_table
+from kinesis_batch import LeaseLostError, LeaseStore
+from kinesis_batch.aws import dynamodb_client, kinesis_client
+from kinesis_batch.config import RunConfig, default_table
+from kinesis_batch.output import CommitRecord, Sink
 from kinesis_batch.output.parquet import ParquetSink
-from tests.runs import REPO, assert_exactly_once, assert_per_key_order, cli, diamond_stream, read_output
+from kinesis_batch.planning import plan_from_json, shard_commit
+from kinesis_batch.run import CRASH_AT, CatchUpRun, RunReport
+from kinesis_batch.shards.reader import ReadLimits
+from kinesis_batch.spark.job import read_results, staged_files
+from tests.output.support import output_args, read_rows, sink_of
+from tests.runs import REPO, assert_exactly_once, assert_per_key_order, diamond_stream
 from tests.streams import StreamFactory
 
-LEASE_SECONDS = 10  # the crashed worker's leases block others this long
+LEASE_SECONDS = 30  # the crashed worker's leases block others this long (the runs after it skip ahead)
+CRASHED = "crashed-batch"  # the crashing run's id, so also its batch id
+STEPS = ("reading", "read", "staged", "published", "committed")
+#: (format, where, steps): every step for every format (the table formats where they are most
+#: used), and Iceberg on S3 at the two steps whose recoveries differ (discard, roll forward).
+CRASH_KINDS = [
+    ("parquet", "local", STEPS),
+    ("delta", "s3", STEPS),
+    ("iceberg", "local", STEPS),
+    ("iceberg", "s3", ("staged", "published")),
+]
+TWO_RUN_KINDS = [("parquet", "local"), ("delta", "s3"), ("iceberg", "local")]
+#: The runs started as processes: one task slot, and a JVM that starts about twice as fast
+#: (no C2 compiler, serial GC). What they do is the same; they only get there sooner.
+SUBPROCESS_ENV = {"JAVA_TOOL_OPTIONS": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"}
+SUBPROCESS_ARGS = ("--spark-master", "local[1]", "--read-limits", "none")
+
+
+def after_expiry() -> float:
+    """A clock past every lease the crashed worker held when it died."""
+    return time.time() + LEASE_SECONDS + 1
 
 
 def start_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "kinesis_batch.cli", *args],
-        env={**os.environ, **(env or {})},
+        env={**os.environ, **SUBPROCESS_ENV, **(env or {})},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -34,11 +73,12 @@ def start_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen
     )
 
 
-def group_is_gone(pgid: int, timeout: float = 10.0) -> bool:
-    """True once no live process is left in the group (zombies waiting to be reaped do not count)."""
+def session_is_gone(sid: int, timeout: float = 10.0) -> bool:
+    """True once no live process is left in the session (zombies waiting to be reaped do not count):
+    the run's process group, and pyspark's worker daemon and workers, which have groups of their own."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        states = subprocess.run(["ps", "-o", "stat=", "-g", str(pgid)], capture_output=True, text=True).stdout.split()
+        states = subprocess.run(["ps", "-o", "stat=", "-s", str(sid)], capture_output=True, text=True).stdout.split()
         if all(state.startswith("Z") for state in states):
             return True
         time.sleep(0.2)
@@ -50,59 +90,188 @@ def pending_batches(stream: str) -> dict[str, str]:
     return {lease.lease_key: str(lease.pending_batch_id) for lease in store.list_leases() if lease.pending_batch_id}
 
 
-@pytest.mark.parametrize("step", ["reading", "read", "staged", "published", "committed"])
-def test_kill_9_at_any_step_then_another_worker_converges_to_exactly_once(
-    step: str,
-    kinesis,
-    streams: StreamFactory,
-    tmp_path: Path,  # type: ignore[no-untyped-def]
-) -> None:
-    name = streams.create(shards=3)
-    sent = diamond_stream(kinesis, name, 150)
-    output = tmp_path / "out"
-    run = ("run", "--stream", name, "--output", str(output), "--lease-seconds", str(LEASE_SECONDS))
+def lease_owners(stream: str) -> dict[str, str]:
+    store = LeaseStore(dynamodb_client(), default_table(stream))
+    return {lease.lease_key: lease.lease_owner for lease in store.list_leases() if lease.lease_owner}
 
-    crashing = start_cli(*run, "--worker-id", "crasher", env={"KINESIS_BATCH_CRASH_AT": step})
-    _, stderr = crashing.communicate(timeout=300)
-    assert crashing.returncode == -9, f"expected a kill -9 at {step}:\n{stderr[-2000:]}"
-    assert group_is_gone(crashing.pid), "a process of the run (Spark's JVM?) survived the kill"
+
+def run_config(stream: str, output: tuple[str, ...], worker_id: str, lease_seconds: float = LEASE_SECONDS) -> RunConfig:
+    """What ``kinesis-batch run --stream STREAM OUTPUT... --worker-id WORKER_ID`` runs with."""
+    options = dict(zip(output[::2], output[1::2], strict=True))
+    return RunConfig(
+        stream,
+        output=options["--output"],
+        format=options["--format"],
+        catalog=options.get("--catalog"),
+        worker_id=worker_id,
+        lease_seconds=lease_seconds,
+        read_limits=ReadLimits.unlimited(),
+    )
+
+
+def catch_up(
+    spark: Any, stream: str, output: tuple[str, ...], worker_id: str, clock: Callable[[], float] = time.time
+) -> RunReport:
+    """``kinesis-batch run`` in this process, on the shared Spark, as ``worker_id`` with ``clock``."""
+    config = run_config(stream, output, worker_id)
+    run = CatchUpRun(config, kinesis=kinesis_client(), dynamodb=dynamodb_client(), spark=lambda: spark, clock=clock)
+    return run.run()
+
+
+@contextmanager
+def killed_at_exit(processes: list[subprocess.Popen[str]]) -> Iterator[None]:
+    """Whatever happens in the block, no process started in it outlives it (its whole group)."""
+    try:
+        yield
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+
+
+def published_batches(sink: Sink, rows: dict[str, list[Any]]) -> set[str]:
+    """The batches in the output: our distinct batch ids in the rows (and, for parquet, its folders)."""
+    in_rows = {str(batch) for batch in rows.get("batch_id", [])}
+    if isinstance(sink, ParquetSink):
+        assert set(sink.published_batches()) == in_rows, "a published batch folder without rows"
+    return in_rows
+
+
+@dataclass
+class Crash:
+    """One crashing run: its step, its stream (and what was put in it), its output."""
+
+    step: str
+    stream: str
+    sent: list[str]
+    output: tuple[str, ...]
+    sink: Sink
+    process: subprocess.Popen[str] | None = None
+
+    def start(self) -> subprocess.Popen[str]:
+        run = ("run", "--stream", self.stream, *self.output, "--lease-seconds", str(LEASE_SECONDS))
+        self.process = start_cli(
+            *run, *SUBPROCESS_ARGS, "--worker-id", "crasher", "--run-id", CRASHED, env={CRASH_AT: self.step}
+        )
+        return self.process
+
+
+def what_the_dead_run_would_publish(crash: Crash) -> tuple[CommitRecord, list[str]]:
+    """The record and files of the crashed batch, as the run's publish step builds them (the
+    run's read step had finished): what a late publish by a run thought dead would commit."""
+    sink = crash.sink
+    plan = plan_from_json(sink.read_manifest(CRASHED) or {})
+    results = read_results(sink.results(CRASHED))
+    commits = [shard_commit(r, results[r.shard_id]) for r in plan.ranges if r.shard_id in results]
+    shards = tuple(commit for commit in commits if commit is not None)
+    files = sorted(staged_files(sink.results(CRASHED)))
+    assert shards and files, "the read step had finished: the batch is staged"
+    return CommitRecord(CRASHED, CRASHED, crash.stream, datetime.now(UTC), shards), files
+
+
+def converges_after(crash: Crash, spark: Any) -> None:
+    """The crashed run died whole and published at most its batch; another worker's recovery
+    and one more run give exactly-once output and leave nothing pending, staged or held."""
+    step, name, sink = crash.step, crash.stream, crash.sink
+    assert crash.process is not None
+    _, stderr = crash.process.communicate(timeout=300)
+    assert crash.process.returncode == -9, f"expected a kill -9 at {step}:\n{stderr[-2000:]}"
+    # No process of the run may outlive it: the runs below start at once, not a lease later.
+    assert session_is_gone(crash.process.pid), "a process of the run (Spark's JVM, a Python worker?) survived"
     if step in ("reading", "read", "staged"):
-        assert read_output(output) == {}, "nothing may be visible before publish"
+        assert read_rows(sink) == {}, "nothing may be visible before publish"
     if step != "committed":
-        assert pending_batches(name), "the crashed run left its batch pending on the leases"
+        assert set(pending_batches(name).values()) == {CRASHED}, "the crashed run left its batch pending on the leases"
+    late = what_the_dead_run_would_publish(crash) if step in ("read", "staged") else None
 
-    time.sleep(LEASE_SECONDS + 1)  # the dead worker's leases expire
-    recovery = cli(*run, "--worker-id", "recoverer", "--json")
-    assert recovery.returncode == 0, recovery.stderr
-    report = json.loads(recovery.stdout)
-    outcomes = set(report["recovered"].values())
+    # Another worker, once the dead worker's leases expired; then one more run for the children
+    # of shards that ended in the recovery.
+    recovery = catch_up(spark, name, crash.output, "recoverer", clock=after_expiry)
+    outcomes = set(recovery.recovered.values())
     if step == "published":  # shards with nothing new were not in the batch: only their marker is cleared
         assert "rolled forward" in outcomes and outcomes <= {"rolled forward", "cleared"}
     elif step != "committed":
         assert outcomes == {"discarded"}
+    if late is not None:  # the recovery fenced the batch off: the run, had it not been dead, could not publish it
+        with pytest.raises(LeaseLostError):
+            sink.publish(*late)
+    settle = catch_up(spark, name, crash.output, "settler", clock=after_expiry)
 
-    settle = cli(*run, "--worker-id", "settler", "--json")  # children of shards ended in the recovery
-    assert settle.returncode == 0, settle.stderr
-    rows = read_output(output)
-    assert_exactly_once(rows, sent)
+    rows = read_rows(sink)
+    assert_exactly_once(rows, crash.sent)
     assert_per_key_order(rows)
     assert pending_batches(name) == {}
-    staging = output / "_staging"
-    assert not staging.exists() or not any(staging.iterdir()), "a staged batch was left behind"
-    assert len(ParquetSink(output).published_batches()) == (1 if step in ("published", "committed") else 0) + sum(
-        1 for r in (recovery, settle) if json.loads(r.stdout)["published"]
-    )
+    assert not set(lease_owners(name).values()) & {"recoverer", "settler"}, "a lease left held"
+    for batch in (CRASHED, recovery.batch_id, settle.batch_id):
+        assert not sink.staging(batch).exists(), f"the staging of batch {batch} was left behind"
+    if step not in ("published", "committed"):
+        assert not sink.data(CRASHED).exists(), "the discarded batch's files were left behind"
+    if isinstance(sink, ParquetSink):
+        staging = sink.root / "_staging"
+        assert not staging.exists() or not any(staging.iterdir()), "a staged batch was left behind"
+    crashed = {CRASHED} if step in ("published", "committed") else set()
+    assert published_batches(sink, rows) == crashed | {r.batch_id for r in (recovery, settle) if r.published}
 
 
-def test_two_runs_started_at_the_same_moment_never_read_a_shard_twice(
-    kinesis,
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize(("format", "where", "steps"), CRASH_KINDS, ids=[f"{f}-{w}" for f, w, _ in CRASH_KINDS])
+def test_kill_9_at_any_step_then_another_worker_converges_to_exactly_once(
+    format: str,
+    where: str,
+    steps: tuple[str, ...],
+    kinesis: Any,
     streams: StreamFactory,
-    tmp_path: Path,  # type: ignore[no-untyped-def]
+    spark_session: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    subtests: pytest.Subtests,
+) -> None:
+    crashes = []
+    for step in steps:
+        name = streams.create(shards=3)
+        sent = diamond_stream(kinesis, name, 60)
+        output = output_args(format, where, tmp_path, monkeypatch)  # iceberg: its catalog in os.environ
+        crashes.append(Crash(step, name, sent, output, sink_of(output, app=default_table(name), stream=name)))
+    processes: list[subprocess.Popen[str]] = []
+    with killed_at_exit(processes):
+        processes.extend(crash.start() for crash in crashes)  # side by side: their JVMs start at once
+        for crash in crashes:
+            with subtests.test(step=crash.step):
+                converges_after(crash, spark_session)
+
+
+def hold_one_shard_each(spark: Any, stream: str, output: tuple[str, ...], workers: tuple[str, str]) -> None:
+    """Give each worker the lease of one first-generation shard, as a worker holds it when a run
+    of its own died with the lease still live. Left alone, whichever run starts first takes every
+    lease and the other publishes nothing; this way both publish into the one output. The other
+    shards are raced for."""
+    for worker, shard_id in zip(workers, ["shardId-000000000000", "shardId-000000000001"], strict=True):
+        config = run_config(stream, output, worker, lease_seconds=300)  # the runs' own (the default)
+        run = CatchUpRun(config, kinesis=kinesis_client(), dynamodb=dynamodb_client(), spark=lambda: spark)
+        run.checkpoints.create_checkpoint_store_if_not_exists()
+        run.manager.ensure_leases(run.plan().new_leases)
+        assert [lease.lease_key for lease in run.manager.take([shard_id]).acquired] == [shard_id]
+
+
+@pytest.mark.parametrize(
+    ("format", "where"), TWO_RUN_KINDS, ids=[f"{format}-{where}" for format, where in TWO_RUN_KINDS]
+)
+def test_two_runs_started_at_the_same_moment_never_read_a_shard_twice(
+    format: str,
+    where: str,
+    kinesis: Any,
+    streams: StreamFactory,
+    spark_session: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     name = streams.create(shards=3)
-    sent = diamond_stream(kinesis, name, 150)
-    output = tmp_path / "out"
-    run = ("run", "--stream", name, "--output", str(output), "--json")
+    sent = diamond_stream(kinesis, name, 60)
+    output = output_args(format, where, tmp_path, monkeypatch)
+    sink = sink_of(output, app=default_table(name), stream=name)
+    run = ("run", "--stream", name, *output, *SUBPROCESS_ARGS, "--json")
+    hold_one_shard_each(spark_session, name, output, ("one", "two"))
 
     first, second = start_cli(*run, "--worker-id", "one"), start_cli(*run, "--worker-id", "two")
     reports = []
@@ -112,11 +281,17 @@ def test_two_runs_started_at_the_same_moment_never_read_a_shard_twice(
         reports.append(json.loads(stdout))
     read_by = [{s["shard_id"] for s in r["shards"]} for r in reports]
     assert not read_by[0] & read_by[1], f"shards read by both runs: {read_by[0] & read_by[1]}"
+    assert all(r["published"] for r in reports), "both runs publish into the one output"
 
-    while True:  # later runs pick up children whose parents the other run finished
-        report = json.loads(cli(*run, "--worker-id", "later").stdout)
-        if not report["published"]:
+    published = {r["batch_id"] for r in reports}
+    for _ in range(5):  # later runs pick up children whose parents the other run finished
+        report = catch_up(spark_session, name, output, "later")
+        if not report.published:
             break
-    rows = read_output(output)
+        published.add(report.batch_id)
+    else:
+        pytest.fail("runs kept publishing")
+    rows = read_rows(sink)
     assert_exactly_once(rows, sent)
     assert_per_key_order(rows)
+    assert published_batches(sink, rows) == published
