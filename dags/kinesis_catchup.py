@@ -8,7 +8,7 @@ The output is parquet folders, a Delta table or an Iceberg table (params ``forma
 ``catalog``); S3 is reached with the ``aws_conn_id`` connection (its
 ``service_config.s3.endpoint_url`` for a local S3).
 
-The output is also an Asset, ``kinesis_batch_output``, with an event each time the publish task
+The output is also an Asset, named by its URI, with an event each time the publish task
 succeeds. An Asset's URI is fixed when this file is parsed, so it is the *configured* output,
 which is also the params' default. A team points both at their table in Airflow's configuration,
 where the DAG processor and the workers run::
@@ -94,7 +94,9 @@ def kinesis_catchup() -> None:
             "pending_recovery": dict(plan.pending),
         }
 
-    first, _ = run_steps(_run, outlets=[Asset("kinesis_batch_output", uri=MAIN.asset_uri)])
+    # Named by its URI: an Asset is one output, and a name reused for another URI would leave
+    # Airflow holding the old one and refusing the new one as inactive.
+    first, _ = run_steps(_run, outlets=[Asset(MAIN.asset_uri, uri=MAIN.asset_uri)])
     list_shards() >> first
 
 
