@@ -6,6 +6,10 @@ The crashing runs are real ``kinesis-batch run`` processes, killed with -9; thos
 run side by side, each on a stream and an output of its own. The runs after a crash are in this
 process, on the session's shared Spark, as another worker whose clock is past the dead worker's
 lease expiry: what a worker sees once the leases expired, without waiting for it.
+
+The two runs started at once each hold one shard's lease beforehand (so both have a batch) and
+stop themselves right before publishing until both are there: their commits to the one output
+meet, and each format's conflict handling has to keep the output exactly once.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from kinesis_batch.config import RunConfig, default_table
 from kinesis_batch.output import CommitRecord, Sink
 from kinesis_batch.output.parquet import ParquetSink
 from kinesis_batch.planning import plan_from_json, shard_commit
-from kinesis_batch.run import CRASH_AT, CatchUpRun, RunReport
+from kinesis_batch.run import CRASH_AT, FREEZE_AT, CatchUpRun, RunReport
 from kinesis_batch.shards.reader import ReadLimits
 from kinesis_batch.spark.job import read_results, staged_files
 from tests.output.support import output_args, read_rows, sink_of
@@ -80,6 +84,17 @@ def session_is_gone(sid: int, timeout: float = 10.0) -> bool:
     while time.monotonic() < deadline:
         states = subprocess.run(["ps", "-o", "stat=", "-s", str(sid)], capture_output=True, text=True).stdout.split()
         if all(state.startswith("Z") for state in states):
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def stopped(process: subprocess.Popen[str], timeout: float = 240.0) -> bool:
+    """True once the process stopped itself (ps state T); False if it ended or never stopped."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and process.poll() is None:
+        state = subprocess.run(["ps", "-o", "stat=", "-p", str(process.pid)], capture_output=True, text=True).stdout
+        if state.strip().startswith("T"):
             return True
         time.sleep(0.2)
     return False
@@ -273,12 +288,20 @@ def test_two_runs_started_at_the_same_moment_never_read_a_shard_twice(
     run = ("run", "--stream", name, *output, *SUBPROCESS_ARGS, "--json")
     hold_one_shard_each(spark_session, name, output, ("one", "two"))
 
-    first, second = start_cli(*run, "--worker-id", "one"), start_cli(*run, "--worker-id", "two")
+    # Each run stops itself right before its publish; both go on at the same moment, so their
+    # check-then-commits on the one table overlap (without this they land seconds apart).
+    runs = [start_cli(*run, "--worker-id", worker, env={FREEZE_AT: "staged"}) for worker in ("one", "two")]
     reports = []
-    for process in (first, second):
-        stdout, stderr = process.communicate(timeout=300)
-        assert process.returncode == 0, stderr[-2000:]
-        reports.append(json.loads(stdout))
+    with killed_at_exit(runs):
+        at_publish = [stopped(process) for process in runs]
+        for process, frozen in zip(runs, at_publish, strict=True):
+            if frozen:
+                os.kill(process.pid, signal.SIGCONT)
+        for process in runs:
+            stdout, stderr = process.communicate(timeout=300)
+            assert process.returncode == 0, stderr[-2000:]
+            reports.append(json.loads(stdout))
+    assert all(at_publish), "each run has a batch to publish"
     read_by = [{s["shard_id"] for s in r["shards"]} for r in reports]
     assert not read_by[0] & read_by[1], f"shards read by both runs: {read_by[0] & read_by[1]}"
     assert all(r["published"] for r in reports), "both runs publish into the one output"
