@@ -1,6 +1,7 @@
-"""Flat memory: peak RSS of the driver, the Spark JVM and the Python workers of ``kinesis-batch
+"""Flat memory: peak RSS of the driver, the Spark JVM and the Python worker of ``kinesis-batch
 run`` for a backlog of N records and of 4N, beside the hand-written loop's, which keeps every
-row until it writes.
+row until it writes. The stream has 16 open shards (19 in its history, with a split and a
+merge) and the run one task slot (``local[1]``): one task reads every shard, 16 at once.
 
     .venv/bin/python -m benchmarks.memory            # N = 100,000 records of 1 KiB
     .venv/bin/python -m benchmarks.memory --quick    # N = 10,000 (CI)
@@ -26,7 +27,19 @@ ROLES = ("driver", "jvm", "python worker")
 
 def kinesis_batch_peaks(stream: str, output: Path) -> dict[str, int]:
     process = subprocess.Popen(
-        [*RUN, "--stream", stream, "--output", str(output), "--read-limits", "none", "--table", f"memory-{stream}"],
+        [
+            *RUN,
+            "--stream",
+            stream,
+            "--output",
+            str(output),
+            "--read-limits",
+            "none",
+            "--table",
+            f"memory-{stream}",
+            "--spark-master",
+            "local[1]",
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         cwd=REPO,
@@ -64,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         kinesis = plain_client("kinesis")
         for size in (n, 4 * n):
             stream = f"memory-{size}-{int(time.time())}"
-            backlog_with_split_and_merge(kinesis, stream, size)
+            backlog_with_split_and_merge(kinesis, stream, size, shards=16)
             peaks = kinesis_batch_peaks(stream, Path(scratch) / f"kb-{size}")
             rows[size] = (peaks, hand_written_peak(stream, Path(scratch) / f"hand-{size}"))
             print(f"{size:,} records measured", flush=True)

@@ -1,13 +1,17 @@
-"""Against Kinesis' own limit: ``kinesis-batch run`` (paced, as on AWS) through a local endpoint
-that enforces the per-shard read limits (kinesis_batch.limits_proxy: 5 GetRecords calls/s and
-2 MiB/s per shard, throttling beyond, 10 MiB / 10,000 records per call, 5-minute iterators).
+"""Against Kinesis' own limit, at scale: ``kinesis-batch run`` (paced, as on AWS) through a local
+endpoint that enforces per-shard read limits (kinesis_batch.limits_proxy: calls/s and bytes/s
+per shard, throttling beyond, a page holds 5 s of the rate, 5-minute iterators).
 
-    .venv/bin/python -m benchmarks.read_limit            # 4 shards x 40 MiB
-    .venv/bin/python -m benchmarks.read_limit --quick    # 2 shards x 8 MiB (CI)
+    .venv/bin/python -m benchmarks.read_limit            # 64 shards at 128 KiB/s, 5 calls/s, local[2]
+    .venv/bin/python -m benchmarks.read_limit --quick    # 4 shards, grouped design only (CI)
 
-Reports each shard's sustained read rate as a fraction of 2 MiB/s and the share of throttled
-calls. Every shard gets a task slot of its own (``local[shards]``): paced reads wait, they do
-not compute, so slots, not cores, bound them.
+Many shards at a reduced per-shard limit model a large stream on one machine: 64 shards at
+128 KiB/s ask for 8 MiB/s in all, as 4 shards at AWS's 2 MiB/s would, but with 64 shards to keep
+busy at once. Two designs read the same backlog on 2 task slots, each with a lease table of its
+own: shards grouped per task (the default) and one shard per task (``--shards-per-task 1``, the
+design before). Reported per design: the aggregate rate (the bytes every shard got before its
+last call, over the span from the first call to the last) against shards x the limit, each
+shard's own sustained rate, and the throttled calls.
 """
 
 from __future__ import annotations
@@ -16,19 +20,50 @@ import argparse
 import os
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks.common import MIB, kinesis_batch_run, machine, plain_client, put_records
+from benchmarks.common import kinesis_batch_run, machine, plain_client, put_records
 from kinesis_batch.devstack import local_stack, wait_active
-from kinesis_batch.limits_proxy import BYTES_PER_SECOND, LimitsProxy
+from kinesis_batch.limits_proxy import LimitsProxy, ShardLimits, ShardStats
+
+KIB = 1024
+
+
+@dataclass(frozen=True)
+class Design:
+    name: str
+    args: tuple[str, ...]
+
+
+DESIGNS = (Design("grouped (default)", ()), Design("one shard per task", ("--shards-per-task", "1")))
+
+
+def aggregate(stats: dict[str, ShardStats]) -> float:
+    """Bytes per second over the whole read, the last call of each shard left out (as in
+    ShardStats.sustained_rate): what the read drew from the stream's limits."""
+    firsts = [s.first_call for s in stats.values() if s.first_call is not None]
+    lasts = [s.last_call for s in stats.values() if s.last_call is not None]
+    if not firsts or not lasts or max(lasts) <= min(firsts):
+        return 0.0
+    return sum(s.bytes_before_last_call for s in stats.values()) / (max(lasts) - min(firsts))
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="2 shards x 8 MiB (CI)")
+    parser.add_argument("--quick", action="store_true", help="4 shards, the grouped design only (CI)")
+    parser.add_argument("--shards", type=int, help="default 64 (--quick 4)")
+    parser.add_argument("--kib-per-second", type=int, default=128, help="per-shard byte limit (default 128 KiB/s)")
+    parser.add_argument("--pages", type=float, help="backlog per shard, in pages of 5 s (default 3; --quick 1.5)")
     args = parser.parse_args(argv)
-    shards, per_shard = (2, 8_000) if args.quick else (4, 40_000)
+    shards = args.shards or (4 if args.quick else 64)
+    designs = DESIGNS[:1] if args.quick else DESIGNS
+    limits = ShardLimits.scaled(bytes_per_second=args.kib_per_second * KIB)
+    pages = args.pages or (1.5 if args.quick else 3.0)
+    per_shard = int(pages * limits.max_bytes_per_call / (KIB + 8))  # 1 KiB of data, a key of up to 8 bytes
     print(f"# read limit: {machine()}", flush=True)
+    print(f"{shards} shards x {per_shard:,} records of 1 KiB, each shard limited to {limits}", flush=True)
+    rows = []
     with tempfile.TemporaryDirectory(prefix="kinesis-batch-bench-") as scratch, local_stack(("kinesalite",)) as stack:
         os.environ.update(stack.env("kinesalite"))
         kinesis = plain_client("kinesis")
@@ -36,28 +71,33 @@ def main(argv: list[str] | None = None) -> int:
         kinesis.create_stream(StreamName=stream, ShardCount=shards)
         wait_active(kinesis, stream)
         put_records(kinesis, stream, shards * per_shard)
-        with LimitsProxy(stack.kinesis["kinesalite"].url) as proxy:
-            os.environ["AWS_ENDPOINT_URL_KINESIS"] = proxy.url
-            with_startup, _, report = kinesis_batch_run(
-                stream, Path(scratch) / "out", read_limits="kinesis", extra=("--spark-master", f"local[{shards}]")
-            )
-            stats = proxy.stats()
-    print(f"\n{report['records']:,} records of 1 KiB in {with_startup.seconds:.1f} s; timings {report['timings']}")
-    print("\n| shard | MiB read | GetRecords calls | throttled | sustained rate | of 2 MiB/s |")
-    print("|---|---|---|---|---|---|")
-    for shard, shard_stats in sorted(stats.items()):
-        rate = shard_stats.sustained_rate() or 0.0
+        read_limits = f"{limits.calls_per_second},{limits.bytes_per_second}"
+        for number, design in enumerate(designs):
+            with LimitsProxy(stack.kinesis["kinesalite"].url, limits=limits) as proxy:
+                os.environ["AWS_ENDPOINT_URL_KINESIS"] = proxy.url
+                _, _, report = kinesis_batch_run(
+                    stream,
+                    Path(scratch) / f"out-{number}",
+                    read_limits=read_limits,
+                    extra=("--spark-master", "local[2]", "--table", f"limit-{number}-{stream}", *design.args),
+                )
+                stats = proxy.stats()
+            if report["records"] != shards * per_shard:
+                raise SystemExit(f"{design.name} read {report['records']:,} records, not {shards * per_shard:,}")
+            rows.append((design, report, stats, report["timings"]["read"]))
+            print(f"{design.name}: {report['tasks']} tasks, read in {report['timings']['read']:.1f} s", flush=True)
+    limit = shards * limits.bytes_per_second
+    print(f"\n| design | tasks | read s | aggregate KiB/s | of {shards} x limit | per-shard rate | throttled |")
+    print("|---|---|---|---|---|---|---|")
+    for design, report, stats, read_seconds in rows:
+        rates = [(s.sustained_rate() or 0.0) / limits.bytes_per_second for s in stats.values()]
+        calls = sum(s.calls for s in stats.values())
+        throttled = sum(s.throttled for s in stats.values())
+        rate = aggregate(stats)
         print(
-            f"| {shard} | {shard_stats.bytes / MIB:.1f} | {shard_stats.calls} | {shard_stats.throttled} "
-            f"| {rate / MIB:.2f} MiB/s | {rate / BYTES_PER_SECOND:.2f} |"
+            f"| {design.name} | {report['tasks']} | {read_seconds:.1f} | {rate / KIB:,.0f} | {rate / limit:.2f} "
+            f"| {min(rates):.2f} to {max(rates):.2f} | {throttled} of {calls} ({throttled / max(calls, 1):.1%}) |"
         )
-    calls = sum(s.calls for s in stats.values())
-    throttled = sum(s.throttled for s in stats.values())
-    rates = [s.sustained_rate() or 0.0 for s in stats.values()]
-    print(
-        f"\nper-shard rate: {min(rates) / BYTES_PER_SECOND:.2f} to {max(rates) / BYTES_PER_SECOND:.2f} of the limit; "
-        f"throttled calls: {throttled} of {calls} ({throttled / max(calls, 1):.1%})"
-    )
     return 0
 
 

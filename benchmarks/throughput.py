@@ -1,15 +1,15 @@
 """Catch-up throughput against the source's own rate and a hand-written baseline, on one
 kinesalite endpoint (fast, and it reshards like AWS).
 
-    .venv/bin/python -m benchmarks.throughput            # 200,000 records, then (b) and (c) at 1,000,000
+    .venv/bin/python -m benchmarks.throughput            # 200,000 records, then 1,000,000
     .venv/bin/python -m benchmarks.throughput --quick    # 20,000 records (what CI runs)
     .venv/bin/python -m benchmarks.throughput --formats parquet,delta-s3
 
 A backlog of 1 KiB records across 8 open shards with one split and one merge in its history is
-drained three ways in the same run: (a) raw threaded GetRecords, records discarded; (b) a
-hand-written single-threaded loop into one Parquet file; (c) ``kinesis-batch run`` end to end,
-with and without its fixed start-up cost. The break-even backlog is where (c) including start-up
-overtakes (b).
+drained three ways in the same run, at each size: (a) raw threaded GetRecords, records
+discarded; (b) a hand-written single-threaded loop into one Parquet file; (c) ``kinesis-batch
+run`` end to end, with and without its fixed start-up cost. Each size's ratios are to its own
+raw rate. The break-even backlog is where (c) including start-up overtakes (b).
 
 Then the first backlog is drained again by ``kinesis-batch run`` into each output of
 ``--formats`` (default all: parquet, delta-local, delta-s3, iceberg-local, iceberg-s3; S3 is
@@ -80,7 +80,7 @@ def format_run(kind: str, drained: tuple[Drain, Drain, dict[str, Any]]) -> Forma
     return FormatRun(kind, with_startup, without, report["timings"], len(report["shards"]))
 
 
-def measure(records: int, scratch: Path, *, with_raw: bool = True, formats: tuple[str, ...] = ()) -> list[Drain]:
+def measure(records: int, scratch: Path, *, formats: tuple[str, ...] = ()) -> list[Drain]:
     """(a), (b) and (c) on a new backlog of ``records``; then (c) again into each of ``formats``
     (printed as they finish; the parquet one is (c) itself)."""
     stream = f"bench-{records}-{int(time.time())}"
@@ -88,8 +88,7 @@ def measure(records: int, scratch: Path, *, with_raw: bool = True, formats: tupl
     took = time.monotonic()
     backlog_with_split_and_merge(kinesis, stream, records)
     print(f"backlog: {records:,} records of 1 KiB put in {time.monotonic() - took:.1f} s", flush=True)
-    drains = [raw_read(stream)] if with_raw else []
-    drains.append(hand_written(stream, scratch / f"hand-{records}"))
+    drains = [raw_read(stream), hand_written(stream, scratch / f"hand-{records}")]
     parquet = kinesis_batch_run(stream, scratch / f"kb-{records}")
     with_startup, without, report = parquet
     drains += [with_startup, without]
@@ -142,14 +141,13 @@ def main(argv: list[str] | None = None) -> int:
         os.environ.update(stack.env("kinesalite"))
         rounds = [measure(records, Path(scratch), formats=formats)]
         if not args.quick:
-            rounds.append(measure(1_000_000, Path(scratch), with_raw=False))
-    raw = rounds[0][0]
+            rounds.append(measure(1_000_000, Path(scratch)))
     print(f"\n{TABLE_HEAD}")
     for drains in rounds:
         for drain in drains:
-            print(drain.row(raw))
+            print(drain.row(drains[0]))
     for drains in rounds:
-        baseline, with_startup, without = drains[-3], drains[-2], drains[-1]
+        raw, baseline, with_startup, without = drains
         startup = with_startup.seconds - without.seconds
         even = break_even(baseline, startup, without)
         print(

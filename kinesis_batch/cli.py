@@ -59,10 +59,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--spark-master", default="local[*]", help="Spark master (default local[*])")
     run.add_argument(
         "--read-limits",
-        choices=("kinesis", "none"),
         default="kinesis",
         help="kinesis: keep each shard under Kinesis' 5 GetRecords calls/s and 2 MiB/s (default); "
-        "none: no pacing (emulators, benchmarks)",
+        "none: no pacing (emulators, benchmarks); CALLS,BYTES: your own per-shard pace per second",
+    )
+    run.add_argument(
+        "--shards-per-task",
+        type=int,
+        help="shards one Spark task reads side by side (default: the plan spread over every task slot)",
     )
     run.add_argument("--run-id", help="the run's id, also its batch id (default: time + random)")
     # One step of a run whose other steps run elsewhere: the DAG's spark-submit of its read step.
@@ -152,7 +156,7 @@ def _run(args: argparse.Namespace, spark: Callable[[], Any] | None = None) -> in
     """``run``; ``spark`` gives the session (spark-submit's own), else one is started lazily."""
     from kinesis_batch.aws import dynamodb_client, kinesis_client
     from kinesis_batch.run import CatchUpRun
-    from kinesis_batch.spark.job import default_spark
+    from kinesis_batch.spark.session import default_spark
 
     options: dict[str, Any] = {
         "stream": args.stream,
@@ -163,9 +167,10 @@ def _run(args: argparse.Namespace, spark: Callable[[], Any] | None = None) -> in
         "lease_seconds": args.lease_seconds,
         "spark_master": args.spark_master,
         "allow_gaps": args.allow_gaps,
-        "read_limits": ReadLimits() if args.read_limits == "kinesis" else ReadLimits.unlimited(),
+        "read_limits": ReadLimits.parse(args.read_limits),
         "format": args.format,
         "catalog": args.catalog,
+        "shards_per_task": args.shards_per_task,
     }
     if args.worker_id is not None:
         options["worker_id"] = args.worker_id
@@ -254,6 +259,8 @@ def _report_json(report: Any) -> dict[str, Any]:
         "records": report.records,
         "seconds": round(report.seconds, 3),
         "timings": report.timings,
+        "tasks": report.tasks,
+        "failed_task_attempts": report.failed_task_attempts,
         "shards": [
             {
                 "shard_id": s.shard_id,

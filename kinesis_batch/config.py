@@ -94,6 +94,19 @@ def validate_output(format: str, output: str, catalog: str | None) -> None:
             )
 
 
+COMMIT_CONCURRENCY = "KINESIS_BATCH_COMMIT_CONCURRENCY"
+
+
+def _env_int(name: str, default: int) -> int:
+    text = os.environ.get(name, "")
+    if not text:
+        return default
+    try:
+        return int(text)
+    except ValueError:
+        raise IllegalArgumentError(f"{name}={text!r}: a whole number is needed") from None
+
+
 @dataclass(frozen=True)
 class RunConfig:
     stream: str
@@ -108,6 +121,9 @@ class RunConfig:
     read_limits: ReadLimits = field(default_factory=ReadLimits)
     format: str = "parquet"  # parquet | delta | iceberg (kinesis_batch.output)
     catalog: str | None = None  # iceberg: a pyiceberg catalog name (None: "default", or the embedded one)
+    shards_per_task: int | None = None  # None: one task per Spark task slot (kinesis_batch.grouping)
+    # Checkpoint commits in flight at once within a lineage generation (DynamoDB transactions).
+    commit_concurrency: int = field(default_factory=lambda: _env_int(COMMIT_CONCURRENCY, 16))
 
     def __post_init__(self) -> None:
         validate_stream_name(self.stream)
@@ -123,5 +139,10 @@ class RunConfig:
             raise IllegalArgumentError("--until must carry a time zone (or end in Z)")
         if not 10 <= self.lease_seconds <= 86_400:
             raise IllegalArgumentError(f"--lease-seconds: {self.lease_seconds:g} is outside 10..86400")
+        if self.commit_concurrency < 1:
+            raise IllegalArgumentError(f"{COMMIT_CONCURRENCY} must be at least 1, not {self.commit_concurrency}")
+        per_task = self.shards_per_task
+        if per_task is not None and (isinstance(per_task, bool) or not isinstance(per_task, int) or per_task < 1):
+            raise IllegalArgumentError(f"--shards-per-task must be a whole number of at least 1, not {per_task!r}")
         if not self.worker_id or len(self.worker_id) > 256:
             raise IllegalArgumentError("--worker-id must be 1-256 characters")

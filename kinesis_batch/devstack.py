@@ -42,6 +42,10 @@ STATIC_ENV = {
     "AWS_EC2_METADATA_DISABLED": "true",
 }
 
+#: moto's DynamoDB fails concurrent TransactWriteItems with 500s (it deep-copies each table a
+#: transaction touches): runs against this stack commit one checkpoint at a time.
+MOTO_SETTINGS = {"KINESIS_BATCH_COMMIT_CONCURRENCY": "1"}
+
 
 def wait_active(kinesis: Any, stream: str, timeout: float = 30.0) -> None:
     """Wait until ``stream`` is ACTIVE (emulators pass through CREATING and UPDATING too)."""
@@ -174,6 +178,8 @@ def start_kinesalite(log_dir: Path, *, shard_limit: int = 1000) -> LocalServer:
         _node(),
         "-r",
         str(EMULATORS / "loopback.js"),
+        "-r",
+        str(EMULATORS / "client-aborts.js"),  # a client killed mid-request must not end the emulator
         str(main),
         "--port",
         str(port),
@@ -223,6 +229,7 @@ class LocalStack:
             "AWS_ENDPOINT_URL_KINESIS": self.kinesis[kinesis].url,
             # The same moto_server is S3 (Delta and Iceberg tables) and Glue (an Iceberg catalog).
             "AWS_ENDPOINT_URL_S3": self.dynamodb.url,
+            **MOTO_SETTINGS,
             "AWS_ENDPOINT_URL_GLUE": self.dynamodb.url,
         }
 
@@ -249,6 +256,7 @@ class LocalStack:
             "AIRFLOW__API_AUTH__JWT_SECRET": secrets.token_hex(32),
             "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home}/airflow.db",
             "AIRFLOW_CONN_AWS_DEFAULT": json.dumps(connection),
+            **MOTO_SETTINGS,
         }
 
 

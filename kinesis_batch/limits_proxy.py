@@ -11,7 +11,9 @@ an emulator (kinesalite) and holds GetRecords to what AWS allows per shard:
   resumes after the last record returned);
 - shard iterators expire 5 minutes after they were handed out (ExpiredIteratorException).
 
-Throttled calls count against the calls-per-second limit too, as on AWS. Per-shard statistics
+Throttled calls count against the calls-per-second limit too, as on AWS. The limits are
+settings (:class:`ShardLimits`): a benchmark models many shards on one machine at a reduced
+per-shard rate, with the burst and the page size scaled alike. Per-shard statistics
 (calls, throttled calls, bytes, timing) make "how close to the limit" measurable: see
 :meth:`LimitsProxy.stats`. For tests and benchmarks; it binds 127.0.0.1 on a free port and
 serves from a thread (Spark workers and other processes reach it over HTTP).
@@ -36,6 +38,27 @@ MAX_BYTES_PER_CALL = 10 * MIB
 MAX_RECORDS_PER_CALL = 10_000
 ITERATOR_LIFETIME = 300.0
 _JSON = "application/x-amz-json-1.1"
+
+
+@dataclass(frozen=True)
+class ShardLimits:
+    """What the proxy allows each shard. The defaults are AWS's; :meth:`scaled` keeps AWS's
+    proportions at another rate (a page and the burst credit hold 5 seconds of the rate)."""
+
+    calls_per_second: int = CALLS_PER_SECOND
+    bytes_per_second: int = BYTES_PER_SECOND
+    max_bytes_per_call: int = MAX_BYTES_PER_CALL  # also the burst credit
+    max_records_per_call: int = MAX_RECORDS_PER_CALL
+
+    def __post_init__(self) -> None:
+        for name in ("calls_per_second", "bytes_per_second", "max_bytes_per_call", "max_records_per_call"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, not {getattr(self, name)}")
+
+    @classmethod
+    def scaled(cls, bytes_per_second: int, calls_per_second: int = CALLS_PER_SECOND) -> ShardLimits:
+        burst = bytes_per_second * MAX_BYTES_PER_CALL // BYTES_PER_SECOND
+        return cls(calls_per_second, bytes_per_second, burst, MAX_RECORDS_PER_CALL)
 
 
 @dataclass
@@ -63,8 +86,11 @@ class ShardStats:
 class LimitsProxy:
     """``with LimitsProxy(upstream_url) as proxy:`` point clients at ``proxy.url``."""
 
-    def __init__(self, upstream: str, *, iterator_lifetime: float = ITERATOR_LIFETIME) -> None:
+    def __init__(
+        self, upstream: str, *, limits: ShardLimits = ShardLimits(), iterator_lifetime: float = ITERATOR_LIFETIME
+    ) -> None:
         self.upstream = urlsplit(upstream)
+        self.limits = limits
         self.iterator_lifetime = iterator_lifetime
         self._lock = threading.Lock()
         self._shards: dict[str, ShardStats] = {}
@@ -107,12 +133,15 @@ class LimitsProxy:
         iterator = request["ShardIterator"]
         with self._lock:
             stream, shard, issued = self._iterators.get(iterator, ("", "unknown", time.monotonic()))
-            stats = self._shards.setdefault(shard, ShardStats(_credit_at=time.monotonic()))
+            stats = self._shards.setdefault(
+                shard, ShardStats(_credit=self.limits.max_bytes_per_call, _credit_at=time.monotonic())
+            )
             now = time.monotonic()
             refusal = self._admit(stats, now, issued)
         if refusal is not None:
             return 400, json.dumps({"__type": refusal, "message": f"{refusal} for shard {shard}"}).encode()
-        request["Limit"] = min(int(request.get("Limit", MAX_RECORDS_PER_CALL)), MAX_RECORDS_PER_CALL)
+        most = self.limits.max_records_per_call
+        request["Limit"] = min(int(request.get("Limit", most)), most)
         status, answer = self.forward(json.dumps(request).encode(), headers)
         if status != 200:
             return status, answer
@@ -136,19 +165,22 @@ class LimitsProxy:
         while stats._recent and now - stats._recent[0] >= 1.0:
             stats._recent.popleft()
         stats._recent.append(now)
-        stats._credit = min(MAX_BYTES_PER_CALL, stats._credit + (now - stats._credit_at) * BYTES_PER_SECOND)
+        limits = self.limits
+        stats._credit = min(
+            limits.max_bytes_per_call, stats._credit + (now - stats._credit_at) * limits.bytes_per_second
+        )
         stats._credit_at = now
-        if len(stats._recent) > CALLS_PER_SECOND or stats._credit < 0:
+        if len(stats._recent) > limits.calls_per_second or stats._credit < 0:
             stats.throttled += 1
             return "ProvisionedThroughputExceededException"
         return None
 
     def _cut_to_size(self, page: dict[str, Any], stream: str, shard: str, headers: dict[str, str]) -> int:
-        """Keep at most 10 MiB of records; when cut, resume after the last record kept."""
+        """Keep at most a page's bytes of records; when cut, resume after the last record kept."""
         size, kept = 0, 0
         for record in page.get("Records", []):
             record_size = _decoded_length(record["Data"]) + len(record["PartitionKey"].encode())
-            if kept and size + record_size > MAX_BYTES_PER_CALL:
+            if kept and size + record_size > self.limits.max_bytes_per_call:
                 break
             size += record_size
             kept += 1

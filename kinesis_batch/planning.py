@@ -15,7 +15,7 @@ Rules (design.md, "Parent before child"):
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -145,6 +145,35 @@ def plan_run(
         pending=pending,
         new_leases=tuple(new_leases),
     )
+
+
+def readable(ranges: Sequence[ShardRange], held: Collection[str]) -> tuple[ShardRange, ...]:
+    """The ranges a worker holding ``held`` can read: held, with every planned parent readable
+    too (a step resumed elsewhere may hold fewer leases than its plan names). Plan order."""
+    out: list[ShardRange] = []
+    ok: set[str] = set()
+    for shard_range in ranges:
+        if shard_range.shard_id in held and all(p in ok for p in shard_range.planned_parents):
+            out.append(shard_range)
+            ok.add(shard_range.shard_id)
+    return tuple(out)
+
+
+def parents_ended(shard_range: ShardRange, results: Mapping[str, ReadResult]) -> bool:
+    """Whether every planned parent of the range was read to SHARD_END (so it must be read)."""
+    return all(p in results and results[p].reached_shard_end for p in shard_range.planned_parents)
+
+
+def generations(shards: Sequence[str], parents: Mapping[str, Collection[str]]) -> list[list[str]]:
+    """``shards`` (parents before children) in layers: each shard one layer after the last of
+    its parents among ``shards``. A layer's checkpoints may move side by side."""
+    layer: dict[str, int] = {}
+    for shard in shards:
+        layer[shard] = 1 + max((layer[p] for p in parents.get(shard, ()) if p in layer), default=-1)
+    out: list[list[str]] = [[] for _ in range(max(layer.values(), default=-1) + 1)]
+    for shard in shards:
+        out[layer[shard]].append(shard)
+    return out
 
 
 def plan_to_json(plan: RunPlan) -> dict[str, Any]:

@@ -12,6 +12,7 @@ and in ``kinesis_batch.spark``.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
@@ -21,19 +22,29 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from kinesis_batch.aws import S3Settings
 from kinesis_batch.checkpoints.store import DynamoDBCheckpointStore
 from kinesis_batch.config import RunConfig
 from kinesis_batch.errors import InvalidStateError, KinesisBatchError, LeaseLostError, TrimmedDataError
+from kinesis_batch.grouping import group_ranges
 from kinesis_batch.leases.manager import LeaseManager
 from kinesis_batch.leases.model import Lease
 from kinesis_batch.leases.renewer import LeaseRenewer
 from kinesis_batch.leases.store import LeaseStore
 from kinesis_batch.output import Sink, open_sink
 from kinesis_batch.output.records import CommitRecord, ShardCommit
-from kinesis_batch.planning import RunPlan, plan_from_json, plan_run, plan_to_json, shard_commit
+from kinesis_batch.planning import (
+    RunPlan,
+    generations,
+    parents_ended,
+    plan_from_json,
+    plan_run,
+    plan_to_json,
+    readable,
+    shard_commit,
+)
 from kinesis_batch.recovery import recover_pending
 from kinesis_batch.shards.lag import RetentionRisk
 from kinesis_batch.shards.lineage import Lineage
@@ -43,6 +54,8 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_kinesis import KinesisClient
     from pyspark.sql import SparkSession
+
+    from kinesis_batch.spark.job import ReadJob
 
 log = logging.getLogger(__name__)
 CRASH_AT = "KINESIS_BATCH_CRASH_AT"  # fault injection for the crash tests: a step name
@@ -61,8 +74,10 @@ class RunReport:
     waiting: dict[str, tuple[str, ...]]
     seconds: float
     output: str = ""
-    # Where the time went: start (recover, plan, lease), spark_start, read (the waves), publish, commit.
+    # Where the time went: start (recover, plan, lease), spark_start, read (the job), publish, commit.
     timings: dict[str, float] = field(default_factory=dict)
+    tasks: int = 0  # Spark tasks of the read, each a group of shards
+    failed_task_attempts: int = 0  # task attempts that failed and were retried
 
     @property
     def records(self) -> int:
@@ -108,6 +123,8 @@ class CatchUpRun:
         self.clock = clock
         self.retention_hours = 24
         self.timings: dict[str, float] = {}
+        self._job: ReadJob | None = None  # the read in progress, for the renewer to cancel
+        self.tasks = self.failed_task_attempts = 0
 
     # -- the steps ----------------------------------------------------------------------------
 
@@ -117,7 +134,7 @@ class CatchUpRun:
         try:
             with self._timed("start"):
                 recovered, plan, elsewhere = self.start()
-            with LeaseRenewer(self.manager):
+            with LeaseRenewer(self.manager, on_lost=self._on_lost):
                 self.read()
                 self.crash_point("read")
                 with self._timed("publish"):
@@ -145,6 +162,8 @@ class CatchUpRun:
             seconds=time.monotonic() - started,
             output=self.output.location(self.run_id) if published else "",
             timings={step: round(seconds, 3) for step, seconds in self.timings.items()},
+            tasks=self.tasks,
+            failed_task_attempts=self.failed_task_attempts,
         )
 
     @contextmanager
@@ -222,55 +241,101 @@ class CatchUpRun:
         )
 
     def read(self) -> None:
-        """Run the Spark job wave by wave over the held shards of the plan; a child only once every
-        parent reached SHARD_END. Rows go to the batch's staging, what each task read to _results."""
-        from kinesis_batch.spark.job import TaskSpec, read_results, run_wave, warm_up
+        """Run one Spark job over the held shards of the plan, a group of ranges per task; a
+        child is read once every parent reached SHARD_END, in the same task (no wave barrier).
+        Rows go to the batch's staging, what each range read to _results. A lease lost meanwhile
+        (the renewer of :meth:`run` cancels the job) raises LeaseLostError; an error inside a
+        task is raised as the library's own error."""
+        from kinesis_batch.spark.job import ReadJob, read_results, warm_up
+        from kinesis_batch.spark.task import GroupSpec
 
         plan = self._manifest()
         held = set(self.manager.adopt())
+        ranges = readable(plan.ranges, held)
+        if not ranges:
+            return
         data = self.output.data(self.run_id)
         self.output.clear_staged_rows(self.run_id)  # an earlier attempt of this step
         data.make_dirs()
         results_dir = self.output.results(self.run_id)
+        with self._timed("spark_start"):  # once, outside the read's timing
+            spark = self.spark()
+            warm_up(spark)
+        groups = group_ranges(
+            ranges, slots=spark.sparkContext.defaultParallelism, shards_per_task=self.config.shards_per_task
+        )
         column = None if self.output.format == "parquet" else self.run_id  # parquet has it from the folder
-        ended = set(plan.finished)
-        spark = None
-        for number, wave in enumerate(plan.waves()):
-            ready = [r for r in wave if r.shard_id in held and all(p in ended for p in r.planned_parents)]
-            if not ready:
-                continue
-            specs = [
-                TaskSpec.for_range(
-                    self.config, self.kinesis, r.shard_id, r.closed, r.depth, r.start, plan.until, data, column
-                )
-                for r in ready
-            ]
-            if spark is None:
-                with self._timed("spark_start"):  # once, outside the waves' timing
-                    spark = self.spark()
-                    warm_up(spark)
-            wave_started = time.monotonic()
+        specs = [GroupSpec.of(self.config, self.kinesis, group, plan.until, data, column) for group in groups]
+        self._job = ReadJob(spark, self.run_id)
+        started = time.monotonic()
+        try:
             with self._timed("read"):
-                run_wave(spark, specs, results_dir)
-            seconds = time.monotonic() - wave_started
-            results = read_results(results_dir)
-            missing = [r.shard_id for r in ready if r.shard_id not in results]
-            if missing:
-                raise InvalidStateError(f"the Spark job reported nothing for shards {', '.join(missing)}")
-            self._check_gaps({r.shard_id: results[r.shard_id].trimmed_after for r in ready})
-            for shard_range in ready:
-                result = results[shard_range.shard_id]
-                if result.reached_shard_end:
-                    ended.add(shard_range.shard_id)
-                moved = shard_commit(shard_range, result)
-                now_at = moved.end if moved else shard_range.start
-                self._warn_about_retention(shard_range.shard_id, result.first_millis_behind_latest)
-                self.progress(f"  {shard_range.shard_id}: {result.records} records, now at {now_at}")
-            records = sum(results[r.shard_id].records for r in ready)
-            rate = records / max(seconds, 1e-9)
-            self.progress(
-                f"wave {number}: {len(ready)} shards, {records} records in {seconds:.1f} s ({rate:,.0f} rec/s)"
-            )
+                self._job.run(specs, results_dir)
+        except Exception as exc:
+            self._raise_read_failure(exc)
+        finally:
+            self.tasks, self.failed_task_attempts = self._job.tasks, self._job.failed_attempts
+            self._job = None
+        seconds = time.monotonic() - started
+        results = read_results(results_dir)
+        missing = [r.shard_id for r in ranges if r.shard_id not in results and parents_ended(r, results)]
+        if missing:
+            raise InvalidStateError(f"the Spark job reported nothing for shards {', '.join(missing)}")
+        self._check_gaps({shard: result.trimmed_after for shard, result in results.items()})
+        for shard_range in ranges:
+            result = results.get(shard_range.shard_id)
+            if result is None:
+                self.progress(f"  {shard_range.shard_id}: not read, a parent stopped at the bound")
+                continue
+            moved = shard_commit(shard_range, result)
+            now_at = moved.end if moved else shard_range.start
+            self._warn_about_retention(shard_range.shard_id, result.first_millis_behind_latest)
+            self.progress(f"  {shard_range.shard_id}: {result.records} records, now at {now_at}")
+        records = sum(result.records for result in results.values())
+        retried = f"; {self.failed_task_attempts} failed task attempts retried" if self.failed_task_attempts else ""
+        self.progress(
+            f"read: {len(results)} shards in {len(specs)} tasks, {records} records in {seconds:.1f} s "
+            f"({records / max(seconds, 1e-9):,.0f} rec/s){retried}"
+        )
+
+    def _raise_read_failure(self, exc: Exception) -> NoReturn:
+        """A failed or cancelled job: a lost lease explains it first, then a task's own error."""
+        from kinesis_batch.spark.job import raised_in_task
+
+        lost = self.manager.lost_leases()
+        if not lost:
+            with contextlib.suppress(KinesisBatchError):  # cannot tell now: the task's error stands
+                lost = set(self.manager.renew())
+        if lost:
+            raise LeaseLostError(self._lost(lost, "while reading")) from exc
+        error = raised_in_task(exc)
+        if error is None:
+            raise exc
+        raise error from exc
+
+    def _lost(self, keys: set[str], when: str) -> str:
+        """One line naming the lost shards and the worker that has them now."""
+        holders: dict[str, list[str]] = {}
+        for lease in self.store.list_leases():
+            if lease.lease_key in keys:
+                holders.setdefault(self._holder(lease), []).append(lease.lease_key)
+        lost = "; ".join(f"{', '.join(sorted(shards))} to {holder}" for holder, shards in sorted(holders.items()))
+        return f"lost the leases of {lost} {when}; nothing was published"
+
+    def _holder(self, lease: Lease) -> str:
+        if lease.lease_owner:
+            return lease.lease_owner
+        moves = self.checkpoints.history.for_shard(lease.lease_key)
+        if moves and moves[-1].owner != self.config.worker_id:  # it took over, finished, let go
+            return f"{moves[-1].owner} (which committed batch {moves[-1].batch_id} and let go)"
+        return "another worker (which let go since)"
+
+    def _on_lost(self, lost: list[str]) -> None:
+        """The renewer found leases lost: stop the read at once, if one is running."""
+        job = self._job
+        if job is not None:
+            log.warning("lost leases %s: cancelling the Spark job", ", ".join(lost))
+            job.cancel()
 
     def _check_gaps(self, trimmed: dict[str, str | None]) -> None:
         """Promise 5: data lost to retention fails the run, unless the user opted in (--allow-gaps)."""
@@ -317,9 +382,9 @@ class CatchUpRun:
                 lease, ends[lease.lease_key], batch_id, read_through=ends[lease.lease_key]
             ),
         )
-        lost = sorted(self.manager.lost | set(self.manager.renew()))
+        lost = self.manager.lost_leases() | set(self.manager.renew())
         if lost:
-            raise LeaseLostError(f"lost the leases of {', '.join(lost)} before publishing; nothing was published")
+            raise LeaseLostError(self._lost(lost, "before publishing"))
         if not commits:
             # The job ran but found nothing new: no empty batch. No fence either: this run
             # holds its leases (just checked) and will not publish the batch later.
@@ -331,23 +396,26 @@ class CatchUpRun:
         return self.output.publish(record, files) or self.output.committed(batch_id) is not None
 
     def commit(self) -> int:
-        """Move the checkpoints of the published batch, parents first; clear the marker of every
-        held shard it does not cover. Returns how many checkpoints moved."""
+        """Move the checkpoints of the published batch, a generation at a time, parents first;
+        clear the marker of every held shard it does not cover. Returns how many moved."""
         self.manager.adopt()
         batch_id = self.run_id
         record = self.output.committed(batch_id)
         commits = record.shards if record else ()
         records = {commit.shard_id: commit.records for commit in commits}
-        # Parents first, one transaction at a time: DynamoDB would take a generation's commits
-        # side by side, but moto (the tests' DynamoDB) fails concurrent TransactWriteItems with
-        # 500s (it deep-copies each table a transaction touches). Prepares are plain updates.
-        self.manager.write_each(
-            records,
-            lambda lease: self.checkpoints.commit(
-                lease, batch_id, run_id=self.run_id, records=records[lease.lease_key]
-            ),
-            concurrency=1,
-        )
+        # A generation (shards whose parents in the batch moved before) side by side. The
+        # tests' moto server takes one transaction at a time (it fails concurrent
+        # TransactWriteItems with 500s): config.commit_concurrency says how many.
+        held = self.manager.held()
+        parents = {shard: held[shard].parent_shard_ids for shard in records if shard in held}
+        for generation in generations(list(records), parents):
+            self.manager.write_each(
+                generation,
+                lambda lease: self.checkpoints.commit(
+                    lease, batch_id, run_id=self.run_id, records=records[lease.lease_key]
+                ),
+                concurrency=self.config.commit_concurrency,
+            )
         uncovered = sorted(set(self.manager.held()) - set(records))
         self.manager.write_each(uncovered, lambda lease: self.checkpoints.abort(lease, batch_id))
         return len(commits)

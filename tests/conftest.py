@@ -85,7 +85,7 @@ def artifacts_dir() -> Path:
 @pytest.fixture(scope="session")
 def spark_session(stack: LocalStack):  # type: ignore[no-untyped-def]
     """One local Spark session for the whole test session (tasks get endpoints in their specs)."""
-    from kinesis_batch.spark.job import spark_session as start
+    from kinesis_batch.spark.session import spark_session as start
 
     # Python workers inherit the JVM's environment, fixed when it starts: give it the stack's
     # region and credentials now (the per-test aws_env fixture comes later). Endpoints travel
@@ -94,7 +94,6 @@ def spark_session(stack: LocalStack):  # type: ignore[no-untyped-def]
         for name, value in STATIC_ENV.items():
             environment.setenv(name, value)
         session = start("local[2]", app_name="kinesis-batch-tests")
-    session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
 

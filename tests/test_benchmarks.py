@@ -44,7 +44,10 @@ def run_benchmark(name: str) -> str:
                 *(FORMAT_ROW.format(kind=kind) for kind in ("parquet", "delta-s3")),
             ),
         ),
-        ("read_limit", (r"16,000 records of 1 KiB in .*\n[\s\S]*throttled calls: \d+ of \d+",)),
+        (
+            "read_limit",
+            (r"\| grouped \(default\) \| 2 \| [\d.]+ \| [\d,]+ \| [\d.]+ \| [\d.]+ to [\d.]+ \| \d+ of \d+",),
+        ),
         ("memory", (r"peak at 4N / peak at N: driver [\d.]+, jvm [\d.]+, python worker [\d.]+",)),
         ("planning", (r"history: 550 shards[\s\S]*time per shard at 2x the leases / at 1x: [\d.]+",)),
         # Each batch is checked from the output alone: committed() and last_batch() give it back,

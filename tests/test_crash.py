@@ -318,3 +318,29 @@ def test_two_runs_started_at_the_same_moment_never_read_a_shard_twice(
     assert_exactly_once(rows, sent)
     assert_per_key_order(rows)
     assert published_batches(sink, rows) == published
+
+
+def test_a_task_killed_mid_group_is_retried_whole_and_the_output_is_exactly_once(
+    kinesis: Any, streams: StreamFactory, tmp_path: Path
+) -> None:
+    name = streams.create(shards=3)
+    sent = diamond_stream(kinesis, name, 60)
+    output = tmp_path / "out"
+    # One task slot, so one task reads the whole history; Spark may try a task twice (local[1,2]).
+    # Its first attempt kills its own Python worker once one shard's rows are written and the
+    # other shards are mid-read.
+    run = start_cli(
+        "run", "--stream", name, "--output", str(output), "--spark-master", "local[1,2]", "--read-limits", "none",
+        "--json", env={CRASH_AT: "task"},
+    )  # fmt: skip
+    with killed_at_exit([run]):
+        stdout, stderr = run.communicate(timeout=240)
+
+    assert run.returncode == 0, stderr[-3000:]
+    report = json.loads(stdout)
+    assert (report["tasks"], report["failed_task_attempts"]) == (1, 1), report
+    assert report["published"] and report["records"] == len(sent)
+    rows = read_rows(ParquetSink(output))
+    assert_exactly_once(rows, sent)
+    assert_per_key_order(rows)
+    assert sorted(p.name for p in output.rglob("*.parquet") if p.name.startswith(".")) == [], "a killed attempt's file"

@@ -13,7 +13,7 @@ import pytest
 from kinesis_batch.aws import dynamodb_client, kinesis_client
 from kinesis_batch.config import RunConfig
 from kinesis_batch.devstack import LocalStack
-from kinesis_batch.limits_proxy import MAX_BYTES_PER_CALL, LimitsProxy
+from kinesis_batch.limits_proxy import MAX_BYTES_PER_CALL, LimitsProxy, ShardLimits
 from kinesis_batch.run import CatchUpRun
 from kinesis_batch.shards.listing import list_shards
 from kinesis_batch.shards.positions import StartPosition
@@ -117,3 +117,28 @@ def test_a_paced_run_through_the_limits_is_exactly_once_and_not_throttled(
     stats = proxy.stats()
     assert sum(s.throttled for s in stats.values()) <= 1  # the reader keeps to the limits itself
     assert sum(s.bytes for s in stats.values()) >= len(sent) * KIB
+
+
+def test_scaled_limits_keep_aws_proportions_at_a_lower_rate(
+    stack: LocalStack, emulator: str, streams: StreamFactory
+) -> None:
+    limits = ShardLimits.scaled(bytes_per_second=64 * KIB, calls_per_second=2)
+    assert (limits.max_bytes_per_call, limits.max_records_per_call) == (320 * KIB, 10_000)  # 5 s of the rate
+    with LimitsProxy(stack.kinesis[emulator].url, limits=limits) as proxy:
+        kinesis = kinesis_client(endpoint_url=proxy.url)
+        name = streams.create(shards=1)
+        sent = put_kib_records(kinesis, name, 400)
+        shard, iterator = only_shard_iterator(kinesis, name, "TRIM_HORIZON")
+        first = kinesis.get_records(ShardIterator=iterator, Limit=10_000)
+        size = sum(len(r["Data"]) + len(r["PartitionKey"]) for r in first["Records"])
+        assert size <= 320 * KIB < size + KIB + 3
+        codes = []
+        for _ in range(2):  # two calls a second is the most: the second gets through, the third not
+            try:
+                kinesis.get_records(ShardIterator=first["NextShardIterator"], Limit=10)
+                codes.append("ok")
+            except kinesis.exceptions.ProvisionedThroughputExceededException:
+                codes.append("throttled")
+        assert codes == ["ok", "throttled"]
+        assert proxy.stats()[shard.shard_id].throttled == 1
+        assert [r["Data"].decode() for r in first["Records"]] == sent[: len(first["Records"])]

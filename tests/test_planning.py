@@ -8,7 +8,8 @@ from datetime import UTC, datetime
 import pytest
 
 from kinesis_batch import Checkpoint, Lease, Lineage, Shard
-from kinesis_batch.planning import plan_run
+from kinesis_batch.planning import ShardRange, generations, parents_ended, plan_run, readable
+from kinesis_batch.shards.reader import ReadResult
 
 NOW = 1_000_000
 ME, OTHER = "me", "other"
@@ -149,3 +150,66 @@ def test_a_5000_shard_history_plans_every_open_shard() -> None:
     result = plan(shards, leases)
     assert sorted(result.shard_ids) == sorted(s.shard_id for s in shards if not s.closed)
     assert {r.wave for r in result.ranges} == {0}
+
+
+def _ranges(*specs: tuple[str, tuple[str, ...]]) -> list[ShardRange]:
+    return [ShardRange(s, Checkpoint.trim_horizon(), 0, 0, False, parents) for s, parents in specs]
+
+
+# name -> (held, expected readable)
+READABLE = {
+    "all held: all readable": ({"A", "B", "C", "D"}, ["A", "B", "C", "D"]),
+    "a parent not held: its child and the merge below it are not": ({"A", "C", "D"}, ["A", "C"]),
+    "the root not held: nothing below it": ({"B", "C", "D"}, []),
+}
+
+
+@pytest.mark.parametrize("case", READABLE)
+def test_readable_ranges_need_every_planned_parent_readable(case: str) -> None:
+    held, expected = READABLE[case]
+    diamond = _ranges(("A", ()), ("B", ("A",)), ("C", ("A",)), ("D", ("B", "C")))
+    assert [x.shard_id for x in readable(diamond, held)] == expected
+
+
+def _result(shard_id: str, *, ended: bool) -> ReadResult:
+    return ReadResult(shard_id, "1", 0, 1, 1, ended, 0, 1, 0, 0)
+
+
+# name -> (results, whether D's parents ended)
+PARENTS_ENDED = {
+    "both parents at SHARD_END": ({"B": _result("B", ended=True), "C": _result("C", ended=True)}, True),
+    "one parent stopped at the bound": ({"B": _result("B", ended=True), "C": _result("C", ended=False)}, False),
+    "one parent not read": ({"B": _result("B", ended=True)}, False),
+}
+
+
+@pytest.mark.parametrize("case", PARENTS_ENDED)
+def test_a_child_must_be_read_only_once_every_parent_ended(case: str) -> None:
+    results, expected = PARENTS_ENDED[case]
+    (child,) = _ranges(("D", ("B", "C")))
+    assert parents_ended(child, results) is expected
+    assert parents_ended(_ranges(("A", ()))[0], results) is True  # no planned parent
+
+
+# name -> (shards in commit order, parents, expected generations)
+GENERATIONS = {
+    "a diamond: root, its split children side by side, the merge": (
+        ["A", "B", "C", "D"],
+        {"B": {"A"}, "C": {"A"}, "D": {"B", "C"}},
+        [["A"], ["B", "C"], ["D"]],
+    ),
+    "parents outside the batch do not hold a shard back": (
+        ["B", "C", "D"],
+        {"B": {"A"}, "D": {"B", "C"}},
+        [["B", "C"], ["D"]],
+    ),
+    "unrelated shards all move together": (["E", "F", "G"], {}, [["E", "F", "G"]]),
+    "a chain moves one at a time": (["A", "B", "C"], {"B": {"A"}, "C": {"B"}}, [["A"], ["B"], ["C"]]),
+    "nothing to move": ([], {}, []),
+}
+
+
+@pytest.mark.parametrize("case", GENERATIONS)
+def test_checkpoints_move_a_generation_at_a_time_parents_first(case: str) -> None:
+    shards, parents, expected = GENERATIONS[case]
+    assert generations(shards, parents) == expected

@@ -210,21 +210,20 @@ def test_a_failure_in_the_spark_step_leaves_nothing_pending_staged_or_held(
     sent += put(kinesis, name, 150, start=len(sent))
     output = tmp_path / "out"
     out = ParquetSink(output)
-    calls: list[bool] = []  # per wave: whether the first wave's Parquet was staged by then
-    run_wave = job.run_wave
+    staged: list[bool] = []  # whether the job had staged Parquet when it failed
+    run_job = job.ReadJob.run
 
-    def failing_in_second_wave(*args: Any) -> None:
-        calls.append(any(Path(out.staging(failing.run_id).uri).glob("*.parquet")))
-        if len(calls) == 2:
-            raise RuntimeError("Spark job aborted: executor lost")
-        run_wave(*args)
+    def failing_after_staging(self: Any, *args: Any) -> None:
+        run_job(self, *args)
+        staged.append(any(Path(out.staging(failing.run_id).uri).glob("*.parquet")))
+        raise RuntimeError("Spark job aborted: executor lost")
 
-    monkeypatch.setattr(job, "run_wave", failing_in_second_wave)
+    monkeypatch.setattr(job.ReadJob, "run", failing_after_staging)
     failing = catch_up(name, output, "failing", spark=lambda: spark, kinesis=kinesis, dynamodb=dynamodb)
     with pytest.raises(RuntimeError, match="executor lost"):
         failing.run()
-    assert calls == [False, True], "the failure did not come after the first wave had staged output"
-    monkeypatch.setattr(job, "run_wave", run_wave)
+    assert staged == [True], "the failure did not come after the job had staged output"
+    monkeypatch.undo()
     assert not Path(out.staging(failing.run_id).uri).exists(), "the failed run left its staging"
     assert staged_batches(output) == [] and out.published_batches() == []
     assert read_output(output) == {}

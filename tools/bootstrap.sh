@@ -59,4 +59,17 @@ if [[ ! -f $emulators/node_modules/.package-lock.json ]] || ! cmp -s "$emulators
   (cd "$emulators" && npm ci --no-audit --no-fund --loglevel=error >/dev/null 2>&1) || (cd "$emulators" && npm ci --no-audit --no-fund)
   cp "$emulators/package-lock.json" "$emulators/node_modules/.kinesis-batch-lock"
 fi
+# A class-data archive of local Spark's classes (kinesis_batch.spark.session): every local
+# session starts about 4 s sooner. Made again when Java or pyspark changes.
+archive=$(.venv/bin/python -c 'from kinesis_batch.spark.session import class_archive; print(class_archive())')
+made_for="$(java -version 2>&1 | head -1), pyspark $(.venv/bin/python -c 'import pyspark; print(pyspark.__version__)')"
+if [[ ! -f $archive || $(cat "$archive.for" 2>/dev/null) != "$made_for" ]]; then
+  mkdir -p "$(dirname "$archive")"
+  say "writing local Spark's class-data archive (once; local Spark then starts about 4 s sooner)"
+  if .venv/bin/python -m kinesis_batch.spark.session --class-archive >"$archive.log" 2>&1; then
+    echo "$made_for" > "$archive.for"
+  else
+    say "could not write it (see $archive.log); local Spark starts without it"
+  fi
+fi
 say "ready: $(.venv/bin/python --version), $(java -version 2>&1 | head -1), node $(node --version)"

@@ -56,7 +56,7 @@ def catch_up_run(
 ) -> CatchUpRun:
     """The run for this DAG run, from its params (stream, output, format, catalog, table,
     spark_master, aws_conn_id). The sink reaches S3 with the AWS connection's settings."""
-    from kinesis_batch.spark.job import default_spark
+    from kinesis_batch.spark.session import default_spark
 
     worker_id, batch_id = run_ids(dag_id, run_id)
     hook = KinesisBatchHook(params.get("aws_conn_id") or "aws_default")

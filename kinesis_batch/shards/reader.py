@@ -79,6 +79,31 @@ class ReadLimits:
         """For emulators, which have no limits to respect."""
         return cls(calls_per_second=None, bytes_per_second=None)
 
+    @classmethod
+    def parse(cls, text: str) -> ReadLimits:
+        """``--read-limits``: ``kinesis`` (AWS's per-shard limits), ``none``, or
+        ``CALLS,BYTES``: calls and bytes per second per shard, e.g. to leave half of each shard
+        to another consumer (``2.5,1048576``)."""
+        if text == "kinesis":
+            return cls()
+        if text == "none":
+            return cls.unlimited()
+        calls, _, size = text.partition(",")
+        try:
+            return cls(calls_per_second=float(calls), bytes_per_second=float(size))
+        except ValueError:
+            raise IllegalArgumentError(
+                f"--read-limits {text!r}: use kinesis, none, or CALLS,BYTES per second per shard (e.g. 5,2097152)"
+            ) from None
+
+    def to_arg(self) -> str:
+        """The ``--read-limits`` value that parses back to these limits (per-call records aside)."""
+        if self == ReadLimits():
+            return "kinesis"
+        if self.calls_per_second is None and self.bytes_per_second is None:
+            return "none"
+        return f"{self.calls_per_second:g},{self.bytes_per_second:g}"
+
     def pause_after(self, response_bytes: int) -> float:
         """Seconds between the start of one call and the next, given the last response size."""
         pause = 0.0

@@ -79,8 +79,10 @@ def read_step_args(config: RunConfig, run_id: str) -> list[str]:
     args += ["--catalog", config.catalog] if config.catalog else []
     args += ["--worker-id", config.worker_id, "--lease-seconds", f"{config.lease_seconds:g}"]
     args += ["--run-id", run_id, "--step", "read"]
-    if config.read_limits == ReadLimits.unlimited():
-        args += ["--read-limits", "none"]
+    if config.shards_per_task is not None:
+        args += ["--shards-per-task", str(config.shards_per_task)]
+    if config.read_limits != ReadLimits():
+        args += ["--read-limits", config.read_limits.to_arg()]
     return args + (["--allow-gaps"] if config.allow_gaps else [])
 
 

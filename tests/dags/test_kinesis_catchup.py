@@ -75,7 +75,7 @@ def test_a_failing_spark_step_still_releases_the_leases_and_the_next_run_recover
     def spark_fails(*_: Any) -> None:
         raise InvalidStateError("injected failure of the Spark job")
 
-    monkeypatch.setattr(job, "run_wave", spark_fails)
+    monkeypatch.setattr(job.ReadJob, "run", spark_fails)
     failed = dag.test(logical_date=datetime.now(UTC) + AHEAD, run_conf=conf)
     states = {ti.task_id: ti.state for ti in failed.get_task_instances()}
     assert failed.state == "failed"

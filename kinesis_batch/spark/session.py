@@ -1,0 +1,131 @@
+"""The embedded Spark: a local session that starts as fast as a JVM can.
+
+On a cluster, spark-submit builds the session (kinesis_batch.spark.submit); everything here is
+for ``local[...]`` masters, where the JVM only schedules the Python tasks and passes their small
+results back:
+- the client compiler and the serial collector start it about 2 s sooner and cost nothing;
+- a class-data archive of the classes a run loads (Java's AppCDS) maps them from one file
+  instead of loading and verifying thousands of classes from Spark's jars: about 4 s less.
+  ``python -m kinesis_batch.spark.session --class-archive`` makes it (tools/bootstrap.sh does,
+  into the virtual environment); without it a session starts as before. An archive of another
+  Java or Spark is refused by the JVM, silently, and the session starts without it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+#: Where the class-data archive is looked for: KINESIS_BATCH_SPARK_ARCHIVE, else in the
+#: environment Python runs from (it belongs to that environment's pyspark).
+ARCHIVE_SETTING = "KINESIS_BATCH_SPARK_ARCHIVE"
+LOCAL_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+# A refused archive would print a warning on stdout (the run's --json report goes there).
+QUIET_CDS = "-Xlog:cds=off -Xlog:cds+dynamic=off"
+
+
+def class_archive() -> Path:
+    return Path(os.environ.get(ARCHIVE_SETTING) or Path(sys.prefix) / "share" / "kinesis-batch" / "spark.jsa")
+
+
+def local_jvm_options(archive: Path | None = None, *, dump: bool = False) -> str:
+    """The driver JVM's options for a local master: with ``archive`` if it exists, or writing
+    it at the JVM's exit (``dump``)."""
+    archive = archive or class_archive()
+    if dump:
+        return f"{LOCAL_JVM_OPTIONS} -XX:ArchiveClassesAtExit={archive} {QUIET_CDS}"
+    if archive.is_file():
+        return f"{LOCAL_JVM_OPTIONS} -XX:SharedArchiveFile={archive} {QUIET_CDS}"
+    return LOCAL_JVM_OPTIONS
+
+
+def spark_session(
+    master: str = "local[*]", app_name: str = "kinesis-batch", *, jvm_options: str | None = None
+) -> SparkSession:
+    """The embedded default: a local session; on a cluster spark-submit provides the master."""
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    # Workers must run this interpreter (its packages), not whatever python3 is first on PATH.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.appName(app_name).master(master)
+    for key, value in {
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",  # its bars would interleave with our progress lines
+        "spark.sql.session.timeZone": "UTC",
+        "spark.speculation": "false",  # a speculative duplicate would read the shard twice
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+        "spark.sql.sources.partitionColumnTypeInference.enabled": "false",
+        "spark.driver.bindAddress": "127.0.0.1",
+        "spark.driver.host": "127.0.0.1",
+    }.items():
+        builder = builder.config(key, value)
+    if master.startswith("local"):
+        builder = builder.config("spark.driver.extraJavaOptions", jvm_options or local_jvm_options())
+    session = builder.getOrCreate()
+    # A failed task is reported by the run itself, as one line with the task's own error; Spark's
+    # ERROR log of it would print the same failure again as a JVM stack trace.
+    session.sparkContext.setLogLevel("FATAL")
+    return session
+
+
+def default_spark(master: str) -> Callable[[], SparkSession]:
+    """A lazily created session (planning-only runs never start a JVM)."""
+    session: list[SparkSession] = []
+
+    def get() -> SparkSession:
+        if not session:
+            session.append(spark_session(master))
+        return session[0]
+
+    return get
+
+
+def make_class_archive(archive: Path) -> float:
+    """Start a local session that loads what a run loads, and have its JVM write ``archive`` as
+    it exits (to a temporary name first: a half-written archive is never picked up). Returns
+    the seconds it took."""
+    from pyspark import SparkContext
+
+    from kinesis_batch.spark.job import warm_up
+
+    started = time.monotonic()
+    archive.parent.mkdir(parents=True, exist_ok=True)
+    partial = archive.with_name(f".{archive.name}.{os.getpid()}")
+    session = spark_session(
+        "local[1]", "kinesis-batch-class-archive", jvm_options=local_jvm_options(partial, dump=True)
+    )
+    warm_up(session)  # the classes of an RDD job of Python tasks, and of the status tracker's calls
+    session.sparkContext.statusTracker().getJobIdsForGroup("kinesis-batch")
+    gateway = SparkContext._gateway
+    session.stop()
+    process = getattr(gateway, "proc", None)
+    if gateway is None or process is None:
+        raise RuntimeError("pyspark did not start its own JVM (a JVM started elsewhere cannot write the archive)")
+    gateway.shutdown()
+    process.stdin.close()  # the JVM ends when its standard input does
+    process.wait(timeout=120)
+    partial.replace(archive)
+    return time.monotonic() - started
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="The embedded Spark's class-data archive")
+    parser.add_argument("--class-archive", action="store_true", help=f"write it to {class_archive()}")
+    args = parser.parse_args(argv)
+    if args.class_archive:
+        seconds = make_class_archive(class_archive())
+        print(f"Spark class-data archive: {class_archive()} ({seconds:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

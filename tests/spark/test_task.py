@@ -1,0 +1,86 @@
+"""One task reads a group of shards side by side (threads, no Spark needed to prove it): a child
+once its parents in the group reached SHARD_END, never one whose parent stopped short, and the
+first error of any shard fails the whole group."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pyarrow.dataset as ds
+import pytest
+
+from kinesis_batch import Checkpoint
+from kinesis_batch.config import RunConfig
+from kinesis_batch.errors import StreamNotFoundError
+from kinesis_batch.output.place import Place
+from kinesis_batch.planning import ShardRange, plan_run
+from kinesis_batch.shards.lineage import Lineage
+from kinesis_batch.shards.listing import list_shards
+from kinesis_batch.shards.reader import ReadLimits
+from kinesis_batch.spark.task import GroupSpec, read_group
+from tests.runs import assert_exactly_once, diamond_stream
+from tests.streams import StreamFactory, put
+
+
+def plan_of(kinesis: Any, name: str, until: datetime | None = None) -> tuple[ShardRange, ...]:
+    lineage = Lineage.build(list_shards(kinesis, name))
+    plan = plan_run(name, lineage, {}, worker_id="w", now_ms=0, initial=Checkpoint.trim_horizon(), until=until)
+    return plan.ranges
+
+
+def group(
+    kinesis: Any, name: str, ranges: tuple[ShardRange, ...], out: Path, until: datetime | None = None
+) -> GroupSpec:
+    config = RunConfig(name, output=str(out), read_limits=ReadLimits.unlimited())
+    return GroupSpec.of(config, kinesis, ranges, until, Place(str(out)), batch_id="b1")
+
+
+def test_one_group_reads_a_whole_history_parents_first_into_one_file_per_shard(
+    kinesis: Any, streams: StreamFactory, tmp_path: Path
+) -> None:
+    name = streams.create(shards=3)
+    sent = diamond_stream(kinesis, name, 30)
+    ranges = plan_of(kinesis, name)
+    assert max(r.wave for r in ranges) == 2  # three generations, one task
+
+    results = read_group(group(kinesis, name, ranges, tmp_path))
+
+    assert list(results) == [r.shard_id for r in ranges]  # every shard, in plan order
+    closed = {r.shard_id for r in ranges if r.closed}
+    assert {shard for shard, result in results.items() if result["reached_shard_end"]} == closed
+    files = [result["file"] for result in results.values()]
+    assert all(files) and sorted(files) == sorted(p.name for p in tmp_path.glob("part-*.parquet"))
+    assert_exactly_once(ds.dataset(tmp_path, format="parquet").to_table().to_pydict(), sent)
+
+
+def test_a_child_whose_parent_stopped_at_the_bound_is_not_read(
+    kinesis: Any, streams: StreamFactory, tmp_path: Path
+) -> None:
+    name = streams.create(shards=3)
+    sent = put(kinesis, name, 20)
+    time.sleep(1.1)  # arrival times are whole seconds on the emulator
+    bound = datetime.now(UTC)
+    time.sleep(1.1)
+    diamond_stream(kinesis, name, 20)  # the splits and merges come after the bound
+
+    results = read_group(group(kinesis, name, plan_of(kinesis, name, bound), tmp_path, bound))
+
+    roots = {r.shard_id for r in plan_of(kinesis, name) if not r.planned_parents}
+    assert set(results) == roots, "a child was read though its parents stopped at the bound"
+    assert not any(result["reached_shard_end"] for result in results.values())
+    assert_exactly_once(ds.dataset(tmp_path, format="parquet").to_table().to_pydict(), sent)
+
+
+def test_the_first_error_of_one_shard_fails_the_whole_group(
+    kinesis: Any, streams: StreamFactory, tmp_path: Path
+) -> None:
+    name = streams.create(shards=2)
+    put(kinesis, name, 50)
+    ranges = plan_of(kinesis, name)
+    missing = ShardRange("shardId-000000000099", Checkpoint.trim_horizon(), 0, 0, False)
+
+    with pytest.raises(StreamNotFoundError, match="shardId-000000000099"):
+        read_group(group(kinesis, name, (*ranges, missing), tmp_path))
