@@ -10,7 +10,7 @@ test:
 	.venv/bin/ruff check kinesis_batch spark_jobs dags tests benchmarks
 	.venv/bin/ruff format --check kinesis_batch spark_jobs dags tests benchmarks
 	.venv/bin/mypy
-	.venv/bin/python -m pytest
+	.venv/bin/python -m pytest -n 2 --dist worksteal  # two workers; the slow files first (tests/conftest.py)
 
 lint:
 	.venv/bin/ruff check kinesis_batch spark_jobs dags tests benchmarks && .venv/bin/ruff format --check kinesis_batch spark_jobs dags tests benchmarks && .venv/bin/mypy

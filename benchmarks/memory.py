@@ -4,7 +4,7 @@ row until it writes. The stream has 16 open shards (19 in its history, with a sp
 merge) and the run one task slot (``local[1]``): one task reads every shard, 16 at once.
 
     .venv/bin/python -m benchmarks.memory            # N = 100,000 records of 1 KiB
-    .venv/bin/python -m benchmarks.memory --quick    # N = 10,000 (CI)
+    .venv/bin/python -m benchmarks.memory --quick    # N = 10,000, 4 open shards (CI)
 
 Each process's resident set is sampled every 50 ms (psutil) over the process tree.
 """
@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         kinesis = plain_client("kinesis")
         for size in (n, 4 * n):
             stream = f"memory-{size}-{int(time.time())}"
-            backlog_with_split_and_merge(kinesis, stream, size, shards=16)
+            backlog_with_split_and_merge(kinesis, stream, size, shards=4 if args.quick else 16)
             peaks = kinesis_batch_peaks(stream, Path(scratch) / f"kb-{size}")
             rows[size] = (peaks, hand_written_peak(stream, Path(scratch) / f"hand-{size}"))
             print(f"{size:,} records measured", flush=True)

@@ -1,6 +1,7 @@
 """Local AWS endpoints for the demo and the tests, as separate processes on loopback.
 
-- ``moto_server`` for DynamoDB (its conditional writes and transactions are correct), and S3
+- moto's server for DynamoDB (one request at a time, so conditional writes and transactions are
+  atomic as on AWS: kinesis_batch.moto_serial), and S3
   and Glue for the table sinks (S3 honours ``If-None-Match``, which Delta commits rely on);
 - kinesalite (fast) or kinesis-local, the kinesis-mock engine LocalStack uses (slow, closest
   to AWS) for Kinesis. Not moto's Kinesis: its SplitShard/MergeShards are broken.
@@ -41,10 +42,6 @@ STATIC_ENV = {
     "AWS_SECRET_ACCESS_KEY": "testing",
     "AWS_EC2_METADATA_DISABLED": "true",
 }
-
-#: moto's DynamoDB fails concurrent TransactWriteItems with 500s (it deep-copies each table a
-#: transaction touches): runs against this stack commit one checkpoint at a time.
-MOTO_SETTINGS = {"KINESIS_BATCH_COMMIT_CONCURRENCY": "1"}
 
 
 def wait_active(kinesis: Any, stream: str, timeout: float = 30.0) -> None:
@@ -166,8 +163,9 @@ def _emulator(package: str) -> Path:
 def start_moto(log_dir: Path) -> LocalServer:
     """moto_server on a free port (serves DynamoDB, S3 and Glue; its Kinesis is not used)."""
     port = free_port()
-    moto = Path(sys.executable).with_name("moto_server")
-    argv = [str(moto) if moto.exists() else "moto_server", "-H", LOOPBACK, "-p", str(port)]
+    # moto's app with DynamoDB requests one at a time (kinesis_batch.moto_serial: atomic
+    # conditional writes and transactions, as on AWS).
+    argv = [sys.executable, "-m", "kinesis_batch.moto_serial", "-H", LOOPBACK, "-p", str(port)]
     return spawn_server("moto_server", argv, port=port, log_dir=log_dir)
 
 
@@ -229,7 +227,6 @@ class LocalStack:
             "AWS_ENDPOINT_URL_KINESIS": self.kinesis[kinesis].url,
             # The same moto_server is S3 (Delta and Iceberg tables) and Glue (an Iceberg catalog).
             "AWS_ENDPOINT_URL_S3": self.dynamodb.url,
-            **MOTO_SETTINGS,
             "AWS_ENDPOINT_URL_GLUE": self.dynamodb.url,
         }
 
@@ -256,7 +253,6 @@ class LocalStack:
             "AIRFLOW__API_AUTH__JWT_SECRET": secrets.token_hex(32),
             "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home}/airflow.db",
             "AIRFLOW_CONN_AWS_DEFAULT": json.dumps(connection),
-            **MOTO_SETTINGS,
         }
 
 

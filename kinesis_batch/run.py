@@ -403,9 +403,8 @@ class CatchUpRun:
         record = self.output.committed(batch_id)
         commits = record.shards if record else ()
         records = {commit.shard_id: commit.records for commit in commits}
-        # A generation (shards whose parents in the batch moved before) side by side. The
-        # tests' moto server takes one transaction at a time (it fails concurrent
-        # TransactWriteItems with 500s): config.commit_concurrency says how many.
+        # A generation (shards whose parents in the batch moved before) side by side, as many
+        # transactions in flight as config.commit_concurrency says.
         held = self.manager.held()
         parents = {shard: held[shard].parent_shard_ids for shard in records if shard in held}
         for generation in generations(list(records), parents):

@@ -67,7 +67,24 @@ def streams(kinesis, request: pytest.FixtureRequest) -> Iterator[StreamFactory]:
     factory.delete_all()
 
 
+#: Files whose tests take the longest (whole runs as processes, benchmarks, Airflow): they go
+#: first, so that with two workers (make test) the quick tests fill the gaps and no long test
+#: starts last.
+SLOW_FIRST = (
+    "test_crash.py",
+    "test_benchmarks.py",
+    "test_zombie.py",
+    "test_cli_run.py",
+    "test_kinesis_catchup_on_a_cluster.py",
+    "test_run_formats.py",
+    "test_kinesis_backfill.py",
+    "test_spark_submit.py",
+)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {name: index for index, name in enumerate(SLOW_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(SLOW_FIRST)))  # stable: the rest keep their order
     # Tests parametrized onto kinesis-local get its marker, so `-m "not kinesis_local"` skips them.
     for item in items:
         callspec = getattr(item, "callspec", None)
