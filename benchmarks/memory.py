@@ -3,7 +3,7 @@ run`` for a backlog of N records and of 4N, beside the hand-written loop's, whic
 row until it writes. The stream has 16 open shards (19 in its history, with a split and a
 merge) and the run one task slot (``local[1]``): one task reads every shard, 16 at once.
 
-    .venv/bin/python -m benchmarks.memory            # N = 100,000 records of 1 KiB
+    .venv/bin/python -m benchmarks.memory            # N = 200,000 records of 1 KiB
     .venv/bin/python -m benchmarks.memory --quick    # N = 10,000, 4 open shards (CI)
 
 Each process's resident set is sampled every 50 ms (psutil) over the process tree.
@@ -68,8 +68,14 @@ def hand_written_peak(stream: str, output: Path) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="N = 10,000 (CI)")
+    parser.add_argument(
+        "--records",
+        type=int,
+        help="N (default 200,000: over 19 shards more than a 10,000-record page each, so N and 4N "
+        "both hold full pages and only the backlog differs)",
+    )
     args = parser.parse_args(argv)
-    n = 10_000 if args.quick else 100_000
+    n = args.records or (10_000 if args.quick else 200_000)
     print(f"# memory: {machine()}", flush=True)
     rows: dict[int, tuple[dict[str, int], int]] = {}
     with tempfile.TemporaryDirectory(prefix="kinesis-batch-bench-") as scratch, local_stack(("kinesalite",)) as stack:

@@ -4,6 +4,7 @@ for a local Kinesis, DynamoDB and S3 on different ports)."""
 
 from __future__ import annotations
 
+import hashlib
 from typing import TYPE_CHECKING
 
 from airflow.providers.amazon.aws.hooks.base_aws import AwsBaseHook
@@ -20,6 +21,12 @@ class KinesisBatchHook(AwsBaseHook):
 
     def __init__(self, aws_conn_id: str | None = "aws_default") -> None:
         super().__init__(aws_conn_id=aws_conn_id, client_type="kinesis")
+
+    def connection_fingerprint(self) -> str:
+        """Changes when the connection does (its URI holds login, secret, host and extras)."""
+        if self.aws_conn_id is None:
+            return ""
+        return hashlib.sha256(self.get_connection(self.aws_conn_id).get_uri().encode()).hexdigest()
 
     def kinesis(self) -> KinesisClient:
         return kinesis_client(self.get_session(), endpoint_url=self.conn_config.get_service_endpoint_url("kinesis"))

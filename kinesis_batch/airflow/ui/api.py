@@ -20,6 +20,8 @@ output is not known and ``"output"`` is null. The output is opened with the same
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from importlib.resources import files
 from typing import TYPE_CHECKING, Any
 
@@ -61,7 +63,28 @@ def _hook() -> KinesisBatchHook:
     return KinesisBatchHook(aws_conn_id=conf.get("kinesis_batch", "aws_conn_id", fallback="aws_default"))
 
 
+class Clients:
+    """The page's boto3 clients, built again only when the Airflow connection changed, not on
+    every request (a client costs tens of milliseconds; reading the connection is cheap).
+    boto3 clients are thread-safe; the lock only keeps two requests from building at once."""
+
+    def __init__(self, make: Callable[[], KinesisBatchHook] = _hook) -> None:
+        self._make = make
+        self._lock = threading.Lock()
+        self._cached: tuple[str, KinesisBatchHook, Any, Any] | None = None
+
+    def get(self) -> tuple[KinesisBatchHook, Any, Any]:
+        """(hook, kinesis client, dynamodb client) for the connection as it is now."""
+        hook = self._make()
+        version = hook.connection_fingerprint()
+        with self._lock:
+            if self._cached is None or self._cached[0] != version:
+                self._cached = (version, hook, hook.kinesis(), hook.dynamodb())
+            return self._cached[1:]
+
+
 def create_app() -> FastAPI:
+    clients = Clients()
     app = FastAPI(
         title="kinesis-batch",
         description="Kinesis consumers run by kinesis-batch: lineage, leases, checkpoints, lag, history.",
@@ -79,9 +102,9 @@ def create_app() -> FastAPI:
 
     @app.get("/api/streams")
     def streams() -> list[dict[str, Any]]:
-        hook = _hook()
-        names = _paginate(hook.kinesis(), "list_streams", "StreamNames")
-        tables = set(_paginate(hook.dynamodb(), "list_tables", "TableNames"))
+        _, kinesis, dynamodb = clients.get()
+        names = _paginate(kinesis, "list_streams", "StreamNames")
+        tables = set(_paginate(dynamodb, "list_tables", "TableNames"))
         return [
             {"stream": name, "table": default_table(name), "consumer": default_table(name) in tables}
             for name in sorted(names)
@@ -95,14 +118,15 @@ def create_app() -> FastAPI:
         output_format: str | None = Query(None, alias="format"),
         catalog: str | None = None,
     ) -> dict[str, Any]:
-        hook = _hook()
+        hook, kinesis, dynamodb = clients.get()
         lease_table = _table(validate_stream_name(stream), table)
         sink = _sink(hook, stream, lease_table, output, output_format, catalog)
-        return stream_status(hook.kinesis(), hook.dynamodb(), stream, lease_table, output=sink)
+        return stream_status(kinesis, dynamodb, stream, lease_table, output=sink)
 
     @app.get("/api/streams/{stream}/history")
     def history(stream: str, table: str | None = None, run: str | None = None) -> list[dict[str, Any]]:
-        return history_rows(_hook().dynamodb(), _table(validate_stream_name(stream), table), run_id=run or None)
+        _, _, dynamodb = clients.get()
+        return history_rows(dynamodb, _table(validate_stream_name(stream), table), run_id=run or None)
 
     return app
 
