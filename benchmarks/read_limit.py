@@ -55,9 +55,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shards", type=int, help="default 64 (--quick 4)")
     parser.add_argument("--kib-per-second", type=int, default=128, help="per-shard byte limit (default 128 KiB/s)")
     parser.add_argument("--pages", type=float, help="backlog per shard, in pages of 5 s (default 3; --quick 1.5)")
+    parser.add_argument("--grouped-only", action="store_true", help="leave out the one-shard-per-task design")
     args = parser.parse_args(argv)
     shards = args.shards or (4 if args.quick else 64)
-    designs = DESIGNS[:1] if args.quick else DESIGNS
+    designs = DESIGNS[:1] if args.quick or args.grouped_only else DESIGNS
     limits = ShardLimits.scaled(bytes_per_second=args.kib_per_second * KIB)
     pages = args.pages or (1.5 if args.quick else 3.0)
     per_shard = int(pages * limits.max_bytes_per_call / (KIB + 8))  # 1 KiB of data, a key of up to 8 bytes
