@@ -63,3 +63,18 @@ def put(client: Any, name: str, count: int, *, key_prefix: str = "key", keys: in
 
 def put_at_hash(client: Any, name: str, data: bytes, hash_key: int) -> dict[str, Any]:
     return dict(client.put_record(StreamName=name, Data=data, PartitionKey="k", ExplicitHashKey=str(hash_key)))
+
+
+def put_kib(client: Any, name: str, count: int, *, kib: int = 1, hash_key: int | None = None) -> list[str]:
+    """``count`` records of ``kib`` KiB (data ``b"<i padded to 8>xxx..."``) over 50 partition
+    keys, or all into the shard owning ``hash_key``; returns their data."""
+    sent = []
+    routing = {} if hash_key is None else {"ExplicitHashKey": str(hash_key)}
+    for first in range(0, count, 500):
+        batch = [
+            {"Data": f"{i:>8}".encode() + b"x" * (kib * 1024 - 8), "PartitionKey": f"k{i % 50}", **routing}
+            for i in range(first, min(first + 500, count))
+        ]
+        assert client.put_records(StreamName=name, Records=batch)["FailedRecordCount"] == 0
+        sent.extend(r["Data"].decode() for r in batch)
+    return sent

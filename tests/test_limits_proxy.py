@@ -19,7 +19,7 @@ from kinesis_batch.shards.listing import list_shards
 from kinesis_batch.shards.positions import StartPosition
 from kinesis_batch.shards.reader import ReadLimits, ShardReader
 from tests.runs import assert_exactly_once, read_output
-from tests.streams import StreamFactory, put
+from tests.streams import StreamFactory, put, put_kib
 
 KIB = 1024
 
@@ -30,18 +30,6 @@ def proxy(stack: LocalStack, emulator: str, monkeypatch: pytest.MonkeyPatch) -> 
     with LimitsProxy(stack.kinesis[emulator].url) as running:
         monkeypatch.setenv("AWS_ENDPOINT_URL_KINESIS", running.url)
         yield running
-
-
-def put_kib_records(client: Any, stream: str, count: int, kib: int = 1) -> list[str]:
-    sent = []
-    for first in range(0, count, 500):
-        batch = [
-            {"Data": f"{i:>8}".encode() + b"x" * (kib * KIB - 8), "PartitionKey": f"k{i % 50}"}
-            for i in range(first, min(first + 500, count))
-        ]
-        assert client.put_records(StreamName=stream, Records=batch)["FailedRecordCount"] == 0
-        sent.extend(r["Data"].decode() for r in batch)
-    return sent
 
 
 def only_shard_iterator(client: Any, stream: str, kind: str) -> tuple[Any, str]:
@@ -69,7 +57,7 @@ def test_more_than_five_calls_a_second_on_a_shard_are_throttled(proxy: LimitsPro
 def test_a_page_is_cut_at_ten_mib_and_the_next_resumes_after_it(proxy: LimitsProxy, streams: StreamFactory) -> None:
     kinesis = kinesis_client()
     name = streams.create(shards=1)
-    sent = put_kib_records(kinesis, name, 6_000, kib=2)  # 12 MB in fewer than 10,000 records
+    sent = put_kib(kinesis, name, 6_000, kib=2)  # 12 MB in fewer than 10,000 records
     _, iterator = only_shard_iterator(kinesis, name, "TRIM_HORIZON")
     first = kinesis.get_records(ShardIterator=iterator, Limit=10_000)
     size = sum(len(r["Data"]) + len(r["PartitionKey"]) for r in first["Records"])
@@ -107,7 +95,7 @@ def test_a_paced_run_through_the_limits_is_exactly_once_and_not_throttled(
 ) -> None:
     kinesis = kinesis_client()
     name = streams.create(shards=2)
-    sent = put_kib_records(kinesis, name, 12_000)  # about 6 MiB per shard: several paced pages
+    sent = put_kib(kinesis, name, 12_000)  # about 6 MiB per shard: several paced pages
     config = RunConfig(name, output=str(tmp_path), worker_id="paced", lease_seconds=120)
     run = CatchUpRun(config, kinesis=kinesis, dynamodb=dynamodb_client(), spark=lambda: spark_session)
     report = run.run()
@@ -127,7 +115,7 @@ def test_scaled_limits_keep_aws_proportions_at_a_lower_rate(
     with LimitsProxy(stack.kinesis[emulator].url, limits=limits) as proxy:
         kinesis = kinesis_client(endpoint_url=proxy.url)
         name = streams.create(shards=1)
-        sent = put_kib_records(kinesis, name, 400)
+        sent = put_kib(kinesis, name, 400)
         shard, iterator = only_shard_iterator(kinesis, name, "TRIM_HORIZON")
         first = kinesis.get_records(ShardIterator=iterator, Limit=10_000)
         size = sum(len(r["Data"]) + len(r["PartitionKey"]) for r in first["Records"])

@@ -24,23 +24,10 @@ from kinesis_batch.run import CatchUpRun
 from kinesis_batch.shards.reader import ReadLimits
 from kinesis_batch.spark import job
 from tests.runs import assert_exactly_once, read_output
-from tests.streams import StreamFactory, merge, open_shards, put, split
+from tests.streams import StreamFactory, merge, open_shards, put, put_kib, split
 
 KIB = 1024
 LIMITS = ShardLimits.scaled(bytes_per_second=64 * KIB)  # a 1 KiB record costs 1/64 s of a shard
-
-
-def put_kib_at(client: Any, name: str, count: int, hash_key: int, start: int) -> list[str]:
-    """``count`` 1 KiB records into the shard that owns ``hash_key``."""
-    sent = []
-    for first in range(start, start + count, 500):
-        batch = [
-            {"Data": f"{i:>8}".encode() + b"x" * (KIB - 8), "PartitionKey": "k", "ExplicitHashKey": str(hash_key)}
-            for i in range(first, min(first + 500, start + count))
-        ]
-        assert client.put_records(StreamName=name, Records=batch)["FailedRecordCount"] == 0
-        sent.extend(r["Data"].decode() for r in batch)
-    return sent
 
 
 def test_a_diamond_is_read_without_waiting_for_an_unrelated_slow_shard_and_parents_commit_first(
@@ -51,7 +38,7 @@ def test_a_diamond_is_read_without_waiting_for_an_unrelated_slow_shard_and_paren
         name = streams.create(shards=2)
         slow, top = sorted(open_shards(kinesis, name), key=lambda s: s.starting_hash_key)
         # The slow shard: a 320 KiB page, then 5 s before the next one may be read.
-        sent = put_kib_at(kinesis, name, 400, slow.starting_hash_key, 0)
+        sent = put_kib(kinesis, name, 400, hash_key=slow.starting_hash_key)
         sent += put(kinesis, name, 10, key_prefix="top")  # hash keys of "top-*" land in either shard
         split(kinesis, name, top)
         left, right = sorted(
@@ -86,7 +73,7 @@ def test_a_lease_lost_mid_read_cancels_the_spark_job_at_once_and_publishes_nothi
     with LimitsProxy(stack.kinesis["kinesalite"].url, limits=LIMITS) as proxy:
         kinesis = kinesis_client(endpoint_url=proxy.url)
         name = streams.create(shards=1)
-        put_kib_at(kinesis, name, 2_000, 0, 0)  # 26 s of reading at 64 KiB/s
+        put_kib(kinesis, name, 2_000, hash_key=0)  # 26 s of reading at 64 KiB/s
         (shard,) = open_shards(kinesis, name)
         config = RunConfig(
             name, output=str(tmp_path / "out"), worker_id="w", lease_seconds=10, read_limits=ReadLimits(5, 64 * KIB)

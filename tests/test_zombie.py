@@ -40,6 +40,13 @@ def frozen(pid: int, timeout: float = 120.0) -> bool:
     return False
 
 
+def past_the_lease(config: RunConfig, kinesis: Any, dynamodb: Any, spark: Any) -> CatchUpRun:
+    """Another worker's run, on the shared Spark, whose clock is past the zombie's lease."""
+    return CatchUpRun(
+        config, kinesis=kinesis, dynamodb=dynamodb, spark=lambda: spark, clock=lambda: time.time() + LEASE_SECONDS + 1
+    )
+
+
 @pytest.mark.parametrize(("format", "where"), [("parquet", "local"), ("delta", "s3"), ("iceberg", "local")], ids=str)
 def test_a_run_frozen_past_its_lease_cannot_publish_after_another_worker_recovered_its_batch(
     format: str,
@@ -76,13 +83,7 @@ def test_a_run_frozen_past_its_lease_cannot_publish_after_another_worker_recover
             worker_id="recoverer",
             lease_seconds=LEASE_SECONDS,
         )
-        recoverer = CatchUpRun(
-            config,
-            kinesis=kinesis,
-            dynamodb=dynamodb,
-            spark=lambda: spark_session,
-            clock=lambda: time.time() + LEASE_SECONDS + 1,
-        )
+        recoverer = past_the_lease(config, kinesis, dynamodb, spark_session)
         report = recoverer.run()
         assert set(report.recovered.values()) == {"discarded"}, report.recovered
         assert report.published
@@ -132,14 +133,7 @@ def test_a_run_frozen_while_reading_then_thawed_after_another_worker_finished_ex
     try:
         assert frozen(zombie.pid), f"the run did not freeze: {zombie.communicate(timeout=60)[1][-2000:]}"
         config = RunConfig(name, output=str(output), worker_id="recoverer", lease_seconds=LEASE_SECONDS)
-        recoverer = CatchUpRun(
-            config,
-            kinesis=kinesis,
-            dynamodb=dynamodb,
-            spark=lambda: spark_session,
-            clock=lambda: time.time() + LEASE_SECONDS + 1,
-        )
-        report = recoverer.run()
+        report = past_the_lease(config, kinesis, dynamodb, spark_session).run()
         assert report.published and set(report.recovered.values()) == {"discarded"}, report
     finally:
         thaw(zombie.pid)
