@@ -18,7 +18,9 @@ from tests.leases.support import corrupt, repair
 
 RawItem = Callable[[str], dict[str, Any] | None]
 MakeLeases = Callable[..., list[str]]
-DURATION = 0.6  # seconds of real time; the renewer ticks every 0.2 s
+# Seconds of real time; the renewer ticks every 0.5 s. At 0.6 s a CI machine busy with Spark in the
+# other test worker once stalled a renewal past the lease.
+DURATION = 1.5
 
 
 def _item(raw_item: RawItem, key: str) -> dict[str, Any]:
@@ -62,7 +64,7 @@ def test_renewer_keeps_leases_alive_over_several_durations_so_no_one_can_take_th
             assert result.acquired == ()
             assert result.held_elsewhere == dict.fromkeys(keys, "worker-a")
             attempts += 1
-            time.sleep(0.1)
+            time.sleep(0.2)
 
     assert attempts >= 8
     assert renewer.errors == []
@@ -72,7 +74,7 @@ def test_renewer_keeps_leases_alive_over_several_durations_so_no_one_can_take_th
         item = _item(raw_item, key)
         assert item["leaseOwner"] == {"S": "worker-a"}
         assert int(item["leaseExpiresAt"]["N"]) > now_ms
-        # 1.8 s at one renewal per 0.2 s: about 9; the take counted 1.
+        # 4.5 s at one renewal per 0.5 s: about 9; the take counted 1.
         assert int(item["leaseCounter"]["N"]) >= 1 + 5
         assert worker_a.held()[key].lease_counter == int(item["leaseCounter"]["N"])
 
