@@ -15,7 +15,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -128,13 +128,20 @@ def plain_client(service: str) -> Any:
     return boto3.client(service)  # type: ignore[call-overload]
 
 
-def put_records(kinesis: Any, stream: str, count: int, *, first: int = 0, threads: int = 4) -> None:
-    """``count`` records of RECORD_BYTES over 1,000 partition keys, 500 per PutRecords call."""
+def put_records(
+    kinesis: Any, stream: str, count: int, *, first: int = 0, threads: int = 4, hash_keys: Sequence[str] = ()
+) -> None:
+    """``count`` records of RECORD_BYTES over 1,000 partition keys, 500 per PutRecords call; with
+    ``hash_keys``, record i goes to ``hash_keys[i % len(hash_keys)]`` (e.g. one per shard: every
+    shard gets the same backlog)."""
     payload = b"x" * (RECORD_BYTES - 16)
+
+    def route(i: int) -> dict[str, str]:
+        return {"ExplicitHashKey": hash_keys[i % len(hash_keys)]} if hash_keys else {}
 
     def put_batch(start: int) -> None:
         batch = [
-            {"Data": f"{i:>15}|".encode() + payload, "PartitionKey": f"key-{i % 1000}"}
+            {"Data": f"{i:>15}|".encode() + payload, "PartitionKey": f"key-{i % 1000}", **route(i)}
             for i in range(start, min(start + 500, first + count))
         ]
         while batch:

@@ -46,7 +46,10 @@ def run_benchmark(name: str) -> str:
         ),
         (
             "read_limit",
-            (r"\| grouped \(default\) \| 2 \| [\d.]+ \| [\d,]+ \| [\d.]+ \| [\d.]+ to [\d.]+ \| \d+ of \d+",),
+            (
+                r"\| grouped \(default\) \| 2 \| [\d.]+ \| [\d,]+ \| [\d.]+ \| [\d.]+ to [\d.]+ "
+                r"\| \d+ of \d+ \([\d.]+%\) \| \d+% \|",
+            ),
         ),
         ("memory", (r"peak at 4N / peak at N: driver [\d.]+, jvm [\d.]+, python worker [\d.]+",)),
         ("planning", (r"history: 550 shards[\s\S]*time per shard at 2x the leases / at 1x: [\d.]+",)),

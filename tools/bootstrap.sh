@@ -47,9 +47,15 @@ stamp=.venv/.kinesis-batch-installed
 want=$(cat pyproject.toml constraints.txt | sha256sum | cut -d' ' -f1)
 if [[ ! -f $stamp || $(cat "$stamp") != "$want" ]]; then
   [[ -x .venv/bin/python ]] || { say "creating .venv with $python"; "$python" -m venv .venv; }
-  say "installing Python packages (pinned by constraints.txt; first time takes a few minutes)"
-  .venv/bin/python -m pip install -q --upgrade pip
-  .venv/bin/python -m pip install -q -c constraints.txt -e ".[dev]"
+  say "installing Python packages (pinned by constraints.txt; the first time takes a minute or two)"
+  # uv installs the same pinned set about twice as fast as pip (parallel downloads and unpacking);
+  # pip is the fallback, e.g. where only pip is configured for a private index.
+  if .venv/bin/python -m pip install -q -c constraints.txt uv \
+    && VIRTUAL_ENV="$root/.venv" .venv/bin/uv pip install -q -c constraints.txt -e ".[dev]"; then :
+  else
+    say "uv could not install them; installing with pip"
+    .venv/bin/python -m pip install -q -c constraints.txt -e ".[dev]"
+  fi
   echo "$want" > "$stamp"
 fi
 

@@ -4,7 +4,9 @@ Contract:
 - Yields user records (KPL aggregates de-aggregated) in shard order, each at most once, never
   one at or below the start checkpoint, never one past the end bound.
 - Holds at most two GetRecords pages at a time (the one being consumed and, with ``prefetch``,
-  the next one, fetched meanwhile), so memory does not grow with the backlog.
+  the next one, fetched meanwhile), so memory does not grow with the backlog. With
+  ``page_bytes``, each page asks for about that many bytes of records (at the average record
+  size read so far), so that a task reading many shards at once bounds its memory too.
 - Ends at the first of: the end bound; the tip of an open shard (an empty page with
   MillisBehindLatest == 0); the end of a closed shard (a page without NextShardIterator: AWS
   and kinesis-local send it with the last records, kinesalite as one more, empty page; or an
@@ -150,6 +152,7 @@ class ShardReader:
         sleep: Callable[[float], None] = time.sleep,
         allow_gaps: bool = False,
         prefetch: bool = True,
+        page_bytes: int | None = None,
     ) -> None:
         self._client = client
         self._stream = stream_name
@@ -166,6 +169,8 @@ class ShardReader:
         self._last_raw_sequence: str | None = None  # the last raw record consumed
         self._fetched_through: str | None = None  # the last raw record of the pages fetched
         self._prefetch = prefetch
+        self._page_bytes = page_bytes
+        self._fetched = (0, 0)  # raw records and their bytes, over every page: the average record size
         self._latest_taken_at: datetime | None = None
         self.last_sequence_number: str | None = None
         self.last_sub_sequence_number: int | None = None
@@ -280,7 +285,7 @@ class ShardReader:
             self._next_call_at = started + self._limits.pause_after(0)
             try:
                 page: dict[str, Any] = dict(
-                    self._client.get_records(ShardIterator=iterator, Limit=self._limits.records_per_call)
+                    self._client.get_records(ShardIterator=iterator, Limit=self._records_per_call())
                 )
             except ClientError as exc:
                 code = error_code(exc)
@@ -296,9 +301,21 @@ class ShardReader:
             except BotoCoreError as exc:
                 attempt = self._retry_or_raise(exc, attempt, "GetRecords")
                 continue
-            size = sum(len(r["Data"]) + len(r["PartitionKey"]) for r in page.get("Records", []))
+            raw_records = page.get("Records", [])
+            size = sum(len(r["Data"]) + len(r["PartitionKey"]) for r in raw_records)
+            self._fetched = (self._fetched[0] + len(raw_records), self._fetched[1] + size)
             self._next_call_at = started + self._limits.pause_after(size)
             return page, iterator
+
+    def _records_per_call(self) -> int:
+        """``page_bytes`` in records of the average size so far (1 KiB before the first page);
+        never more than the limits' ``records_per_call``."""
+        most = self._limits.records_per_call
+        if self._page_bytes is None:
+            return most
+        records, size = self._fetched
+        average = size / records if records else 1024
+        return max(1, min(most, int(self._page_bytes / max(average, 1))))
 
     def _shard_iterator(self, request: dict[str, Any]) -> str:
         attempt = 0

@@ -8,7 +8,8 @@ Contract (the driver side is kinesis_batch.spark.job):
 - Each thread writes its rows with pyarrow, a row group of bounded size at a time, into
   ``part-<shard>-<uuid>.parquet`` in the sink's data place (local, or S3 through pyarrow's S3
   file system), visible only once complete. Memory per range: two GetRecords pages and one
-  row group, whatever the backlog.
+  row group, whatever the backlog; their size is a share of the task's budget
+  (:func:`buffer_bytes`), so memory does not grow with the group either, down to a floor.
 - The task returns one row per range read: the reader's ReadResult and the file's name.
 - The first error of any thread stops the others (at their next record) and fails the whole
   task; Spark retries a task as a whole, and a retry rereads every range of the group from its
@@ -48,8 +49,12 @@ if TYPE_CHECKING:
 
     from kinesis_batch.planning import ShardRange
 
-ROWS_PER_ROW_GROUP = 10_000  # at most; fewer when BYTES_PER_ROW_GROUP comes first
-BYTES_PER_ROW_GROUP = 8 * 1024 * 1024  # so 32 shards in one task hold ~256 MiB of rows, not ~320 MiB
+MIB = 1024 * 1024
+ROWS_PER_ROW_GROUP = 10_000  # at most; fewer when the byte share comes first
+TASK_BUFFER_BYTES = 128 * MIB  # record bytes a task holds in pages and row groups, over its shards
+MAX_BUFFER_BYTES = 8 * MIB  # a page or row group of one shard: few shards need no bigger ones
+# At Kinesis' 5 calls/s and 2 MiB/s, a shard needs 400 KiB a call: smaller pages would slow it.
+MIN_BUFFER_BYTES = 512 * 1024
 ERROR_MARKER = "kinesis-batch-task-error:"  # a line of a failed task's message: the typed error as JSON
 CRASH_AT = "KINESIS_BATCH_CRASH_AT"  # fault injection for the crash and zombie tests
 FREEZE_AT = "KINESIS_BATCH_FREEZE_AT"
@@ -164,6 +169,13 @@ def read_group(group: GroupSpec) -> dict[str, dict[str, Any]]:
     return {shard_id: results[shard_id] for shard_id in order if shard_id in results}
 
 
+def buffer_bytes(ranges: int) -> int:
+    """The bytes of records one range's page (and row group) aims at in a task of ``ranges``:
+    each range holds two pages and a row group, so the task holds about TASK_BUFFER_BYTES of
+    records (in Python, about 2.5 times that) up to 85 ranges, and 1.5 MiB a range beyond."""
+    return max(MIN_BUFFER_BYTES, min(MAX_BUFFER_BYTES, TASK_BUFFER_BYTES // (3 * max(ranges, 1))))
+
+
 def _read_range(client: Any, group: GroupSpec, spec: RangeSpec, stop: threading.Event) -> dict[str, Any]:
     import pyarrow.parquet as pq
 
@@ -173,9 +185,11 @@ def _read_range(client: Any, group: GroupSpec, spec: RangeSpec, stop: threading.
     shard = Shard(spec.shard_id, ending_sequence_number="0" if spec.closed else None)
     end = EndBound(until=datetime.fromisoformat(group.until) if group.until else None)
     # Gaps are reported, not raised, here: the driver decides (fail, or --allow-gaps).
-    reader = ShardReader(client, group.stream, shard, start, end, limits=ReadLimits(**group.limits), allow_gaps=True)
+    share = buffer_bytes(len(group.ranges))  # every range, also children that wait: an upper bound
+    limits = ReadLimits(**group.limits)
+    reader = ShardReader(client, group.stream, shard, start, end, limits=limits, allow_gaps=True, page_bytes=share)
     name = f"part-{spec.shard_id}-{uuid.uuid4().hex[:12]}.parquet"
-    batches = _row_groups(reader, spec.depth, group.batch_id, stop)
+    batches = _row_groups(reader, spec.depth, group.batch_id, stop, share)
     first = next(batches, None)
     if first is None:  # nothing read: no file
         return {**asdict(reader.result()), "file": None}
@@ -191,9 +205,10 @@ def _read_range(client: Any, group: GroupSpec, spec: RangeSpec, stop: threading.
 
 
 def _row_groups(
-    reader: ShardReader, depth: int, batch_id: str | None, stop: threading.Event
+    reader: ShardReader, depth: int, batch_id: str | None, stop: threading.Event, most_bytes: int
 ) -> Iterator[pa.RecordBatch]:
-    """The reader's records as Arrow record batches of bounded rows and bytes."""
+    """The reader's records as Arrow record batches of at most ROWS_PER_ROW_GROUP rows or about
+    ``most_bytes`` of data."""
     schema = ROW_SCHEMA.append(BATCH_ID) if batch_id else ROW_SCHEMA
     columns: dict[str, list[Any]] = {name: [] for name in ROW_SCHEMA.names}
     size = 0
@@ -207,7 +222,7 @@ def _row_groups(
         columns["data"].append(record.data)
         columns["approximate_arrival_timestamp"].append(record.approximate_arrival_timestamp)
         size += len(record.data)
-        if len(columns["data"]) >= ROWS_PER_ROW_GROUP or size >= BYTES_PER_ROW_GROUP:
+        if len(columns["data"]) >= ROWS_PER_ROW_GROUP or size >= most_bytes:
             yield _batch(columns, depth, batch_id, schema)
             columns, size = {name: [] for name in ROW_SCHEMA.names}, 0
     if columns["data"]:

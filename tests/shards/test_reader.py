@@ -28,7 +28,7 @@ from kinesis_batch.shards.model import Record, Shard
 from kinesis_batch.shards.positions import EndBound, StartPosition
 from kinesis_batch.shards.reader import MIB, ReadLimits, ReadResult, ShardReader
 from tests.faults import FakeClock, FaultyKinesis, response_bytes
-from tests.streams import put, split
+from tests.streams import put, put_kib, split
 
 BOTH = pytest.mark.parametrize("emulator", ["kinesalite", "kinesis-local"], indirect=True)
 FAST = ReadLimits.unlimited()
@@ -322,6 +322,23 @@ def test_shard_with_more_than_ten_thousand_records_holds_at_most_two_pages(
     ahead = 1 if prefetch else 0
     assert all(page <= calls <= page + ahead for page, calls in zip(arrived, calls_when_yielded, strict=True))
     assert reader.result().records == 12_345
+
+
+def test_page_bytes_asks_for_pages_of_about_that_size_at_the_average_record_size_read_so_far(
+    kinesis: Any, streams: Any
+) -> None:
+    stream = streams.create(shards=1)
+    sent = put_kib(kinesis, stream, 3_000, kib=2)  # 2 KiB of data and a 2- or 3-character key each
+    faulty = FaultyKinesis(kinesis)
+    records, result = read(faulty, stream, only_shard(kinesis, stream), page_bytes=512 * 1024)
+
+    assert data(records) == sent and result.records == 3_000
+    limits = [c.params["Limit"] for c in faulty.of("get_records")]
+    # The first page assumes 1 KiB records (512); after it, 512 KiB at ~2 KiB a record.
+    assert limits[0] == 512
+    assert all(250 <= limit <= 256 for limit in limits[1:]), limits
+    pages = [len((c.response or {}).get("Records", [])) for c in faulty.of("get_records")]
+    assert max(pages) == 512 and sum(pages) == 3_000
 
 
 # -- faults ----------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from kinesis_batch.planning import ShardRange, plan_run
 from kinesis_batch.shards.lineage import Lineage
 from kinesis_batch.shards.listing import list_shards
 from kinesis_batch.shards.reader import ReadLimits
-from kinesis_batch.spark.task import GroupSpec, read_group
+from kinesis_batch.spark.task import MIB, TASK_BUFFER_BYTES, GroupSpec, buffer_bytes, read_group
 from tests.runs import assert_exactly_once, diamond_stream
 from tests.streams import StreamFactory, put
 
@@ -84,3 +84,21 @@ def test_the_first_error_of_one_shard_fails_the_whole_group(
 
     with pytest.raises(StreamNotFoundError, match="shardId-000000000099"):
         read_group(group(kinesis, name, (*ranges, missing), tmp_path))
+
+
+@pytest.mark.parametrize(
+    ("ranges", "share"),
+    [
+        (1, 8 * MIB),  # a few shards: full 8 MiB pages and row groups
+        (5, 8 * MIB),
+        (6, TASK_BUFFER_BYTES // 18),  # from here the task's budget is shared
+        (19, TASK_BUFFER_BYTES // 57),
+        (85, TASK_BUFFER_BYTES // 255),
+        (86, 512 * 1024),  # the floor: what a shard needs a call at Kinesis' limit, and some
+        (500, 512 * 1024),
+    ],
+)
+def test_a_ranges_pages_and_row_groups_share_the_tasks_budget_between_a_ceiling_and_a_floor(
+    ranges: int, share: int
+) -> None:
+    assert buffer_bytes(ranges) == share
