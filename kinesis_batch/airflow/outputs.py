@@ -16,39 +16,11 @@ Asset URIs (Airflow 3.3 sanitizes them: a scheme it has no handler for is kept a
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-from pathlib import Path
-
-from kinesis_batch.config import validate_output
 from kinesis_batch.errors import IllegalArgumentError
+from kinesis_batch.orchestration import DEFAULT_OUTPUT, Output, backfill_output
 from kinesis_batch.output import FORMATS
-from kinesis_batch.output.catalogs import DEFAULT_CATALOG
-from kinesis_batch.output.place import is_s3
 
 SECTION = "kinesis_batch"
-DEFAULT_OUTPUT = "/tmp/kinesis-batch/output"
-
-
-@dataclass(frozen=True)
-class Output:
-    """Where batches go: a format, its output (folder, table path or URI, NAMESPACE.TABLE) and,
-    for iceberg, a pyiceberg catalog name (None: ``default``, or the embedded one)."""
-
-    format: str = "parquet"
-    output: str = DEFAULT_OUTPUT
-    catalog: str | None = None
-
-    def __post_init__(self) -> None:
-        validate_output(self.format, self.output, self.catalog)
-
-    @property
-    def asset_uri(self) -> str:
-        if self.format == "iceberg":
-            return f"iceberg://{self.catalog or DEFAULT_CATALOG}/{self.output}"
-        if is_s3(self.output):
-            return "s3://" + self.output.split("://", 1)[1].strip("/")
-        return "file://" + str(Path(self.output.removeprefix("file://")).absolute())
 
 
 def configured_output() -> Output:
@@ -68,22 +40,6 @@ def configured_output() -> Output:
         )
     except IllegalArgumentError as exc:
         raise IllegalArgumentError(f"[{SECTION}] in Airflow's configuration: {exc}") from exc
-
-
-def backfill_output(main: Output, format: str, backfill_id: str) -> str:
-    """A backfill's own table next to the main one, when the backfill names none: parquet
-    ``ROOT-backfill-ID``, delta ``URI_backfill_ID``, iceberg ``NAMESPACE.TABLE_backfill_ID``
-    (lower case, ``[a-z0-9_]``). The backfill must be in the main output's format to derive one."""
-    if format != main.format:
-        raise IllegalArgumentError(
-            f"output: a {format} backfill needs its output named (the main output {main.output} is {main.format})"
-        )
-    if format == "parquet":
-        return f"{main.output.rstrip('/')}-backfill-{backfill_id}"
-    if format == "delta":
-        return f"{main.output.rstrip('/')}_backfill_{backfill_id}"
-    suffix = re.sub(r"[^a-z0-9_]", "_", backfill_id.lower())
-    return f"{main.output}_backfill_{suffix}"
 
 
 __all__ = ["DEFAULT_OUTPUT", "FORMATS", "Output", "backfill_output", "configured_output"]

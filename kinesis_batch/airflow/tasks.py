@@ -11,8 +11,6 @@ throttling and unreachable endpoints raise as they are, so the task's retries ap
 
 from __future__ import annotations
 
-import hashlib
-import re
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -22,27 +20,17 @@ from typing import Any
 
 from airflow.sdk.exceptions import AirflowFailException
 
+from kinesis_batch import orchestration
 from kinesis_batch.airflow.hook import KinesisBatchHook
-from kinesis_batch.airflow.outputs import Output, backfill_output
-from kinesis_batch.backfill import backfill_table, seed, start_checkpoints
-from kinesis_batch.checkpoints.history import HistoryTable
 from kinesis_batch.config import RunConfig, default_table, parse_initial_position, parse_time
 from kinesis_batch.errors import IllegalArgumentError, InvalidStateError, LeaseError
-from kinesis_batch.leases.store import LeaseStore
-from kinesis_batch.output import open_sink
+from kinesis_batch.orchestration import Output
 from kinesis_batch.run import CatchUpRun
-from kinesis_batch.shards.lineage import Lineage
-from kinesis_batch.shards.listing import list_shards
-
-#: A DAG run's leases must outlive the gaps between its tasks (no renewer runs between them).
-DAG_LEASE_SECONDS = 3600.0
 
 
 def run_ids(dag_id: str, run_id: str) -> tuple[str, str]:
     """(worker id, batch id) for a DAG run: stable across task retries, unique per run."""
-    digest = hashlib.sha256(f"{dag_id}/{run_id}".encode()).hexdigest()[:10]
-    stamp = re.sub(r"[^0-9T]", "", run_id.split("__")[-1])[:15] or "run"
-    return f"airflow-{dag_id}-{digest}", f"{dag_id}-{stamp}-{digest}"
+    return orchestration.run_ids("airflow", dag_id, run_id, stamp=run_id.split("__")[-1])
 
 
 def catch_up_run(
@@ -67,30 +55,21 @@ def catch_up_run(
             table=table or params.get("table") or "",
             initial_position=parse_initial_position(params.get("initial_position") or "trim_horizon"),
             until=until,
-            lease_seconds=float(params.get("lease_seconds") or DAG_LEASE_SECONDS),
+            lease_seconds=float(params.get("lease_seconds") or orchestration.ORCHESTRATED_LEASE_SECONDS),
             worker_id=worker_id,
             spark_master=params.get("spark_master") or "local[*]",
             allow_gaps=bool(params.get("allow_gaps")),
             format=params.get("format") or "parquet",
             catalog=params.get("catalog") or None,
         )
-        sink = open_sink(
-            config.format,
-            config.output,
-            app=config.table,
-            stream=config.stream,
-            catalog=config.catalog,
+        return orchestration.orchestrated_run(
+            config,
+            kinesis=hook.kinesis(),
+            dynamodb=hook.dynamodb(),
             s3=hook.s3(),
+            spark=default_spark(config.spark_master),
+            batch_id=batch_id,
         )
-    return CatchUpRun(
-        config,
-        kinesis=hook.kinesis(),
-        dynamodb=hook.dynamodb(),
-        spark=default_spark(config.spark_master),
-        progress=print,
-        run_id=batch_id,
-        sink=sink,
-    )
 
 
 def published_event(run: CatchUpRun, published: bool, asset_uri: str) -> dict[str, Any]:
@@ -150,13 +129,20 @@ def backfill_run(params: dict[str, Any], *, dag_id: str, run_id: str, main: Outp
     """The backfill's run: its own lease table unless it moves the main checkpoints, and its own
     output unless the ``output`` param names one (derived from ``main``, the main output); read
     up to ``end`` (ISO 8601) or the tip."""
-    backfill_id = run_ids(dag_id, run_id)[1]
     with failing_fast():
-        until = parse_time(params["end"], setting="end") if params.get("end") else None
-        main_table = params.get("table") or default_table(params["stream"])
-        table = main_table if params.get("move_main_checkpoints") else backfill_table(main_table, backfill_id)
-        output = params.get("output") or backfill_output(main, params.get("format") or "parquet", backfill_id)
-    return catch_up_run(params, dag_id=dag_id, run_id=run_id, until=until, table=table, output=output)
+        backfill = orchestration.plan_backfill(
+            stream=params["stream"],
+            main=main,
+            backfill_id=run_ids(dag_id, run_id)[1],
+            format=params.get("format") or "parquet",
+            output=params.get("output") or "",
+            table=params.get("table") or "",
+            until=parse_time(params["end"], setting="end") if params.get("end") else None,
+            move_main_checkpoints=bool(params.get("move_main_checkpoints")),
+        )
+    return catch_up_run(
+        params, dag_id=dag_id, run_id=run_id, until=backfill.until, table=backfill.table, output=backfill.output
+    )
 
 
 def seed_backfill(params: dict[str, Any], *, dag_id: str, run_id: str, main: Output) -> dict[str, str]:
@@ -165,13 +151,8 @@ def seed_backfill(params: dict[str, Any], *, dag_id: str, run_id: str, main: Out
     run = backfill_run(params, dag_id=dag_id, run_id=run_id, main=main)
     if params.get("move_main_checkpoints"):
         return {}
+    main_table = params.get("table") or default_table(run.config.stream)
     with failing_fast():
-        lineage = Lineage.build(list_shards(run.kinesis, run.config.stream))
-        leases = LeaseStore(run.store.client, params.get("table") or default_table(run.config.stream))
-        history = HistoryTable(leases.client, leases.table_name) if leases.table_exists() else None
-        starts = start_checkpoints(
-            params.get("start") or "trim_horizon", lineage, params.get("shards") or lineage.order, history
+        return orchestration.seed_backfill(
+            run, main_table=main_table, start=params.get("start") or "", shards=params.get("shards") or ()
         )
-        run.checkpoints.create_checkpoint_store_if_not_exists()
-        seed(run.store, lineage, starts)
-    return {shard: str(checkpoint) for shard, checkpoint in starts.items()}

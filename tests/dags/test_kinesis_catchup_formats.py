@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from kinesis_batch.airflow.outputs import Output, backfill_output
 from kinesis_batch.aws import s3_settings
 from kinesis_batch.config import default_table
+from kinesis_batch.orchestration import Output
 from kinesis_batch.output import open_sink
 from tests.conftest import DAGS
 from tests.dags.test_kinesis_catchup import AHEAD
@@ -122,28 +122,6 @@ def test_an_output_its_format_cannot_write_fails_the_run_without_retries(
     states = {ti.task_id: (ti.state, ti.try_number) for ti in run.get_task_instances()}
     assert run.state == "failed"
     assert states["list_shards"] == ("failed", 1), states
-
-
-@pytest.mark.parametrize(
-    ("main", "derived"),
-    [
-        (Output("parquet", "/data/clicks/"), "/data/clicks-backfill-kinesis_backfill-20261122T0300-ab12"),
-        (Output("delta", "s3://b/tables/clicks"), "s3://b/tables/clicks_backfill_kinesis_backfill-20261122T0300-ab12"),
-        (Output("iceberg", "lake.clicks", "glue"), "lake.clicks_backfill_kinesis_backfill_20261122t0300_ab12"),
-    ],
-    ids=["parquet", "delta", "iceberg"],
-)
-def test_a_backfill_without_an_output_gets_a_table_of_its_own(main: Output, derived: str) -> None:
-    output = backfill_output(main, main.format, "kinesis_backfill-20261122T0300-ab12")
-    assert output == derived and output != main.output
-    Output(main.format, output, main.catalog)  # a name its format accepts
-
-
-def test_a_backfill_in_another_format_must_name_its_output() -> None:
-    from kinesis_batch.errors import IllegalArgumentError
-
-    with pytest.raises(IllegalArgumentError, match="a delta backfill needs its output named"):
-        backfill_output(Output("parquet", "/data/clicks"), "delta", "id")
 
 
 def test_the_backfill_task_writes_to_the_derived_table_unless_one_is_named(airflow_home: Path, tmp_path: Path) -> None:

@@ -1,0 +1,109 @@
+"""The stream's asset checks, from the same status the command line and the Airflow page show:
+
+- ``lag``: the oldest unread record of any unfinished shard is younger than the threshold;
+- ``retention``: no shard's unread records are at ``critical`` or ``lost`` retention risk;
+- ``output_agrees``: the output's last batch ends where the checkpoints are (else a crash came
+  between the table commit and the checkpoint commit; the next run rolls the checkpoints forward).
+
+They run after each materialization (the catch-up job selects the asset and so its checks) and
+on their own in the checks job. Before the first run there is nothing to check: each fails
+(WARN) and says so.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import dagster as dg
+
+from kinesis_batch.dagster.resources import AwsClients
+from kinesis_batch.dagster.runs import StreamSettings, failing_for_good
+from kinesis_batch.errors import LeaseTableNotFoundError
+from kinesis_batch.output import open_sink
+from kinesis_batch.status import stream_status
+
+LAG = "lag"
+RETENTION = "retention"
+OUTPUT_AGREES = "output_agrees"
+AT_RISK = ("critical", "lost")
+
+
+def check_specs(settings: StreamSettings, asset: dg.AssetKey) -> list[dg.AssetCheckSpec]:
+    threshold = settings.lag_threshold_seconds
+    return [
+        dg.AssetCheckSpec(LAG, asset=asset, description=f"the consumer is less than {threshold:g} s behind"),
+        dg.AssetCheckSpec(RETENTION, asset=asset, description="no unread record is about to leave retention"),
+        dg.AssetCheckSpec(OUTPUT_AGREES, asset=asset, description="the output's last batch matches the checkpoints"),
+    ]
+
+
+def check_results(settings: StreamSettings, aws: AwsClients, asset: dg.AssetKey) -> list[dg.AssetCheckResult]:
+    """Read-only: lists shards, reads the lease table, probes lag, looks up the output's last batch."""
+    with failing_for_good():
+        output = open_sink(
+            settings.output.format,
+            settings.output.output,
+            app=settings.table,
+            stream=settings.stream,
+            catalog=settings.output.catalog,
+            s3=aws.s3(),
+        )
+        try:
+            status = stream_status(aws.kinesis(), aws.dynamodb(), settings.stream, settings.table, output=output)
+        except LeaseTableNotFoundError as exc:
+            return [_result(asset, name, False, dg.AssetCheckSeverity.WARN, reason=str(exc)) for name in _NAMES]
+    summary, last = status["summary"], status["output"] or {}
+    lagging = {
+        row["shard_id"]: row["lag_seconds"]
+        for row in status["shards"]
+        if row["checkpoint"] != "SHARD_END" and row["lag_seconds"] > settings.lag_threshold_seconds
+    }
+    at_risk = {row["shard_id"]: row["retention_risk"] for row in status["shards"] if row["retention_risk"] in AT_RISK}
+    disagreeing = last.get("disagreeing_shards", [])
+    return [
+        _result(
+            asset,
+            LAG,
+            not lagging,
+            dg.AssetCheckSeverity.WARN,
+            max_lag_seconds=summary["max_lag_seconds"],
+            threshold_seconds=settings.lag_threshold_seconds,
+            lagging_shards=lagging,
+        ),
+        _result(
+            asset,
+            RETENTION,
+            not at_risk,
+            dg.AssetCheckSeverity.ERROR,
+            worst_retention_risk=summary["worst_retention_risk"],
+            retention_hours=status["retention_hours"],
+            shards_at_risk=at_risk,
+        ),
+        _result(
+            asset,
+            OUTPUT_AGREES,
+            not disagreeing,
+            dg.AssetCheckSeverity.WARN,
+            last_batch=last.get("last_batch"),
+            disagreeing_shards=disagreeing,
+        ),
+    ]
+
+
+_NAMES = (LAG, RETENTION, OUTPUT_AGREES)
+
+
+def _result(
+    asset: dg.AssetKey, name: str, passed: bool, severity: dg.AssetCheckSeverity, **metadata: Any
+) -> dg.AssetCheckResult:
+    values = {
+        key: dg.MetadataValue.json(value) if isinstance(value, (dict, list)) else value
+        for key, value in metadata.items()
+    }
+    return dg.AssetCheckResult(
+        asset_key=asset,
+        check_name=name,
+        passed=passed,
+        severity=severity,
+        metadata={k: v for k, v in values.items() if v is not None},
+    )

@@ -1,0 +1,239 @@
+"""One stream's Dagster definitions, and the definitions of every stream of a TOML file.
+
+Per stream (``kinesis_batch_<stream>_...``, the stream's name with other characters as ``_``):
+
+- the stream, an external asset ``kinesis/<stream>``, upstream of the output asset
+  ``kinesis_batch/<stream>``: one materialization is one catch-up run, from the checkpoints to
+  the run config's ``read_bound`` (:class:`CatchUpConfig`), all steps in the step's process with
+  the leases renewed throughout and released in ``finally``;
+- its three asset checks (kinesis_batch.dagster.checks), after each materialization and every
+  15 minutes on their own (the ``_checks`` job and schedule);
+- the ``_catch_up`` job and its hourly schedule: unpartitioned (a consumer is a cursor, not a
+  set of windows); the tick's time is the read bound, as Airflow's data interval end is;
+- the ``_backfill`` job (:class:`BackfillConfig`);
+- a run failure sensor, the backstop for a step killed where ``finally`` never ran: it releases
+  that run's leases and clears its pending markers, as the run's own teardown would have.
+
+One run at a time per stream is deployment configuration (runs are tagged
+``kinesis_batch/stream``, the steps use the pool ``kinesis_batch/<stream>``; see
+deploy/dagster/dagster.yaml). The leases remain the real guard.
+
+No ``from __future__ import annotations``: Dagster reads the asset's and op's parameter
+annotations (config, resources) at runtime.
+"""
+
+import os
+import re
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, cast
+
+import dagster as dg
+
+from kinesis_batch.config import parse_time
+from kinesis_batch.dagster import checks
+from kinesis_batch.dagster.config import BackfillConfig, CatchUpConfig
+from kinesis_batch.dagster.resources import AwsClients, SparkResource
+from kinesis_batch.dagster.runs import (
+    BACKFILL,
+    CATCH_UP,
+    StreamSettings,
+    backfill_run,
+    catch_up_run,
+    failing_for_good,
+    run_ids,
+)
+from kinesis_batch.errors import IllegalArgumentError
+from kinesis_batch.orchestration import Output, seed_backfill
+from kinesis_batch.run import RunReport
+
+STREAM_TAG = "kinesis_batch/stream"
+AWS = "kinesis_batch_aws"  # the resource keys (and so the parameter names below)
+SPARK = "kinesis_batch_spark"
+STREAMS_FILE = "KINESIS_BATCH_DAGSTER_STREAMS"
+
+
+def build_stream_defs(
+    stream: str,
+    *,
+    output: str,
+    format: str = "parquet",
+    catalog: str | None = None,
+    table: str | None = None,
+    lag_threshold_seconds: float = 3600.0,
+    cron_schedule: str = "0 * * * *",
+    checks_cron_schedule: str = "*/15 * * * *",
+    aws: AwsClients | None = None,
+    spark: SparkResource | None = None,
+) -> dg.Definitions:
+    """The definitions of one stream's consumer (see the module docstring). ``aws`` and ``spark``
+    default to the standard AWS environment and local Spark; definitions of several streams
+    merge when they share the same resource objects (as :func:`definitions_from_file` does)."""
+    settings = StreamSettings(stream, Output(format, output, catalog), table or "", lag_threshold_seconds)
+    prefix = "kinesis_batch_" + re.sub(r"[^A-Za-z0-9_]", "_", stream)
+    key = dg.AssetKey(["kinesis_batch", stream])
+    source = dg.AssetSpec(
+        dg.AssetKey(["kinesis", stream]), description=f"Kinesis data stream {stream}", kinds={"kinesis"}
+    )
+    pool = f"kinesis_batch/{stream}"
+    tags = {STREAM_TAG: stream}
+
+    @dg.asset(
+        key=key,
+        deps=[source],
+        pool=pool,
+        kinds={"kinesis", settings.output.format},
+        description=f"{stream} caught up into {settings.output.asset_uri}: one materialization is one catch-up run",
+        metadata={"output": settings.output.asset_uri, "lease_table": settings.table},
+    )
+    def catch_up(
+        context: dg.AssetExecutionContext,
+        config: CatchUpConfig,
+        kinesis_batch_aws: AwsClients,
+        kinesis_batch_spark: SparkResource,
+    ) -> dg.MaterializeResult[None]:
+        ids = run_ids(context.instance, context.run, CATCH_UP)
+        with failing_for_good():
+            until = parse_time(config.read_bound, setting="read_bound") if config.read_bound else None
+        spark, allow_gaps = kinesis_batch_spark, config.allow_gaps
+        run = catch_up_run(
+            settings, kinesis_batch_aws, ids, spark=spark, until=until, allow_gaps=allow_gaps, log=context.log
+        )
+        with failing_for_good():
+            report = run.run()  # the leases are released in its finally, also on failure
+        return dg.MaterializeResult(metadata=materialization(report, settings.output))
+
+    job = dg.define_asset_job(f"{prefix}_catch_up", selection=dg.AssetSelection.assets(key), tags=tags)
+    checks_job = dg.define_asset_job(f"{prefix}_checks", selection=dg.AssetSelection.checks_for_assets(key))
+    op_name = key.to_python_identifier()
+
+    @dg.schedule(name=f"{prefix}_hourly", cron_schedule=cron_schedule, job=job, execution_timezone="UTC")
+    def hourly(context: dg.ScheduleEvaluationContext) -> dg.RunRequest:
+        bound = context.scheduled_execution_time.isoformat()
+        return dg.RunRequest(run_key=bound, run_config=dg.RunConfig(ops={op_name: CatchUpConfig(read_bound=bound)}))
+
+    checks_schedule = dg.ScheduleDefinition(
+        name=f"{prefix}_checks_every_15_minutes", cron_schedule=checks_cron_schedule, job=checks_job
+    )
+
+    @dg.multi_asset_check(specs=checks.check_specs(settings, key), name=f"{prefix}_status_checks")
+    def stream_checks(kinesis_batch_aws: AwsClients) -> Iterator[dg.AssetCheckResult]:
+        yield from checks.check_results(settings, kinesis_batch_aws, key)
+
+    @dg.op(name=f"{prefix}_backfill_step", pool=pool)
+    def backfill(
+        context: dg.OpExecutionContext,
+        config: BackfillConfig,
+        kinesis_batch_aws: AwsClients,
+        kinesis_batch_spark: SparkResource,
+    ) -> dict[str, Any]:
+        ids = run_ids(context.instance, context.run, BACKFILL)
+        run, plan = backfill_run(settings, kinesis_batch_aws, ids, config, spark=kinesis_batch_spark, log=context.log)
+        if not plan.moves_main_checkpoints:
+            with failing_for_good():
+                starts = seed_backfill(run, main_table=settings.table, start=config.start, shards=config.shards)
+            context.log.info(f"backfill {ids.batch_id}: {len(starts)} shards from {config.start} into {plan.output}")
+        with failing_for_good():
+            report = run.run()
+        context.add_output_metadata(
+            materialization(report, Output(run.config.format, run.config.output, run.config.catalog))
+        )
+        return {"batch_id": report.batch_id, "records": report.records, "output": plan.output, "table": plan.table}
+
+    @dg.job(name=f"{prefix}_backfill", tags=tags, description=f"Read {stream} again from an older position")
+    def backfill_job() -> None:
+        backfill()
+
+    @dg.run_failure_sensor(name=f"{prefix}_release_leases", monitored_jobs=[job, backfill_job])
+    def release_leases(context: dg.RunFailureSensorContext, kinesis_batch_aws: AwsClients) -> None:
+        failed = context.dagster_run
+        if failed.job_name == backfill_job.name:
+            ops = cast(dict[str, Any], dict(failed.run_config or {}).get("ops") or {})
+            config = BackfillConfig(**ops.get(backfill.name, {}).get("config", {}))
+            run, _ = backfill_run(settings, kinesis_batch_aws, run_ids(context.instance, failed, BACKFILL), config)
+        else:
+            run = catch_up_run(settings, kinesis_batch_aws, run_ids(context.instance, failed, CATCH_UP))
+        released = run.finish()
+        context.log.info(f"run {failed.run_id} failed: released {len(released)} leases of {run.config.worker_id}")
+
+    return dg.Definitions(
+        assets=[source, catch_up],
+        asset_checks=[stream_checks],
+        jobs=[job, checks_job, backfill_job],
+        schedules=[hourly, checks_schedule],
+        sensors=[release_leases],
+        resources={AWS: aws or AwsClients(), SPARK: spark or SparkResource()},
+    )
+
+
+def materialization(report: RunReport, output: Output) -> dict[str, Any]:
+    """A run's metadata: rows, batch, where it went, a row per shard read, and the timings."""
+    columns = [
+        dg.TableColumn("shard_id", "string"),
+        dg.TableColumn("records", "int"),
+        dg.TableColumn("from_checkpoint", "string"),
+        dg.TableColumn("to_checkpoint", "string"),
+        dg.TableColumn("shard_end", "bool"),
+    ]
+    rows = [
+        dg.TableRecord(
+            {
+                "shard_id": shard.shard_id,
+                "records": shard.records,
+                "from_checkpoint": str(shard.start),
+                "to_checkpoint": str(shard.end),
+                "shard_end": shard.reached_shard_end,
+            }
+        )
+        for shard in report.shards
+    ]
+    return {
+        "dagster/row_count": report.records,
+        "batch_id": report.batch_id,
+        "published": report.published,
+        "output": dg.MetadataValue.path(report.output or output.asset_uri),
+        "shards": dg.MetadataValue.table(rows, schema=dg.TableSchema(columns=columns)),
+        "timings": dg.MetadataValue.json(report.timings),
+        "recovered": dg.MetadataValue.json(report.recovered),
+        "leased_elsewhere": dg.MetadataValue.json(report.leased_elsewhere),
+    }
+
+
+def definitions_from_file(path: str | Path) -> dg.Definitions:
+    """Every stream of a TOML file, sharing one set of resources::
+
+    [aws]                 # optional: AwsClients fields (region_name, endpoint_url, profile_name...)
+    region_name = "eu-west-1"
+
+    [spark]               # optional: SparkResource fields
+    master = "local[*]"
+
+    [[streams]]           # build_stream_defs' arguments, one table per stream
+    stream = "clicks"
+    output = "s3://lake/tables/clicks"
+    format = "delta"
+    """
+    path = Path(path)
+    try:
+        body = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise IllegalArgumentError(f"{path}: {exc}") from exc
+    streams = body.get("streams")
+    if not streams or not isinstance(streams, list):
+        raise IllegalArgumentError(f"{path}: no [[streams]] table (each with at least stream and output)")
+    aws, spark = AwsClients(**body.get("aws", {})), SparkResource(**body.get("spark", {}))
+    defs = []
+    for number, entry in enumerate(streams, start=1):
+        try:
+            defs.append(build_stream_defs(**entry, aws=aws, spark=spark))
+        except TypeError as exc:  # a missing or unknown key
+            raise IllegalArgumentError(f"{path}: stream {number}: {exc}") from exc
+        except IllegalArgumentError as exc:
+            raise IllegalArgumentError(f"{path}: stream {number} ({entry.get('stream')}): {exc}") from exc
+    return dg.Definitions.merge(*defs)
+
+
+def definitions_from_environment() -> dg.Definitions:
+    """The streams file ``KINESIS_BATCH_DAGSTER_STREAMS`` names (default: deploy/dagster/streams.toml)."""
+    return definitions_from_file(os.environ.get(STREAMS_FILE) or "deploy/dagster/streams.toml")

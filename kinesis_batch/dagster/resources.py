@@ -1,0 +1,62 @@
+"""The resources a stream's definitions use: AWS clients and Spark.
+
+AWS: dagster-aws has no Kinesis or DynamoDB resource, only the fields every boto3 resource of
+its has (region, profile, credentials, endpoint). :class:`AwsClients` takes those fields and
+builds the clients in kinesis_batch.aws, the one place clients are built. A field left None
+falls back to the standard AWS environment (``AWS_ENDPOINT_URL_KINESIS`` and so on, which
+botocore reads itself); ``max_attempts``, ``use_ssl`` and ``verify`` are not used: the
+library keeps its own retry policy (the shard reader must see throttling).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import boto3
+import dagster as dg
+from dagster_aws.utils import ResourceWithBoto3Configuration
+from pydantic import Field
+
+from kinesis_batch.aws import S3Settings, dynamodb_client, kinesis_client, s3_settings
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_kinesis import KinesisClient
+    from pyspark.sql import SparkSession
+
+
+class AwsClients(ResourceWithBoto3Configuration):
+    """Kinesis and DynamoDB clients, and the S3 settings of the table sinks, from one set of
+    AWS settings (None: the standard AWS environment)."""
+
+    def session(self) -> boto3.Session:
+        return boto3.Session(
+            region_name=self.region_name,
+            profile_name=self.profile_name,
+            aws_access_key_id=self.aws_access_key_id,
+            aws_secret_access_key=self.aws_secret_access_key,
+            aws_session_token=self.aws_session_token,
+        )
+
+    def kinesis(self) -> KinesisClient:
+        return kinesis_client(self.session(), endpoint_url=self.endpoint_url)
+
+    def dynamodb(self) -> DynamoDBClient:
+        return dynamodb_client(self.session(), endpoint_url=self.endpoint_url)
+
+    def s3(self) -> S3Settings:
+        return s3_settings(self.session(), endpoint_url=self.endpoint_url)
+
+
+class SparkResource(dg.ConfigurableResource):  # type: ignore[type-arg]
+    """Spark for the read step: a session started on first use in the step's process (a run
+    with nothing to read never starts a JVM). ``master`` as ``spark.master`` takes it: ``local[*]``,
+    ``spark://host:7077``, ``yarn``..."""
+
+    master: str = Field(default="local[*]", description="Spark master of the session the read step starts")
+
+    def session_factory(self) -> Callable[[], SparkSession]:
+        from kinesis_batch.spark.session import default_spark
+
+        return default_spark(self.master)
