@@ -79,6 +79,7 @@ SLOW_FIRST = (
     "test_run_formats.py",
     "test_kinesis_backfill.py",
     "test_spark_submit.py",
+    "test_runs.py",  # tests/dagster
 )
 
 

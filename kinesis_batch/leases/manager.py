@@ -111,8 +111,10 @@ class LeaseManager:
     def adopt(self) -> list[str]:
         """Hold again every lease this worker owns in the table (a run's step resumed in another
         process, e.g. the next Airflow task). Returns their keys."""
-        mine = [lease for lease in self.store.list_leases() if lease.lease_owner == self.worker_id]
+        # Read under the lock: a renewal between the read and the update would leave us holding
+        # the older counters, and our next fenced write would find the lease "lost" to ourselves.
         with self._lock:
+            mine = [lease for lease in self.store.list_leases() if lease.lease_owner == self.worker_id]
             for lease in mine:
                 self._held[lease.lease_key] = lease
         return sorted(lease.lease_key for lease in mine)

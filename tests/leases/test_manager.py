@@ -408,6 +408,30 @@ def test_taking_a_lost_lease_back_clears_it_from_lost(
     assert _owner(raw_item, key) == "worker-a"
 
 
+def test_a_renewal_racing_an_adopt_leaves_the_worker_holding_the_newest_counters(
+    store: LeaseStore, worker_a: LeaseManager, make_leases: MakeLeases, raw_item: RawItem,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    keys = make_leases(3)
+    worker_a.take(keys)
+    renewal = threading.Thread(target=worker_a.renew)  # the renewer's next tick
+    list_leases = store.list_leases
+
+    def scan_while_a_renewal_starts() -> list[Lease]:
+        found = list_leases()
+        renewal.start()
+        renewal.join(0.3)  # it renews now unless adopt holds the manager's lock
+        return found
+
+    monkeypatch.setattr(store, "list_leases", scan_while_a_renewal_starts)
+    worker_a.adopt()
+    renewal.join()
+
+    held = worker_a.held()
+    assert {key: held[key].lease_counter for key in keys} == {key: _counter(raw_item, key) for key in keys}
+    assert worker_a.renew() == []  # none "lost" to ourselves on the next fenced write
+
+
 # -- letting go --------------------------------------------------------------------------------
 
 
