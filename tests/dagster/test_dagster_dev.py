@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import sys
 import time
 import urllib.error
@@ -20,7 +19,7 @@ import pytest
 
 from kinesis_batch.devstack import LOOPBACK, LocalServer, free_port, spawn_server
 from tests.airflow.ui.test_page_in_chromium import CHROMIUM, CHROMIUM_FLAGS
-from tests.runs import REPO
+from tests.runs import REPO, session_is_gone
 
 QUERY = """{
   assetNodes { assetKey { path } }
@@ -43,17 +42,7 @@ def dagster_dev(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalServe
         yield server
     finally:
         server.stop()
-        assert _session_is_gone(server.process.pid), "a process of dagster dev outlived its process group"
-
-
-def _session_is_gone(sid: int, timeout: float = 15.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        states = subprocess.run(["ps", "-o", "stat=", "-s", str(sid)], capture_output=True, text=True).stdout.split()
-        if all(state.startswith("Z") for state in states):
-            return True
-        time.sleep(0.3)
-    return False
+        assert session_is_gone(server.process.pid, timeout=15), "a process of dagster dev outlived its process group"
 
 
 def _graphql(url: str, timeout: float = 180.0) -> dict[str, Any]:
