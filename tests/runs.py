@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
@@ -87,3 +88,16 @@ def cli(*args: str, env: dict[str, str] | None = None, timeout: float = 300) -> 
         start_new_session=True,
         cwd=REPO,
     )
+
+
+def session_is_gone(sid: int, timeout: float = 10.0) -> bool:
+    """True once no live process is left in the session ``sid`` (zombies waiting to be reaped do
+    not count): a process group, and the groups its processes made of their own (pyspark's
+    worker daemon and workers, dagster dev's servers)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        states = subprocess.run(["ps", "-o", "stat=", "-s", str(sid)], capture_output=True, text=True).stdout.split()
+        if all(state.startswith("Z") for state in states):
+            return True
+        time.sleep(0.2)
+    return False

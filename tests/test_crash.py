@@ -39,7 +39,7 @@ from kinesis_batch.run import CRASH_AT, FREEZE_AT, CatchUpRun, RunReport
 from kinesis_batch.shards.reader import ReadLimits
 from kinesis_batch.spark.job import read_results, staged_files
 from tests.output.support import output_args, read_rows, sink_of
-from tests.runs import REPO, assert_exactly_once, assert_per_key_order, diamond_stream
+from tests.runs import REPO, assert_exactly_once, assert_per_key_order, diamond_stream, session_is_gone
 from tests.streams import StreamFactory
 
 LEASE_SECONDS = 30  # the crashed worker's leases block others this long (the runs after it skip ahead)
@@ -75,18 +75,6 @@ def start_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen
         start_new_session=True,
         cwd=REPO,
     )
-
-
-def session_is_gone(sid: int, timeout: float = 10.0) -> bool:
-    """True once no live process is left in the session (zombies waiting to be reaped do not count):
-    the run's process group, and pyspark's worker daemon and workers, which have groups of their own."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        states = subprocess.run(["ps", "-o", "stat=", "-s", str(sid)], capture_output=True, text=True).stdout.split()
-        if all(state.startswith("Z") for state in states):
-            return True
-        time.sleep(0.2)
-    return False
 
 
 def stopped(process: subprocess.Popen[str], timeout: float = 240.0) -> bool:

@@ -1,8 +1,14 @@
 """The stream's asset, backfill job, checks and failure sensor on the local stack (kinesalite,
-moto's DynamoDB, the session's local Spark), materialized in process as Dagster users test."""
+moto's DynamoDB, the session's local Spark), materialized in process as Dagster users test;
+the run killed with -9 is a process of its own."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -11,34 +17,44 @@ import pytest
 
 from kinesis_batch import LeaseStore
 from kinesis_batch.config import default_table
-from kinesis_batch.dagster import AwsClients, build_stream_defs
-from kinesis_batch.dagster.runs import CATCH_UP, StreamSettings, catch_up_run, run_ids
+from kinesis_batch.dagster import build_stream_defs
 from kinesis_batch.errors import ThrottledError
-from kinesis_batch.orchestration import Output
+from kinesis_batch.run import CRASH_AT
 from kinesis_batch.spark import job as spark_job
-from tests.runs import assert_exactly_once, diamond_stream, read_output
+from tests.runs import REPO, assert_exactly_once, diamond_stream, read_output
 from tests.streams import StreamFactory, put
 
 
-def defs_for(name: str, output: Path) -> dg.Definitions:
-    return build_stream_defs(name, output=str(output), lag_threshold_seconds=3600)
+def defs_for(name: str, output: Path, lag_threshold_seconds: float = 3600) -> dg.Definitions:
+    return build_stream_defs(name, output=str(output), lag_threshold_seconds=lag_threshold_seconds)
 
 
-def catch_up(defs: dg.Definitions, name: str, instance: dg.DagsterInstance, **options: Any) -> dg.ExecuteInJobResult:
-    job = defs.resolve_job_def(f"kinesis_batch_{name.replace('-', '_')}_catch_up")
-    return job.execute_in_process(instance=instance, **options)
+def prefix(name: str) -> str:
+    return f"kinesis_batch_{name.replace('-', '_')}"
 
 
-def owners(dynamodb: Any, name: str, table: str = "") -> dict[str, str | None]:
-    return {
-        lease.lease_key: lease.lease_owner for lease in LeaseStore(dynamodb, table or default_table(name)).list_leases()
-    }
+def materialize(defs: dg.Definitions, name: str, instance: dg.DagsterInstance, **options: Any) -> Any:
+    asset = defs.resolve_assets_def(dg.AssetKey(["kinesis_batch", name]))  # bound to the defs' resources
+    return dg.materialize([asset], instance=instance, **options)
+
+
+def checks(defs: dg.Definitions, name: str, instance: dg.DagsterInstance) -> dict[str, bool]:
+    """The checks job on its own, as its 15-minute schedule runs it: check name -> passed."""
+    result = defs.resolve_job_def(f"{prefix(name)}_checks").execute_in_process(instance=instance)
+    return {evaluation.check_name: evaluation.passed for evaluation in result.get_asset_check_evaluations()}
+
+
+def owners(dynamodb: Any, name: str) -> dict[str, str | None]:
+    return {lease.lease_key: lease.lease_owner for lease in LeaseStore(dynamodb, default_table(name)).list_leases()}
 
 
 def pending(dynamodb: Any, name: str) -> dict[str, str | None]:
     return {
         lease.lease_key: lease.pending_batch_id for lease in LeaseStore(dynamodb, default_table(name)).list_leases()
     }
+
+
+ALL_PASS = {"lag": True, "retention": True, "output_agrees": True}
 
 
 def test_two_materializations_are_exactly_once_and_the_second_reads_only_new_data(
@@ -48,25 +64,40 @@ def test_two_materializations_are_exactly_once_and_the_second_reads_only_new_dat
     sent = diamond_stream(kinesis, name, 40)
     defs = defs_for(name, tmp_path / "out")
     with dg.instance_for_test() as instance:
-        first = catch_up(defs, name, instance)
+        first = materialize(defs, name, instance)
         more = put(kinesis, name, 30, start=len(sent))
-        second = catch_up(defs, name, instance)
+        second = materialize(defs, name, instance)
 
         assert first.success and second.success
         assert_exactly_once(read_output(tmp_path / "out"), sent + more)
-        key = dg.AssetKey(["kinesis_batch", name])
-        events = instance.fetch_materializations(key, limit=10).records
-        counts = sorted(e.asset_materialization.metadata["dagster/row_count"].value for e in events)  # type: ignore[union-attr]
+        rows = [
+            r.asset_materialization
+            for r in instance.fetch_materializations(dg.AssetKey(["kinesis_batch", name]), limit=10).records
+        ]
+        counts = sorted(m.metadata["dagster/row_count"].value for m in rows if m is not None)
         assert counts == [len(more), len(sent)]
-        latest = events[0].asset_materialization
+        latest = rows[0]
         assert latest is not None
         shards = latest.metadata["shards"].value.records  # type: ignore[attr-defined]
         assert sum(row.data["records"] for row in shards) == len(more)
         assert {"batch_id", "output", "timings"} <= set(latest.metadata)
-        # Its checks ran after it, on the same job: caught up, nothing at risk, the output agrees.
-        checks = {e.check_name: e.passed for e in second.get_asset_check_evaluations()}
-        assert checks == {"lag": True, "retention": True, "output_agrees": True}
+        assert checks(defs, name, instance) == ALL_PASS  # caught up, nothing at risk, the output agrees
     assert set(owners(dynamodb, name).values()) == {None}, "a lease left held"
+
+
+def test_the_lag_check_fails_for_a_stream_left_behind_and_the_others_still_pass(
+    kinesis: Any, streams: StreamFactory, spark_session: Any, tmp_path: Path
+) -> None:
+    name = streams.create(shards=1)
+    put(kinesis, name, 10)
+    defs = defs_for(name, tmp_path / "out", lag_threshold_seconds=1)
+    with dg.instance_for_test() as instance:
+        assert checks(defs, name, instance) == dict.fromkeys(ALL_PASS, False)  # no run yet: nothing to check
+        assert materialize(defs, name, instance).success
+        put(kinesis, name, 5, start=10)
+        time.sleep(2)  # the unread records are now older than the 1 s threshold
+
+        assert checks(defs, name, instance) == {**ALL_PASS, "lag": False}
 
 
 def test_a_run_that_fails_in_the_read_releases_every_lease_with_the_librarys_message(
@@ -81,11 +112,11 @@ def test_a_run_that_fails_in_the_read_releases_every_lease_with_the_librarys_mes
 
     monkeypatch.setattr(spark_job.ReadJob, "run", throttled)
     with dg.instance_for_test() as instance:
-        result = catch_up(defs_for(name, tmp_path / "out"), name, instance, raise_on_error=False)
+        result = materialize(defs_for(name, tmp_path / "out"), name, instance, raise_on_error=False)
 
     assert not result.success
     (failure,) = [e for e in result.all_events if e.is_step_failure]
-    assert "rate exceeded (gave up after 12 tries)" in str(failure.step_failure_data.error)  # type: ignore[union-attr]
+    assert "rate exceeded (gave up after 12 tries)" in str(failure.step_failure_data.error)
     assert owners(dynamodb, name) and set(owners(dynamodb, name).values()) == {None}
     assert set(pending(dynamodb, name).values()) == {None}
     assert read_output(tmp_path / "out") == {}
@@ -98,19 +129,19 @@ def test_a_backfill_from_a_history_checkpoint_writes_its_own_output_and_leaves_t
     first = put(kinesis, name, 30)
     defs = defs_for(name, tmp_path / "main")
     with dg.instance_for_test() as instance:
-        assert catch_up(defs, name, instance).success
+        assert materialize(defs, name, instance).success
         second = put(kinesis, name, 20, start=len(first))
-        assert catch_up(defs, name, instance).success
+        assert materialize(defs, name, instance).success
         main_checkpoints = {
             lease.lease_key: lease.checkpoint for lease in LeaseStore(dynamodb, default_table(name)).list_leases()
         }
         runs = sorted({lease.last_run_id for lease in LeaseStore(dynamodb, default_table(name)).list_leases()})
         second_batch = runs[-1]
-        job = defs.resolve_job_def(f"kinesis_batch_{name.replace('-', '_')}_backfill")
+        job = defs.resolve_job_def(f"{prefix(name)}_backfill")
         config = {"start": f"run={second_batch}", "output": str(tmp_path / "backfill")}
         result = job.execute_in_process(
             instance=instance,
-            run_config={"ops": {f"kinesis_batch_{name.replace('-', '_')}_backfill_step": {"config": config}}},
+            run_config={"ops": {f"{prefix(name)}_backfill_step": {"config": config}}},
         )
 
     assert result.success
@@ -125,12 +156,12 @@ def test_a_bad_backfill_start_fails_at_its_first_step_with_one_line_and_creates_
 ) -> None:
     name = streams.create(shards=1)
     defs = defs_for(name, tmp_path / "main")
-    job = defs.resolve_job_def(f"kinesis_batch_{name.replace('-', '_')}_backfill")
+    job = defs.resolve_job_def(f"{prefix(name)}_backfill")
     config = {"start": "yesterday", "output": str(tmp_path / "backfill")}
     with dg.instance_for_test() as instance:
         result = job.execute_in_process(
             instance=instance,
-            run_config={"ops": {f"kinesis_batch_{name.replace('-', '_')}_backfill_step": {"config": config}}},
+            run_config={"ops": {f"{prefix(name)}_backfill_step": {"config": config}}},
             raise_on_error=False,
         )
 
@@ -141,39 +172,69 @@ def test_a_bad_backfill_start_fails_at_its_first_step_with_one_line_and_creates_
     assert not (tmp_path / "backfill").exists()
 
 
-def test_the_failure_sensor_releases_the_leases_and_markers_of_a_run_killed_mid_step(
-    kinesis: Any, dynamodb: Any, streams: StreamFactory, tmp_path: Path
-) -> None:
-    name = streams.create(shards=2)
-    put(kinesis, name, 10)
-    defs = defs_for(name, tmp_path / "out")
-    job = defs.resolve_job_def(f"kinesis_batch_{name.replace('-', '_')}_catch_up")
-    sensor = defs.resolve_sensor_def(f"kinesis_batch_{name.replace('-', '_')}_release_leases")
-    with dg.instance_for_test() as instance:
-        killed = instance.create_run_for_job(job_def=job, status=dg.DagsterRunStatus.FAILURE)
-        # What the killed step left: its leases taken and marked with its batch (start ran).
-        settings = StreamSettings(name, Output("parquet", str(tmp_path / "out")))
-        run = catch_up_run(settings, AwsClients(), run_ids(instance, killed, CATCH_UP))
-        run.start()
-        assert set(owners(dynamodb, name).values()) == {run.config.worker_id}
-        assert set(pending(dynamodb, name).values()) == {run.run_id}
+KILLED_RUN = """
+import sys
+import dagster as dg
+from kinesis_batch.dagster import build_stream_defs
+name, output = sys.argv[1:3]
+defs = build_stream_defs(name, output=output, lag_threshold_seconds=3600)
+job = defs.resolve_job_def("kinesis_batch_" + name.replace("-", "_") + "_catch_up")
+job.execute_in_process(instance=dg.DagsterInstance.get())
+"""
 
+
+def test_a_step_killed_after_publish_is_released_by_the_failure_sensor_and_the_next_run_recovers(
+    kinesis: Any, dynamodb: Any, streams: StreamFactory, spark_session: Any, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    name = streams.create(shards=2)
+    sent = put(kinesis, name, 40)
+    defs = defs_for(name, tmp_path / "out")
+    home = tmp_path / "dagster-home"
+    home.mkdir()
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    # The run's step process, killed with -9 (with its Spark) between the output's commit and the
+    # checkpoints' (the run's crash point "published"): no finally ran.
+    killed = subprocess.run(
+        [sys.executable, "-c", KILLED_RUN, name, str(tmp_path / "out")],
+        env={**os.environ, CRASH_AT: "published"}, cwd=REPO, capture_output=True, text=True, timeout=300,
+        start_new_session=True,
+    )  # fmt: skip
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-3000:]
+    instance = dg.DagsterInstance.get()
+    try:
+        (run,) = instance.get_runs()
+        assert run.status == dg.DagsterRunStatus.STARTED  # nobody told Dagster
+        assert {owner for owner in owners(dynamodb, name).values()} == {f"dagster-catchup-{run_ids_digest(run)}"}
+        instance.report_run_failed(run)  # what run monitoring does for a dead run worker
+        assert checks(defs, name, instance) == {**ALL_PASS, "output_agrees": False}
+
+        sensor = defs.resolve_sensor_def(f"{prefix(name)}_release_leases")
+        failed = instance.get_run_by_id(run.run_id)
+        assert failed is not None and failed.status == dg.DagsterRunStatus.FAILURE
         context = dg.build_run_status_sensor_context(
             sensor_name=sensor.name,
             dagster_instance=instance,
-            dagster_run=killed,
-            dagster_event=_failure_event(killed),
-            resources={"kinesis_batch_aws": AwsClients()},
+            dagster_run=failed,
+            dagster_event=dg.DagsterEvent(
+                event_type_value=dg.DagsterEventType.RUN_FAILURE.value, job_name=failed.job_name, message="killed"
+            ),
+            resources=defs.resources,
         ).for_run_failure()
         sensor(context)  # type: ignore[call-arg]
+        assert set(owners(dynamodb, name).values()) == {None}, "the sensor left a lease held"
 
-    assert set(owners(dynamodb, name).values()) == {None}
-    assert set(pending(dynamodb, name).values()) == {None}
+        # The next run rolls the published batch's checkpoints forward and reads nothing twice.
+        more = put(kinesis, name, 10, start=len(sent))
+        assert materialize(defs, name, instance).success
+        assert_exactly_once(read_output(tmp_path / "out"), sent + more)
+        assert set(pending(dynamodb, name).values()) == {None}
+        assert checks(defs, name, instance) == ALL_PASS
+    finally:
+        instance.dispose()
 
 
-def _failure_event(run: dg.DagsterRun) -> dg.DagsterEvent:
-    return dg.DagsterEvent(
-        event_type_value=dg.DagsterEventType.RUN_FAILURE.value,
-        job_name=run.job_name,
-        message="the step's process was killed",
-    )
+def run_ids_digest(run: dg.DagsterRun) -> str:
+    from kinesis_batch.orchestration import run_ids
+
+    return run_ids("dagster", "catchup", run.root_run_id or run.run_id)[0].rsplit("-", 1)[-1]
