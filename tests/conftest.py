@@ -80,6 +80,7 @@ SLOW_FIRST = (
     "test_kinesis_backfill.py",
     "test_spark_submit.py",
     "test_runs.py",  # tests/dagster
+    "test_dagster_dev.py",
 )
 
 
