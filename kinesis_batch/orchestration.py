@@ -60,6 +60,11 @@ class Output:
     def __post_init__(self) -> None:
         validate_output(self.format, self.output, self.catalog)
 
+    @classmethod
+    def of(cls, config: RunConfig) -> Output:
+        """The output a run writes to."""
+        return cls(config.format, config.output, config.catalog)
+
     @property
     def asset_uri(self) -> str:
         """The output as an asset (Airflow's Asset URI, Dagster's metadata): ``file:///absolute/root``,

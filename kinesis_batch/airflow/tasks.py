@@ -76,7 +76,7 @@ def published_event(run: CatchUpRun, published: bool, asset_uri: str) -> dict[st
     """The extra of the publish task's Asset event: what this run published, and where. The
     Asset is the configured output; ``output`` says when a run's params pointed elsewhere."""
     record = run.output.committed(run.run_id) if published else None
-    output = Output(run.config.format, run.config.output, run.config.catalog).asset_uri
+    output = Output.of(run.config).asset_uri
     if output != asset_uri:
         print(f"WARNING: this run wrote to {output}, not to the Asset's output {asset_uri}")
     return {

@@ -96,9 +96,14 @@ def build_stream_defs(
         ids = run_ids(context.instance, context.run, CATCH_UP)
         with failing_for_good():
             until = parse_time(config.read_bound, setting="read_bound") if config.read_bound else None
-        spark, allow_gaps = kinesis_batch_spark, config.allow_gaps
         run = catch_up_run(
-            settings, kinesis_batch_aws, ids, spark=spark, until=until, allow_gaps=allow_gaps, log=context.log
+            settings,
+            kinesis_batch_aws,
+            ids,
+            spark=kinesis_batch_spark,
+            until=until,
+            allow_gaps=config.allow_gaps,
+            log=context.log,
         )
         with failing_for_good():
             report = run.run()  # the leases are released in its finally, also on failure
@@ -136,9 +141,7 @@ def build_stream_defs(
             context.log.info(f"backfill {ids.batch_id}: {len(starts)} shards from {config.start} into {plan.output}")
         with failing_for_good():
             report = run.run()
-        context.add_output_metadata(
-            materialization(report, Output(run.config.format, run.config.output, run.config.catalog))
-        )
+        context.add_output_metadata(materialization(report, Output.of(run.config)))
         return {"batch_id": report.batch_id, "records": report.records, "output": plan.output, "table": plan.table}
 
     @dg.job(name=f"{prefix}_backfill", tags=tags, description=f"Read {stream} again from an older position")

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, NoReturn
 import dagster as dg
 
 from kinesis_batch import orchestration
-from kinesis_batch.config import RunConfig, default_table, parse_time
+from kinesis_batch.config import RunConfig, default_table, parse_time, validate_stream_name
 from kinesis_batch.errors import IllegalArgumentError, InvalidStateError, LeaseError
 from kinesis_batch.orchestration import Backfill, Output
 from kinesis_batch.run import CatchUpRun
@@ -37,7 +37,7 @@ class StreamSettings:
     lag_threshold_seconds: float = 3600.0
 
     def __post_init__(self) -> None:
-        RunConfig(self.stream, output=self.output.output, format=self.output.format, catalog=self.output.catalog)
+        validate_stream_name(self.stream)  # the output validated itself
         if not self.table:
             object.__setattr__(self, "table", default_table(self.stream))
         if self.lag_threshold_seconds <= 0:
