@@ -1,7 +1,8 @@
 """Hourly catch-up of a Kinesis stream into its output table: one DAG run is one kinesis-batch run.
 
 Each step is a task (recover and take leases, read on Spark, publish, commit checkpoints) and
-releasing the leases is a teardown that runs even when something failed. The read bound is the
+releasing the leases is a teardown that runs even when something failed. The tasks renew the
+leases while they work, so a long read keeps them; ``lease_seconds`` only covers the gaps. The read bound is the
 run's data interval end, so a retried or re-run interval reads the same range.
 
 The output is parquet folders, a Delta table or an Iceberg table (params ``format``, ``output``,
@@ -78,6 +79,20 @@ def _run() -> Any:
         ),
         "aws_conn_id": Param("aws_default", type="string"),
         "allow_gaps": Param(False, type="boolean"),
+        "lease_seconds": Param(
+            300,
+            type="number",
+            minimum=10,
+            maximum=86400,
+            description="how long the run's leases last unrenewed: each task renews them while it works, so "
+            "this covers the gaps between tasks, and is how soon a dead worker's shards are free again",
+        ),
+        "read_limits": Param(
+            "kinesis",
+            type="string",
+            description="pace per shard: kinesis (5 calls/s, 2 MiB/s), none, or CALLS,BYTES per second "
+            "(e.g. 2.5,1048576 to leave half of each shard to another consumer)",
+        ),
     },
     tags=["kinesis-batch"],
 )

@@ -16,6 +16,7 @@ retries (throttling must be visible to them, and botocore's retry would hide it)
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -33,6 +34,8 @@ if TYPE_CHECKING:
 
 _TIMEOUTS: dict[str, Any] = {"connect_timeout": 5, "read_timeout": 30, "tcp_keepalive": True}
 KINESIS_CONFIG = Config(retries={"total_max_attempts": 1}, **_TIMEOUTS)
+#: The services a run reaches (Glue: an Iceberg table's catalog).
+SERVICES = ("kinesis", "dynamodb", "s3", "glue")
 DYNAMODB_CONFIG = Config(retries={"mode": "standard", "total_max_attempts": 4}, **_TIMEOUTS)
 
 
@@ -138,3 +141,19 @@ def s3_settings(session: boto3.Session | None = None, *, endpoint_url: str | Non
         secret_key=frozen.secret_key if frozen else None,
         session_token=frozen.token if frozen else None,
     )
+
+
+def aws_env(session: boto3.Session, endpoints: Mapping[str, str | None], region: str | None = None) -> dict[str, str]:
+    """A session (and per-service endpoints: ``{"kinesis": url, ...}``) as the standard AWS
+    environment, for a process of our own that builds its clients from it (spark-submit)."""
+    try:
+        credentials = session.get_credentials()
+    except BotoCoreError as exc:
+        raise from_botocore(exc, operation="resolving AWS credentials for spark-submit") from exc
+    env: dict[str, str | None] = {"AWS_DEFAULT_REGION": region or session.region_name}
+    if credentials is not None:
+        frozen = credentials.get_frozen_credentials()
+        env |= {"AWS_ACCESS_KEY_ID": frozen.access_key, "AWS_SECRET_ACCESS_KEY": frozen.secret_key}
+        env["AWS_SESSION_TOKEN"] = frozen.token
+    env |= {f"AWS_ENDPOINT_URL_{service.upper()}": url for service, url in endpoints.items()}
+    return {name: value for name, value in env.items() if value}

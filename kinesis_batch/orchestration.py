@@ -34,9 +34,10 @@ if TYPE_CHECKING:
     from mypy_boto3_kinesis import KinesisClient
     from pyspark.sql import SparkSession
 
-#: An orchestrated run's leases outlive the gaps between its steps when they run as separate
-#: tasks (Airflow: no renewer runs between them).
-ORCHESTRATED_LEASE_SECONDS = 3600.0
+#: An orchestrated run's leases: each step renews them while it works, so they only have to
+#: outlive the gaps between its steps when they run as separate tasks (Airflow: a task's start,
+#: a retry's delay); and a dead worker's shards are free again this soon.
+ORCHESTRATED_LEASE_SECONDS = 300.0
 DEFAULT_OUTPUT = "/tmp/kinesis-batch/output"
 
 

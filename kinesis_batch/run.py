@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, NoReturn, Protocol
 
 from kinesis_batch.aws import S3Settings
 from kinesis_batch.checkpoints.store import DynamoDBCheckpointStore
@@ -55,12 +55,21 @@ if TYPE_CHECKING:
     from mypy_boto3_kinesis import KinesisClient
     from pyspark.sql import SparkSession
 
-    from kinesis_batch.spark.job import ReadJob
-
 log = logging.getLogger(__name__)
 CRASH_AT = "KINESIS_BATCH_CRASH_AT"  # fault injection for the crash tests: a step name
 FREEZE_AT = "KINESIS_BATCH_FREEZE_AT"  # the zombie tests: the driver stops itself (SIGSTOP) there
 Progress = Callable[[str], None]
+
+
+class Cancellable(Protocol):
+    def cancel(self) -> None:
+        """Stop at once, from any thread (the lease renewer's); the work then raises."""
+
+
+class Read(Cancellable, Protocol):
+    """A read step run elsewhere (a spark-submit): ``run`` reads, ``cancel`` stops it."""
+
+    def run(self) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -123,19 +132,23 @@ class CatchUpRun:
         self.clock = clock
         self.retention_hours = 24
         self.timings: dict[str, float] = {}
-        self._job: ReadJob | None = None  # the read in progress, for the renewer to cancel
+        self._job: Cancellable | None = None  # the read in progress, for the renewer to cancel
         self.tasks = self.failed_task_attempts = 0
 
     # -- the steps ----------------------------------------------------------------------------
 
-    def run(self) -> RunReport:
-        """Every step in this process, with the leases renewed throughout (the command line)."""
+    def run(self, read: Read | None = None) -> RunReport:
+        """Every step in this process, with the leases renewed throughout (the command line).
+        ``read``: the read step run elsewhere (a spark-submit), instead of :meth:`read` here."""
         started = time.monotonic()
         try:
             with self._timed("start"):
                 recovered, plan, elsewhere = self.start()
-            with LeaseRenewer(self.manager, on_lost=self._on_lost):
-                self.read()
+            with self.renewing():
+                if read is None:
+                    self.read()
+                else:
+                    self.read_elsewhere(read)
                 self.crash_point("read")
                 with self._timed("publish"):
                     published = self.publish()
@@ -173,6 +186,15 @@ class CatchUpRun:
             yield
         finally:
             self.timings[step] = self.timings.get(step, 0.0) + time.monotonic() - started
+
+    @contextmanager
+    def renewing(self) -> Iterator[None]:
+        """Hold this worker's leases (again, in a step's own process) and renew them until the
+        block ends; a lease lost meanwhile cancels the read in progress. One process renews a
+        run's leases at a time: a renewal bumps the counter the others would fence with."""
+        self.manager.adopt()
+        with LeaseRenewer(self.manager, on_lost=self._on_lost):
+            yield
 
     # -- the steps: each may run in a process of its own (state: lease table + batch staging) --
 
@@ -266,15 +288,15 @@ class CatchUpRun:
         )
         column = None if self.output.format == "parquet" else self.run_id  # parquet has it from the folder
         specs = [GroupSpec.of(self.config, self.kinesis, group, plan.until, data, column) for group in groups]
-        self._job = ReadJob(spark, self.run_id)
+        self._job = job = ReadJob(spark, self.run_id)
         started = time.monotonic()
         try:
             with self._timed("read"):
-                self._job.run(specs, results_dir)
+                job.run(specs, results_dir)
         except Exception as exc:
             self._raise_read_failure(exc)
         finally:
-            self.tasks, self.failed_task_attempts = self._job.tasks, self._job.failed_attempts
+            self.tasks, self.failed_task_attempts = job.tasks, job.failed_attempts
             self._job = None
         seconds = time.monotonic() - started
         results = read_results(results_dir)
@@ -298,14 +320,27 @@ class CatchUpRun:
             f"({records / max(seconds, 1e-9):,.0f} rec/s){retried}"
         )
 
+    def read_elsewhere(self, read: Read) -> None:
+        """The read step in another process (a spark-submit of ``--step read``), while this one
+        holds and renews the leases: a lease lost meanwhile stops it and raises LeaseLostError."""
+        self._job = read
+        try:
+            with self._timed("read"):
+                read.run()
+        except Exception as exc:
+            self._raise_read_failure(exc)
+        finally:
+            self._job = None
+
     def _raise_read_failure(self, exc: Exception) -> NoReturn:
-        """A failed or cancelled job: a lost lease explains it first, then a task's own error."""
+        """A failed or cancelled read: a lost lease explains it first, then a task's own error.
+        Read-only: the process that renews the leases may be another one."""
         from kinesis_batch.spark.job import raised_in_task
 
         lost = self.manager.lost_leases()
         if not lost:
             with contextlib.suppress(KinesisBatchError):  # cannot tell now: the task's error stands
-                lost = set(self.manager.renew())
+                lost = self.manager.taken_over()
         if lost:
             raise LeaseLostError(self._lost(lost, "while reading")) from exc
         error = raised_in_task(exc)
@@ -334,7 +369,7 @@ class CatchUpRun:
         """The renewer found leases lost: stop the read at once, if one is running."""
         job = self._job
         if job is not None:
-            log.warning("lost leases %s: cancelling the Spark job", ", ".join(lost))
+            log.warning("lost leases %s: stopping the read", ", ".join(lost))
             job.cancel()
 
     def _check_gaps(self, trimmed: dict[str, str | None]) -> None:

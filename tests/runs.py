@@ -5,9 +5,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 import pyarrow.dataset as ds
@@ -41,6 +43,12 @@ def read_output(root: Path) -> dict[str, list[Any]]:
     if not root.exists():
         return {}
     return ds.dataset(root, format="parquet", partitioning="hive").to_table().to_pydict()
+
+
+def rows_of_keys(rows: dict[str, list[Any]], prefix: str) -> dict[str, list[Any]]:
+    """The rows whose partition key starts with ``prefix``."""
+    keep = [i for i, key in enumerate(rows.get("partition_key", [])) if key.startswith(prefix)]
+    return {column: [values[i] for i in keep] for column, values in rows.items()}
 
 
 def data_of(rows: dict[str, list[Any]]) -> list[str]:
@@ -101,3 +109,47 @@ def session_is_gone(sid: int, timeout: float = 10.0) -> bool:
             return True
         time.sleep(0.2)
     return False
+
+
+class Intruder:
+    """``with Intruder(stream):`` another worker tries, every ``every`` seconds, to take the
+    leases some run holds on ``stream`` (a worker that would take them the moment they lapse).
+    ``taken``: what it got; ``tries_after_expiry``: its tries made after a held lease's first
+    seen expiry, i.e. when the lease would have lapsed had nobody renewed it."""
+
+    def __init__(self, stream: str, *, every: float = 0.5) -> None:
+        from kinesis_batch import LeaseManager, LeaseStore
+        from kinesis_batch.aws import dynamodb_client
+        from kinesis_batch.config import default_table
+
+        self.store = LeaseStore(dynamodb_client(), default_table(stream))
+        self.manager = LeaseManager(self.store, "intruder", 10.0)
+        self.every = every
+        self.taken: list[str] = []
+        self.tries_after_expiry = 0
+        self._first_expiry: dict[str, int] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="intruder", daemon=True)
+
+    def __enter__(self) -> Intruder:
+        self._thread.start()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.every):
+            if not self.store.table_exists():
+                continue
+            held = [lease for lease in self.store.list_leases() if lease.lease_owner not in (None, "intruder")]
+            for lease in held:
+                self._first_expiry.setdefault(lease.lease_key, lease.expires_at_ms or 0)
+            if not held:
+                continue
+            now_ms = self.manager.now_ms()
+            if any(now_ms > self._first_expiry[lease.lease_key] for lease in held):
+                self.tries_after_expiry += 1
+            result = self.manager.take([lease.lease_key for lease in held])
+            self.taken += [lease.lease_key for lease in result.acquired]

@@ -1,12 +1,14 @@
 """One catch-up run in-process (CatchUpRun with the shared Spark session) against the real local
-endpoints: fencing when a lease is lost mid-run, recovery of batches a crash left behind, clean-up
-after a failure in the Spark step, per-key order across a reshard diamond.
+endpoints: fencing when a lease is lost mid-run (a read here or spark-submitted), recovery of
+batches a crash left behind, clean-up after a failure in the Spark step, per-key order across a
+reshard diamond.
 
 Every assertion reads real state back: lease items through LeaseStore, files under the output root.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -18,6 +20,7 @@ from kinesis_batch import Checkpoint, Lease, LeaseLostError, LeaseManager, Lease
 from kinesis_batch.config import RunConfig, default_table
 from kinesis_batch.output.parquet import ParquetSink
 from kinesis_batch.run import CatchUpRun, RunReport
+from kinesis_batch.spark.cluster import Submission
 from tests.runs import assert_exactly_once, assert_per_key_order, diamond_stream, read_output
 from tests.streams import StreamFactory, open_shards, put, split
 
@@ -299,3 +302,36 @@ def test_a_checkpoint_moved_between_survey_and_take_is_not_read_again(
 
     assert report.records == 0 and not report.published
     assert_exactly_once(read_output(output), sent + more)
+
+
+def test_a_lease_lost_while_a_submitted_read_runs_kills_it_at_once_with_one_line(
+    kinesis: Any, dynamodb: Any, streams: StreamFactory, tmp_path: Path
+) -> None:
+    # The read step elsewhere (what the orchestrators spark-submit), standing in as a process that
+    # would read for a minute; this process renews the leases meanwhile, as their task does.
+    name = streams.create(shards=1)
+    put(kinesis, name, 10)
+    (shard,) = open_shards(kinesis, name)
+    config = RunConfig(name, output=str(tmp_path / "out"), worker_id="w", lease_seconds=10)
+    run = CatchUpRun(config, kinesis=kinesis, dynamodb=dynamodb, spark=lambda: None)
+    run.start()
+    said: list[str] = []
+    read = Submission(["sh", "-c", "echo reading; sleep 60"], {}, said.append)
+
+    def steal_once_reading() -> None:
+        while not said:
+            time.sleep(0.05)
+        thief = LeaseManager(LeaseStore(dynamodb, default_table(name)), "thief", 60)
+        assert thief.take([shard.shard_id], force=True).acquired
+
+    thief = threading.Thread(target=steal_once_reading, daemon=True)
+    thief.start()
+    started = time.monotonic()
+    with pytest.raises(LeaseLostError) as raised, run.renewing():
+        run.read_elsewhere(read)
+    seconds = time.monotonic() - started
+    thief.join(timeout=5)
+
+    assert str(raised.value) == f"lost the leases of {shard.shard_id} to thief while reading; nothing was published"
+    assert seconds < 10, f"the submit went on for {seconds:.1f} s after the lease was lost (renewals: every 3.3 s)"
+    assert not read.running(), "the submit still runs"

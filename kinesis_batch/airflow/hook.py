@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from airflow.providers.amazon.aws.hooks.base_aws import AwsBaseHook
 
-from kinesis_batch.aws import S3Settings, dynamodb_client, kinesis_client, s3_settings
+from kinesis_batch.aws import SERVICES, S3Settings, aws_env, dynamodb_client, kinesis_client, s3_settings
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -41,16 +41,5 @@ class KinesisBatchHook(AwsBaseHook):
 
     def aws_env(self) -> dict[str, str]:
         """This connection as the standard AWS environment, for a process of our own (spark-submit)."""
-        session = self.get_session()
-        credentials = session.get_credentials()
-        env: dict[str, str | None] = {"AWS_DEFAULT_REGION": self.conn_region_name or session.region_name}
-        if credentials is not None:
-            frozen = credentials.get_frozen_credentials()
-            env |= {"AWS_ACCESS_KEY_ID": frozen.access_key, "AWS_SECRET_ACCESS_KEY": frozen.secret_key}
-            if frozen.token:
-                env["AWS_SESSION_TOKEN"] = frozen.token
-        for service in ("kinesis", "dynamodb", "s3", "glue"):
-            endpoint = self.conn_config.get_service_endpoint_url(service)
-            if endpoint:
-                env[f"AWS_ENDPOINT_URL_{service.upper()}"] = endpoint
-        return {name: value for name, value in env.items() if value}
+        endpoints = {service: self.conn_config.get_service_endpoint_url(service) for service in SERVICES}
+        return aws_env(self.get_session(), endpoints, region=self.conn_region_name)

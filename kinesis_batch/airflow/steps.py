@@ -13,7 +13,8 @@ from kinesis_batch.run import CatchUpRun
 
 def run_steps(make_run: Callable[[], CatchUpRun], *, outlets: Sequence[Any] = ()) -> tuple[Any, Any]:
     """Add acquire_leases >> run_spark_job >> publish >> commit_checkpoints >> release_leases to
-    the DAG being defined; ``make_run`` builds the DAG run's CatchUpRun inside each task;
+    the DAG being defined; ``make_run`` builds the DAG run's CatchUpRun inside each task, and
+    the tasks between taking the leases and releasing them renew them while they work;
     ``outlets`` (Assets) get an event when publish succeeds.
     Returns (first task, teardown) so the caller can put its own tasks in front."""
 
@@ -34,7 +35,8 @@ def run_steps(make_run: Callable[[], CatchUpRun], *, outlets: Sequence[Any] = ()
         """Publish the batch in the output's one atomic step; each Asset's event says what was
         published (``published`` is false when there was nothing new) and where."""
         run = make_run()
-        published: bool = step(run.publish)
+        with run.renewing():
+            published: bool = step(run.publish)
         events = get_current_context()["outlet_events"]
         for asset in outlets:
             events[asset].extra = published_event(run, published, asset.uri)
@@ -42,7 +44,9 @@ def run_steps(make_run: Callable[[], CatchUpRun], *, outlets: Sequence[Any] = ()
 
     @task
     def commit_checkpoints() -> int:
-        moved: int = step(make_run().commit)
+        run = make_run()
+        with run.renewing():
+            moved: int = step(run.commit)
         return moved
 
     @task

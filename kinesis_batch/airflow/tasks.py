@@ -3,7 +3,9 @@
 A DAG run is one catch-up run: its steps (start, read, publish, commit, finish) run as separate
 tasks, possibly in separate processes, and find each other's state through the lease table and
 the batch's staging. The worker id and the batch id derive from the DAG run, so a retried task
-resumes the same run; the lease duration covers the whole DAG run.
+resumes the same run. Each task renews the run's leases while it works; the lease duration
+(``lease_seconds``, 5 minutes by default) only has to cover the gaps between tasks, and is how
+soon a dead worker's shards are free again.
 
 Errors: argument and state errors fail the task without retries (AirflowFailException);
 throttling and unreachable endpoints raise as they are, so the task's retries apply.
@@ -26,6 +28,7 @@ from kinesis_batch.config import RunConfig, default_table, parse_initial_positio
 from kinesis_batch.errors import IllegalArgumentError, InvalidStateError, LeaseError
 from kinesis_batch.orchestration import Output
 from kinesis_batch.run import CatchUpRun
+from kinesis_batch.shards.reader import ReadLimits
 
 
 def run_ids(dag_id: str, run_id: str) -> tuple[str, str]:
@@ -43,7 +46,8 @@ def catch_up_run(
     output: str = "",
 ) -> CatchUpRun:
     """The run for this DAG run, from its params (stream, output, format, catalog, table,
-    spark_master, aws_conn_id). The sink reaches S3 with the AWS connection's settings."""
+    spark_master, aws_conn_id, lease_seconds, read_limits). The sink reaches S3 with the AWS
+    connection's settings."""
     from kinesis_batch.spark.session import default_spark
 
     worker_id, batch_id = run_ids(dag_id, run_id)
@@ -59,6 +63,7 @@ def catch_up_run(
             worker_id=worker_id,
             spark_master=params.get("spark_master") or "local[*]",
             allow_gaps=bool(params.get("allow_gaps")),
+            read_limits=ReadLimits.parse(params.get("read_limits") or "kinesis"),
             format=params.get("format") or "parquet",
             catalog=params.get("catalog") or None,
         )
@@ -104,25 +109,25 @@ def step(call: Callable[[], Any]) -> Any:
 
 
 def read_step(run: CatchUpRun, params: dict[str, Any]) -> None:
-    """The Spark step: in this process (local Spark, or the ``spark_master`` param), or, when the
-    ``spark_conn_id`` param names a Spark connection, spark-submitted to that cluster."""
+    """The Spark step, with the run's leases renewed in this process while it reads: local Spark
+    here (the ``spark_master`` param), or, when the ``spark_conn_id`` param names a Spark
+    connection, spark-submitted to that cluster (a lost lease kills the submit)."""
     conn_id = params.get("spark_conn_id")
     if not conn_id:
-        step(run.read)
+        with run.renewing():
+            step(run.read)
         return
     from airflow.sdk import BaseHook
 
-    from kinesis_batch.spark.cluster import SparkCluster, package_zip, read_step_args, submit, submit_command
+    from kinesis_batch.spark.cluster import SparkCluster, submitted_read
 
     connection = BaseHook.get_connection(conn_id)
     with failing_fast():
         cluster = SparkCluster.from_connection(connection.host, connection.port, connection.extra_dejson)
     env = KinesisBatchHook(params.get("aws_conn_id") or "aws_default").aws_env()
-    with tempfile.TemporaryDirectory(prefix="kinesis-batch-submit-") as scratch:
-        command = submit_command(
-            cluster, package_zip(Path(scratch)), read_step_args(run.config, run.run_id), f"kinesis-batch-{run.run_id}"
-        )
-        step(lambda: submit(command, env, print))
+    with tempfile.TemporaryDirectory(prefix="kinesis-batch-submit-") as scratch, run.renewing():
+        read = submitted_read(cluster, run.config, run.run_id, env, print, Path(scratch))
+        step(lambda: run.read_elsewhere(read))
 
 
 def backfill_run(params: dict[str, Any], *, dag_id: str, run_id: str, main: Output) -> CatchUpRun:

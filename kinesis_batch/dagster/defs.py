@@ -5,7 +5,8 @@ Per stream (``kinesis_batch_<stream>_...``, the stream's name with other charact
 - the stream, an external asset ``kinesis/<stream>``, upstream of the output asset
   ``kinesis_batch/<stream>``: one materialization is one catch-up run, from the checkpoints to
   the run config's ``read_bound`` (:class:`CatchUpConfig`), all steps in the step's process with
-  the leases renewed throughout and released in ``finally``;
+  the leases renewed throughout and released in ``finally`` (the read spark-submitted to a
+  cluster when the Spark resource says ``submit``);
 - its three asset checks (kinesis_batch.dagster.checks), after each materialization and every
   15 minutes on their own (the ``_checks`` job and schedule);
 - the ``_catch_up`` job and its hourly schedule: unpartitioned (a consumer is a cursor, not a
@@ -42,6 +43,7 @@ from kinesis_batch.dagster.runs import (
     backfill_run,
     catch_up_run,
     failing_for_good,
+    run_all_steps,
     run_ids,
 )
 from kinesis_batch.errors import IllegalArgumentError
@@ -105,8 +107,7 @@ def build_stream_defs(
             allow_gaps=config.allow_gaps,
             log=context.log,
         )
-        with failing_for_good():
-            report = run.run()  # the leases are released in its finally, also on failure
+        report = run_all_steps(run, kinesis_batch_spark, kinesis_batch_aws, context.log)
         return dg.MaterializeResult(metadata=materialization(report, settings.output))
 
     job = dg.define_asset_job(f"{prefix}_catch_up", selection=dg.AssetSelection.assets(key), tags=tags)
@@ -139,8 +140,7 @@ def build_stream_defs(
             with failing_for_good():
                 starts = seed_backfill(run, main_table=settings.table, start=config.start, shards=config.shards)
             context.log.info(f"backfill {ids.batch_id}: {len(starts)} shards from {config.start} into {plan.output}")
-        with failing_for_good():
-            report = run.run()
+        report = run_all_steps(run, kinesis_batch_spark, kinesis_batch_aws, context.log)
         context.add_output_metadata(materialization(report, Output.of(run.config)))
         return {"batch_id": report.batch_id, "records": report.records, "output": plan.output, "table": plan.table}
 

@@ -18,7 +18,8 @@ import dagster as dg
 from dagster_aws.utils import ResourceWithBoto3Configuration
 from pydantic import Field
 
-from kinesis_batch.aws import S3Settings, dynamodb_client, kinesis_client, s3_settings
+from kinesis_batch.aws import SERVICES, S3Settings, aws_env, dynamodb_client, kinesis_client, s3_settings
+from kinesis_batch.spark.cluster import SparkCluster
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -48,15 +49,33 @@ class AwsClients(ResourceWithBoto3Configuration):
     def s3(self) -> S3Settings:
         return s3_settings(self.session(), endpoint_url=self.endpoint_url)
 
+    def aws_env(self) -> dict[str, str]:
+        """These settings as the standard AWS environment, for the spark-submit of a read step."""
+        return aws_env(self.session(), {service: self.endpoint_url for service in SERVICES}, region=self.region_name)
+
 
 class SparkResource(dg.ConfigurableResource):  # type: ignore[type-arg]
-    """Spark for the read step: a session started on first use in the step's process (a run
-    with nothing to read never starts a JVM). ``master`` as ``spark.master`` takes it: ``local[*]``,
-    ``spark://host:7077``, ``yarn``..."""
+    """Spark for the read step, one of two ways, as on the Airflow side:
 
-    master: str = Field(default="local[*]", description="Spark master of the session the read step starts")
+    - a session started on first use in the step's process (a run with nothing to read never
+      starts a JVM), on ``master``: ``local[*]``, ``spark://host:7077``, ``yarn``...;
+    - ``submit``: the read step spark-submitted to ``master`` in client mode, the package
+      shipped as a zip (kinesis_batch.spark.cluster). The step's process keeps the run's other
+      steps and renews the leases while the submit reads; a lost lease kills the submit.
+    """
+
+    master: str = Field(default="local[*]", description="Spark master: of the session, or of the spark-submit")
+    submit: bool = Field(
+        default=False, description="spark-submit the read step to master instead of reading in the step's process"
+    )
+    spark_submit: str = Field(default="", description="the spark-submit to run (default: the installed pyspark's)")
+    conf: dict[str, str] = Field(default={}, description="Spark settings of the spark-submit (its --conf)")
 
     def session_factory(self) -> Callable[[], SparkSession]:
         from kinesis_batch.spark.session import default_spark
 
         return default_spark(self.master)
+
+    def cluster(self) -> SparkCluster:
+        """Where the read step is spark-submitted to (``submit``)."""
+        return SparkCluster(self.master, self.spark_submit, tuple(sorted(self.conf.items())))

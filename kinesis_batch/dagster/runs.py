@@ -5,10 +5,12 @@ build their run here, so the sensor releases exactly what the failed run held.
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 import dagster as dg
@@ -17,7 +19,7 @@ from kinesis_batch import orchestration
 from kinesis_batch.config import RunConfig, default_table, parse_time, validate_stream_name
 from kinesis_batch.errors import IllegalArgumentError, InvalidStateError, LeaseError
 from kinesis_batch.orchestration import Backfill, Output
-from kinesis_batch.run import CatchUpRun
+from kinesis_batch.run import CatchUpRun, Read, RunReport
 
 if TYPE_CHECKING:
     from kinesis_batch.dagster.config import BackfillConfig
@@ -135,6 +137,28 @@ def backfill_run(
         settings, aws, ids, spark=spark, until=backfill.until, table=backfill.table, output=output, log=log
     )
     return run, backfill
+
+
+def run_all_steps(run: CatchUpRun, spark: SparkResource, aws: AwsClients, log: dg.DagsterLogManager) -> RunReport:
+    """Every step of ``run`` in this process (leases renewed throughout, released in its
+    ``finally``), the read too unless ``spark.submit``: then it is spark-submitted."""
+    with _submitted_read(run, spark, aws, log) as read, failing_for_good():
+        return run.run(read=read)
+
+
+@contextmanager
+def _submitted_read(
+    run: CatchUpRun, spark: SparkResource, aws: AwsClients, log: dg.DagsterLogManager
+) -> Iterator[Read | None]:
+    if not spark.submit:
+        yield None
+        return
+    from kinesis_batch.spark.cluster import submitted_read
+
+    with tempfile.TemporaryDirectory(prefix="kinesis-batch-submit-") as scratch:
+        with failing_for_good():  # spark-submit not found, credentials not resolved
+            read = submitted_read(spark.cluster(), run.config, run.run_id, aws.aws_env(), log.info, Path(scratch))
+        yield read
 
 
 def _no_spark() -> NoReturn:

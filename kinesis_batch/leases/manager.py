@@ -128,6 +128,13 @@ class LeaseManager:
         with self._lock:
             return set(self.lost)
 
+    def taken_over(self) -> set[str]:
+        """The held leases that another worker owns in the table now, or nobody does: a
+        read-only check, for a process that holds the leases but does not renew them (a
+        step whose leases another process renews; a write here would fence that one out)."""
+        owners = {lease.lease_key: lease.lease_owner for lease in self.store.list_leases()}
+        return {key for key in self.held() if owners.get(key) != self.worker_id}
+
     def renew(self) -> list[str]:
         """Renew every held lease; returns the keys lost since (they are dropped from held).
 

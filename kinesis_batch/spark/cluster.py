@@ -1,9 +1,12 @@
 """A run's read step on a Spark cluster, through spark-submit.
 
-The other steps of a DAG run (leases, publish, commit) stay in the Airflow tasks; only the read
-step goes to the cluster, as a spark-submit of ``kinesis_batch/spark/submit.py`` in client
-mode with ``--step read`` and the run's id and worker id, so it adopts the leases the run took
-and writes into the run's staging. The package itself travels as a zip in ``--py-files``:
+The other steps of a run (leases, publish, commit) stay with the orchestrator (an Airflow task,
+a Dagster step); only the read step goes to the cluster, as a spark-submit of
+``kinesis_batch/spark/submit.py`` in client mode with ``--step read`` and the run's id and
+worker id, so it reads the leases the run took and writes into the run's staging. The
+submitting process renews those leases meanwhile (CatchUpRun.read_elsewhere) and kills the
+submit when one is lost; the submitted step never writes a lease (its renewal would fence the
+submitting process out). The package itself travels as a zip in ``--py-files``:
 executors need only its dependencies (boto3, aws-kinesis-agg, pyarrow), not the package.
 
 Credentials: the spark-submit driver gets the run's AWS settings in its environment; executors
@@ -13,10 +16,12 @@ each task's spec.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import signal
 import subprocess
+import threading
 import zipfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -104,32 +109,81 @@ def package_zip(directory: Path) -> Path:
     return target
 
 
-def submit(command: list[str], env: Mapping[str, str], progress: Callable[[str], None]) -> None:
-    """Run spark-submit in a process group of its own, passing its output on line by line.
+class Submission:
+    """One spark-submit of a read step, in a process group of its own, its output passed on line
+    by line. ``run`` waits for it; ``cancel`` (from any thread: the lease renewer's) kills the
+    whole group at once (spark-submit, its driver JVM and Python), and ``run`` then raises.
 
-    Its exit code becomes the error a task acts on: 2 bad input or state and 3 a lost lease
-    (no retry can help), anything else retryable. If the task is stopped, the group is killed.
+    The exit code becomes the error a task acts on: 2 bad input or state and 3 a lost lease
+    (no retry can help), anything else retryable. If the waiting task is stopped, the group is
+    killed too.
     """
-    process = subprocess.Popen(
-        command,
-        env={**os.environ, **env},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        assert process.stdout is not None
-        for line in process.stdout:
-            progress(line.rstrip())
-        code = process.wait()
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-    if code == 2:
-        raise InvalidStateError("the Spark read step refused its input (see its output above)")
-    if code == 3:
-        raise LeaseLostError("the Spark read step lost a lease; nothing was published")
-    if code != 0:
-        raise DependencyError(f"spark-submit exited with {code} (see its output above)")
+
+    def __init__(self, command: list[str], env: Mapping[str, str], progress: Callable[[str], None]) -> None:
+        self.command = command
+        self.env = dict(env)
+        self.progress = progress
+        self._lock = threading.Lock()
+        self._process: subprocess.Popen[str] | None = None
+        self._cancelled = False
+
+    def run(self) -> None:
+        with self._lock:
+            if self._cancelled:
+                raise DependencyError("spark-submit was cancelled before it started")
+            self._process = process = subprocess.Popen(
+                self.command,
+                env={**os.environ, **self.env},
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                start_new_session=True,
+            )
+        try:
+            assert process.stdout is not None
+            for line in process.stdout:
+                self.progress(line.rstrip())
+            code = process.wait()
+        finally:
+            if process.poll() is None:
+                _kill_group(process)
+        if self._cancelled:
+            raise DependencyError("spark-submit was cancelled")
+        if code == 2:
+            raise InvalidStateError("the Spark read step refused its input (see its output above)")
+        if code == 3:
+            raise LeaseLostError("the Spark read step lost a lease; nothing was published")
+        if code != 0:
+            raise DependencyError(f"spark-submit exited with {code} (see its output above)")
+
+    def running(self) -> bool:
+        """Whether the spark-submit process is alive (started and not ended)."""
+        with self._lock:
+            return self._process is not None and self._process.poll() is None
+
+    def cancel(self) -> None:
+        with self._lock:
+            self._cancelled = True
+            process = self._process
+        if process is not None and process.poll() is None:
+            _kill_group(process)
+
+
+def _kill_group(process: subprocess.Popen[str]) -> None:
+    with contextlib.suppress(ProcessLookupError):  # it ended meanwhile
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+
+
+def submitted_read(
+    cluster: SparkCluster,
+    config: RunConfig,
+    run_id: str,
+    env: Mapping[str, str],
+    progress: Callable[[str], None],
+    scratch: Path,
+) -> Submission:
+    """The read step of run ``run_id`` as a spark-submit to ``cluster``, the package zipped into
+    ``scratch``. The caller runs it under its leases' renewal (CatchUpRun.read_elsewhere)."""
+    command = submit_command(cluster, package_zip(scratch), read_step_args(config, run_id), f"kinesis-batch-{run_id}")
+    return Submission(command, env, progress)

@@ -9,8 +9,8 @@ from typing import Any
 from kinesis_batch import LeaseStore
 from kinesis_batch.aws import dynamodb_client
 from kinesis_batch.config import default_table
-from tests.runs import assert_exactly_once, assert_per_key_order, diamond_stream, read_output
-from tests.streams import StreamFactory, put
+from tests.runs import Intruder, assert_exactly_once, assert_per_key_order, diamond_stream, read_output
+from tests.streams import StreamFactory, put, put_kib
 
 AHEAD = timedelta(minutes=1)
 
@@ -87,4 +87,25 @@ def test_a_failing_spark_step_still_releases_the_leases_and_the_next_run_recover
     monkeypatch.undo()
     recovered = dag.test(logical_date=datetime.now(UTC) + 2 * AHEAD, run_conf=conf)
     assert recovered.state == "success"
+    assert_exactly_once(read_output(output), sent)
+
+
+def test_a_read_that_outlives_its_lease_three_times_keeps_it_and_no_other_worker_gets_it(
+    dagbag: Any, spark_session: Any, kinesis: Any, streams: StreamFactory, tmp_path: Path
+) -> None:
+    # One shard of 30 KiB read at 1 KiB/s: the read step takes about 30 s, its lease lasts 10 s
+    # unrenewed (the shortest the DAG accepts), and another worker tries to take it all along.
+    name = streams.create(shards=1)
+    sent = put_kib(kinesis, name, 30)
+    output = tmp_path / "out"
+    conf = {"stream": name, "output": str(output), "lease_seconds": 10, "read_limits": "5,1024"}
+
+    with Intruder(name) as intruder:
+        dag_run = dagbag.get_dag("kinesis_catchup").test(logical_date=datetime.now(UTC) + AHEAD, run_conf=conf)
+
+    read = next(ti for ti in dag_run.get_task_instances() if ti.task_id == "run_spark_job")
+    assert dag_run.state == "success", [(ti.task_id, ti.state) for ti in dag_run.get_task_instances()]
+    assert (read.end_date - read.start_date).total_seconds() > 25, "the read must outlive the lease several times"
+    assert intruder.tries_after_expiry >= 10, "the other worker tried while the lease would have lapsed"
+    assert intruder.taken == []
     assert_exactly_once(read_output(output), sent)

@@ -20,8 +20,15 @@ import pyspark
 import pytest
 
 from kinesis_batch.devstack import LOOPBACK, STATIC_ENV, LocalServer, free_port, spawn_server
-from tests.runs import assert_exactly_once, assert_per_key_order, diamond_stream, read_output
-from tests.streams import StreamFactory
+from tests.runs import (
+    Intruder,
+    assert_exactly_once,
+    assert_per_key_order,
+    diamond_stream,
+    read_output,
+    rows_of_keys,
+)
+from tests.streams import StreamFactory, put_kib
 
 SPARK_CLASS = Path(pyspark.__file__).parent / "bin" / "spark-class"
 AHEAD = timedelta(minutes=1)  # see test_kinesis_catchup.py: kinesalite stamps child shards ahead
@@ -85,16 +92,12 @@ def executor_python(tmp_path_factory: pytest.TempPathFactory) -> str:
     return str(wrapper)
 
 
-def test_the_read_step_spark_submitted_to_a_standalone_cluster_is_exactly_once(
-    dagbag: Any,
-    spark_cluster: tuple[str, str],
-    executor_python: str,
-    kinesis: Any,
-    streams: StreamFactory,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    master_url, web_url = spark_cluster
+@pytest.fixture
+def cluster_connection(
+    spark_cluster: tuple[str, str], executor_python: str, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[str]:
+    """An Airflow Spark connection ``spark_cluster`` to the standalone cluster."""
+    master_url, _ = spark_cluster
     host, port = master_url.rsplit(":", 1)
     settings = {
         "spark.pyspark.python": executor_python,
@@ -105,17 +108,42 @@ def test_the_read_step_spark_submitted_to_a_standalone_cluster_is_exactly_once(
     connection = {"conn_type": "spark", "host": host, "port": int(port), "extra": {"conf": settings}}
     monkeypatch.setenv("AIRFLOW_CONN_SPARK_CLUSTER", json.dumps(connection))
     monkeypatch.setenv("SPARK_LOCAL_IP", LOOPBACK)
+    yield "spark_cluster"
+
+
+def test_a_read_spark_submitted_to_a_standalone_cluster_is_exactly_once_and_keeps_its_leases_past_their_duration(
+    dagbag: Any,
+    spark_cluster: tuple[str, str],
+    cluster_connection: str,
+    kinesis: Any,
+    streams: StreamFactory,
+    tmp_path: Path,
+) -> None:
+    _, web_url = spark_cluster
     name = streams.create(shards=3)
+    # 30 KiB in the lowest shard, read at 1 KiB/s: the read step takes over 30 s against a 10 s
+    # lease, which the task renews while spark-submit reads (the diamond's own records are tiny).
+    slow = put_kib(kinesis, name, 30, hash_key=0)
     sent = diamond_stream(kinesis, name, 60)
     output = tmp_path / "out"
+    conf = {
+        "stream": name,
+        "output": str(output),
+        "spark_conn_id": cluster_connection,
+        "lease_seconds": 10,
+        "read_limits": "5,1024",
+    }
 
-    dag = dagbag.get_dag("kinesis_catchup")
-    conf = {"stream": name, "output": str(output), "spark_conn_id": "spark_cluster"}
-    dag_run = dag.test(logical_date=datetime.now(UTC) + AHEAD, run_conf=conf)
+    with Intruder(name) as intruder:  # another worker, taking the leases the moment they lapse
+        dag_run = dagbag.get_dag("kinesis_catchup").test(logical_date=datetime.now(UTC) + AHEAD, run_conf=conf)
 
     assert dag_run.state == "success", [(ti.task_id, ti.state) for ti in dag_run.get_task_instances()]
     rows = read_output(output)
-    assert_exactly_once(rows, sent)
-    assert_per_key_order(rows)
+    assert_exactly_once(rows, slow + sent)
+    assert_per_key_order(rows_of_keys(rows, "key-"))  # the diamond's (put_kib's data are not numbers)
     apps = _master_state(web_url)["completedapps"]
     assert any(app["name"].startswith("kinesis-batch-kinesis_catchup-") for app in apps), apps
+    read = next(ti for ti in dag_run.get_task_instances() if ti.task_id == "run_spark_job")
+    assert (read.end_date - read.start_date).total_seconds() > 25, "the read must outlive the lease several times"
+    assert intruder.tries_after_expiry >= 10, "the other worker tried while the lease would have lapsed"
+    assert intruder.taken == []

@@ -17,7 +17,7 @@ import pytest
 
 from kinesis_batch import LeaseStore
 from kinesis_batch.config import default_table
-from kinesis_batch.dagster import build_stream_defs
+from kinesis_batch.dagster import SparkResource, build_stream_defs
 from kinesis_batch.errors import ThrottledError
 from kinesis_batch.run import CRASH_AT
 from kinesis_batch.spark import job as spark_job
@@ -82,6 +82,27 @@ def test_two_materializations_are_exactly_once_and_the_second_reads_only_new_dat
         assert sum(row.data["records"] for row in shards) == len(more)
         assert {"batch_id", "output", "timings"} <= set(latest.metadata)
         assert checks(defs, name, instance) == ALL_PASS  # caught up, nothing at risk, the output agrees
+    assert set(owners(dynamodb, name).values()) == {None}, "a lease left held"
+
+
+def test_a_materialization_whose_read_is_spark_submitted_is_exactly_once_and_releases_its_leases(
+    kinesis: Any, dynamodb: Any, streams: StreamFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # spark-submit to a local master: the same submit, package zip and --step read as to a
+    # cluster (tests/dags/test_kinesis_catchup_on_a_cluster.py has the standalone cluster).
+    monkeypatch.setenv("SPARK_LOCAL_IP", "127.0.0.1")
+    name = streams.create(shards=3)
+    sent = diamond_stream(kinesis, name, 20)
+    python = {"spark.pyspark.python": sys.executable, "spark.pyspark.driver.python": sys.executable}
+    spark = SparkResource(master="local[2]", submit=True, conf={**python, "spark.ui.enabled": "false"})
+    defs = build_stream_defs(name, output=str(tmp_path / "out"), spark=spark)
+    with dg.instance_for_test() as instance:
+        result = materialize(defs, name, instance)
+        said = [e.message for e in instance.all_logs(result.run_id) if e.message]
+
+    assert result.success
+    assert any("Running Spark version" in line for line in said), "the read ran in a spark-submit of its own"
+    assert_exactly_once(read_output(tmp_path / "out"), sent)
     assert set(owners(dynamodb, name).values()) == {None}, "a lease left held"
 
 
@@ -175,7 +196,7 @@ def test_a_bad_backfill_start_fails_at_its_first_step_with_one_line_and_creates_
 KILLED_RUN = """
 import sys
 import dagster as dg
-from kinesis_batch.dagster import build_stream_defs
+from kinesis_batch.dagster import SparkResource, build_stream_defs
 name, output = sys.argv[1:3]
 defs = build_stream_defs(name, output=output, lag_threshold_seconds=3600)
 job = defs.resolve_job_def("kinesis_batch_" + name.replace("-", "_") + "_catch_up")

@@ -1,8 +1,11 @@
 """The spark-submit path: what a Spark connection means, the command built from it, the package
-zip, and how spark-submit's exit code becomes an error the task acts on."""
+zip, how spark-submit's exit code becomes an error the task acts on, and its cancellation."""
 
 from __future__ import annotations
 
+import os
+import threading
+import time
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -14,9 +17,9 @@ from kinesis_batch.errors import DependencyError, IllegalArgumentError, InvalidS
 from kinesis_batch.spark.cluster import (
     APPLICATION,
     SparkCluster,
+    Submission,
     package_zip,
     read_step_args,
-    submit,
     submit_command,
 )
 
@@ -89,13 +92,50 @@ def test_the_package_zip_holds_the_package_and_its_page(tmp_path: Path) -> None:
 def test_spark_submits_exit_code_becomes_the_error_a_task_acts_on(code: int, error: type[Exception]) -> None:
     said: list[str] = []
     with pytest.raises(error):
-        submit(["sh", "-c", f"echo reading; exit {code}"], {}, said.append)
+        Submission(["sh", "-c", f"echo reading; exit {code}"], {}, said.append).run()
     assert said == ["reading"]
 
 
 def test_a_successful_submit_passes_its_output_on_with_the_given_environment() -> None:
     said: list[str] = []
-    submit(
-        ["sh", "-c", 'echo "endpoint $AWS_ENDPOINT_URL_KINESIS"'], {"AWS_ENDPOINT_URL_KINESIS": "http://k"}, said.append
-    )
+    command = ["sh", "-c", 'echo "endpoint $AWS_ENDPOINT_URL_KINESIS"']
+    Submission(command, {"AWS_ENDPOINT_URL_KINESIS": "http://k"}, said.append).run()
     assert said == ["endpoint http://k"]
+
+
+def test_cancel_kills_the_submits_whole_process_group_at_once(tmp_path: Path) -> None:
+    # A child that would outlive its parent unless the group goes: spark-submit's JVM is one.
+    child_pid = tmp_path / "child.pid"
+    script = f"sleep 60 & echo $! > {child_pid}; echo started; wait"
+    said: list[str] = []
+    submission = Submission(["sh", "-c", script], {}, said.append)
+    threading.Timer(0.5, submission.cancel).start()
+    started = time.monotonic()
+    with pytest.raises(DependencyError, match="cancelled"):
+        submission.run()
+    assert time.monotonic() - started < 10
+    assert said == ["started"]
+    pid = int(child_pid.read_text())
+    deadline = time.monotonic() + 5
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(pid), "the group's child outlived the cancel"
+
+
+def test_a_submission_cancelled_before_it_starts_never_starts(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    submission = Submission(["touch", str(marker)], {}, print)
+    submission.cancel()
+    with pytest.raises(DependencyError, match="before it started"):
+        submission.run()
+    assert not marker.exists()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie is gone for our purpose (its parent, killed, left it to init to reap).
+    state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] if Path(f"/proc/{pid}").exists() else "Z"
+    return state != "Z"
