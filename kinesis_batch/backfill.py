@@ -37,8 +37,10 @@ def start_checkpoints(
         raise IllegalArgumentError(f"shards: {', '.join(unknown)} are not shards of this stream")
     kind, _, argument = start.strip().partition("=")
     if kind == "run":
-        if history is None or not argument:
-            raise IllegalArgumentError("start run=RUN_ID needs a run id and the main checkpoint history")
+        if not argument:
+            raise IllegalArgumentError("start run=RUN_ID needs a run id (see kinesis-batch history)")
+        if history is None:
+            raise InvalidStateError(f"start run={argument}: no run has committed on this stream's main lease table yet")
         return _before_run(argument, selected, history)
     if kind == "after_sequence":
         if len(selected) != 1:

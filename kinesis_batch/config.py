@@ -43,10 +43,10 @@ def validate_table_name(table: str) -> str:
     return table
 
 
-def validate_run_id(run_id: str) -> str:
+def validate_run_id(run_id: str, *, setting: str = "--run-id") -> str:
     if not _RUN_ID.match(run_id or ""):
         raise IllegalArgumentError(
-            f"--run-id: {run_id!r} is not a run id (1-128 of a-z A-Z 0-9 _ . -, not starting with a dot)"
+            f"{setting}: {run_id!r} is not a run id (1-128 of a-z A-Z 0-9 _ . -, not starting with a dot)"
         )
     return run_id
 

@@ -1,0 +1,61 @@
+"""``kinesis-batch``: the command line, thin over the library.
+
+Every user error ends with one line on stderr and a non-zero exit (2 for bad arguments and
+invalid state, 3 for a lost lease, 4 for retryable failures); never a traceback. One module per
+group of commands: ``run`` and ``plan`` (run), ``backfill``, ``status`` and ``history`` (inspect).
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from kinesis_batch.cli.args import EXIT_LEASE, EXIT_RETRYABLE, EXIT_USAGE, build_parser
+from kinesis_batch.errors import IllegalArgumentError, InvalidStateError, KinesisBatchError, LeaseError, RetryableError
+
+Command = Callable[..., int]
+
+
+def main(argv: Sequence[str] | None = None, *, spark: Callable[[], Any] | None = None) -> int:
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # --help (0) or a bad argument (already said in one line)
+        return int(exc.code or 0)
+    try:
+        return _command(args.command)(args, spark)
+    except (IllegalArgumentError, InvalidStateError) as exc:
+        return _fail(exc, EXIT_USAGE)
+    except LeaseError as exc:
+        return _fail(exc, EXIT_LEASE)
+    except RetryableError as exc:
+        return _fail(exc, EXIT_RETRYABLE)
+    except KinesisBatchError as exc:
+        return _fail(exc, 1)
+    except Exception as exc:  # e.g. a Spark failure: one line for the user, the details in the log
+        logging.getLogger("kinesis_batch").debug("unexpected error", exc_info=True)
+        return _fail(RuntimeError(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"), 1)
+
+
+def _fail(exc: Exception, code: int) -> int:
+    print(f"kinesis-batch: error: {exc}", file=sys.stderr)
+    return code
+
+
+def _command(name: str) -> Command:
+    """The command's function, called with (args, spark); spark is used by those that read."""
+    from kinesis_batch.cli import backfill, inspect, run
+
+    commands: dict[str, Command] = {
+        "run": run.run_command,
+        "backfill": backfill.backfill_command,
+        "plan": lambda args, _: run.plan_command(args),
+        "status": lambda args, _: inspect.status_command(args),
+        "history": lambda args, _: inspect.history_command(args),
+    }
+    return commands[name]
+
+
+__all__ = ["build_parser", "main"]

@@ -1,0 +1,139 @@
+"""The command line's arguments: the parser, and what several commands read from them."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, NoReturn
+
+from kinesis_batch.config import default_table, validate_stream_name, validate_table_name
+from kinesis_batch.errors import IllegalArgumentError
+from kinesis_batch.output import FORMATS
+
+EXIT_USAGE, EXIT_LEASE, EXIT_RETRYABLE = 2, 3, 4
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a bad argument is one line on stderr like every other error."""
+
+    def error(self, message: str) -> NoReturn:
+        print(
+            f"kinesis-batch: error: {self.prog.removeprefix('kinesis-batch').strip() or 'usage'}: {message} "
+            f"(see {self.prog} --help)",
+            file=sys.stderr,
+        )
+        raise SystemExit(EXIT_USAGE)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="kinesis-batch", description="Batch catch-up consumer for Kinesis")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    run = commands.add_parser("run", help="read every shard from its checkpoint to a bound, publish, commit")
+    _stream_and_table(run)
+    _output(run, required=True)
+    run.add_argument("--initial-position", default="trim_horizon", help="trim_horizon | latest | at_timestamp=ISO8601")
+    run.add_argument("--until", help="read records that arrived up to this ISO 8601 time (default: now)")
+    _reading(run)
+    run.add_argument("--run-id", help="the run's id, also its batch id (default: time + random)")
+    # One step of a run whose other steps run elsewhere: the DAG's spark-submit of its read step.
+    run.add_argument("--step", choices=("all", "read"), default="all", help=argparse.SUPPRESS)
+    run.add_argument("--json", action="store_true", help="print the run report as JSON")
+
+    plan = commands.add_parser("plan", help="what a run would read now, without reading or leasing")
+    _stream_and_table(plan)
+    plan.add_argument("--initial-position", default="trim_horizon", help="as for run")
+    plan.add_argument("--until", help="as for run")
+    plan.add_argument("--json", action="store_true")
+
+    status = commands.add_parser("status", help="shards, lineage, leases and checkpoints")
+    _stream_and_table(status)
+    _output(status, required=False)  # given: the output's last batch too, beside the checkpoints
+    status.add_argument("--json", action="store_true", help="print a JSON array, one object per shard")
+
+    history = commands.add_parser("history", help="committed checkpoint moves")
+    _stream_and_table(history)
+    _output(history, required=False)
+    history.add_argument("--run", help="only the moves of this run id")
+    history.add_argument("--json", action="store_true")
+
+    backfill = commands.add_parser(
+        "backfill", help="read the stream again from an older position into an output of its own"
+    )
+    _stream_and_table(backfill, table_help="the main lease table (default: kinesis-batch-STREAM)")
+    _output(backfill, required=True)
+    backfill.add_argument("--shards", help="shard ids, comma-separated (default: every shard)")
+    backfill.add_argument(
+        "--start",
+        help="trim_horizon (default) | at_timestamp=ISO8601 | run=RUN_ID (the checkpoints before that run, "
+        "from the history) | after_sequence=N (one shard)",
+    )
+    backfill.add_argument("--end", help="read records that arrived up to this ISO 8601 time (default: the tip)")
+    backfill.add_argument(
+        "--move-main-checkpoints",
+        action="store_true",
+        help="read on from the main checkpoints and move them (default: a lease table of the backfill's own)",
+    )
+    backfill.add_argument(
+        "--backfill-id", help="the backfill's id, also its batch id (default: time + random); again to resume one"
+    )
+    _reading(backfill)
+    backfill.add_argument("--json", action="store_true", help="print the run report as JSON")
+    return parser
+
+
+def _output(parser: argparse.ArgumentParser, *, required: bool) -> None:
+    parser.add_argument(
+        "--output",
+        required=required,
+        help="parquet: a folder (hive-style batch_id=... folders); delta: a path or s3:// URI of the table; "
+        "iceberg: NAMESPACE.TABLE",
+    )
+    parser.add_argument("--format", choices=FORMATS, default="parquet", help="parquet (default), delta or iceberg")
+    parser.add_argument("--catalog", help="iceberg: a pyiceberg catalog name (default: 'default', or the embedded one)")
+
+
+def output_sink(args: argparse.Namespace, table: str) -> Any:
+    """The output the command names, or None when it names none (status, history)."""
+    if args.output is None:
+        if args.format != "parquet" or args.catalog:
+            raise IllegalArgumentError("--format and --catalog need --output")
+        return None
+    from kinesis_batch.aws import s3_settings
+    from kinesis_batch.output import open_sink
+
+    return open_sink(args.format, args.output, app=table, stream=args.stream, catalog=args.catalog, s3=s3_settings())
+
+
+def _stream_and_table(
+    parser: argparse.ArgumentParser, table_help: str = "DynamoDB lease table (default: kinesis-batch-STREAM)"
+) -> None:
+    parser.add_argument("--stream", required=True, help="Kinesis stream name")
+    parser.add_argument("--table", help=table_help)
+
+
+def _reading(parser: argparse.ArgumentParser) -> None:
+    """How a command that reads does it: leases, Spark, pace."""
+    parser.add_argument("--lease-seconds", type=float, default=300.0, help="lease duration (renewed while running)")
+    parser.add_argument("--worker-id", help="this worker's id in the lease table (default: host-pid-random)")
+    parser.add_argument(
+        "--allow-gaps", action="store_true", help="go on when retention trimmed unread records (recorded, not silent)"
+    )
+    parser.add_argument("--spark-master", default="local[*]", help="Spark master (default local[*])")
+    parser.add_argument(
+        "--read-limits",
+        default="kinesis",
+        help="kinesis: keep each shard under Kinesis' 5 GetRecords calls/s and 2 MiB/s (default); "
+        "none: no pacing (emulators, benchmarks); CALLS,BYTES: your own per-shard pace per second",
+    )
+    parser.add_argument(
+        "--shards-per-task",
+        type=int,
+        help="shards one Spark task reads side by side (default: the plan spread over every task slot)",
+    )
+
+
+def lease_table(args: argparse.Namespace) -> str:
+    """--table, or the stream's default table; the stream name is checked first."""
+    validate_stream_name(args.stream)
+    return validate_table_name(args.table if args.table is not None else default_table(args.stream))

@@ -1,0 +1,98 @@
+"""``status`` and ``history``: where the consumer is, and how its checkpoints moved."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from kinesis_batch.cli.args import lease_table, output_sink
+from kinesis_batch.config import validate_stream_name
+
+
+def status_command(args: argparse.Namespace) -> int:
+    from kinesis_batch.aws import dynamodb_client, kinesis_client
+    from kinesis_batch.status import stream_status
+
+    table = lease_table(args)
+    status = stream_status(kinesis_client(), dynamodb_client(), args.stream, table, output=output_sink(args, table))
+    rows = status["shards"]
+    if args.json:
+        print(json.dumps(rows, indent=1))
+        return 0
+    summary, output = status["summary"], status["output"]
+    print(
+        f"stream {status['stream']} (lease table {status['table']}, retention {status['retention_hours']} h): "
+        f"{summary['shards']} shards, {summary['open']} open, {summary['leased']} leased, "
+        f"lag {_duration(summary['max_lag_seconds'])}, retention risk {summary['worst_retention_risk']}"
+    )
+    now = datetime.now(UTC).timestamp() * 1000
+    print(f"{'shard':<22} {'parents':<43} {'state':<6} {'checkpoint':<58} {'lag':>7} {'risk':<8} {'owner':<24} pending")
+    for row in rows:
+        owner = row["lease_owner"] or "-"
+        if row["lease_owner"] and row["lease_expires_at_ms"] and row["lease_expires_at_ms"] < now:
+            owner += " (expired)"
+        parents = ", ".join(row["parent_shard_ids"]) or "-"
+        state = "closed" if row["closed"] else "open"
+        checkpoint, pending = row["checkpoint"] or "-", row["pending_batch"] or "-"
+        lag, risk = _duration(row["lag_seconds"]), row["retention_risk"]
+        print(
+            f"{row['shard_id']:<22} {parents:<43} {state:<6} {checkpoint:<58} {lag:>7} {risk:<8} {owner:<24} {pending}"
+        )
+    if output is not None:
+        print(_output_line(output))
+    return 0
+
+
+def _output_line(output: dict[str, Any]) -> str:
+    """The output's last batch in one line, and whether the checkpoints agree with it."""
+    where = f"output ({output['format']}) {output['uri']}"
+    if output["last_batch"] is None:
+        return f"{where}: no batch of this consumer yet"
+    line = (
+        f"{where}: last batch {output['last_batch']} ({output['records']} records, committed {output['committed_at']})"
+    )
+    behind = output["disagreeing_shards"]
+    if not behind:
+        return f"{line}; the checkpoints agree"
+    return (
+        f"{line}; WARNING: the checkpoints of {', '.join(behind)} are not where that batch ended "
+        "(a run stopped between the output commit and the checkpoint commit); the next run rolls them forward"
+    )
+
+
+def _duration(seconds: float) -> str:
+    """A lag for people: 0s, 42s, 17m, 5.2h, 3.1d."""
+    if seconds < 60:
+        return f"{seconds:.0f}s"
+    if seconds < 3600:
+        return f"{seconds / 60:.0f}m"
+    if seconds < 86400:
+        return f"{seconds / 3600:.1f}h"
+    return f"{seconds / 86400:.1f}d"
+
+
+def history_command(args: argparse.Namespace) -> int:
+    from kinesis_batch.aws import dynamodb_client
+    from kinesis_batch.status import history_rows
+
+    validate_stream_name(args.stream)
+    table = lease_table(args)
+    rows = history_rows(dynamodb_client(), table, run_id=args.run)
+    if args.json:
+        print(json.dumps(rows, indent=1))
+        return 0
+    sink = output_sink(args, table)
+    if sink is not None:
+        from kinesis_batch.leases.store import LeaseStore
+        from kinesis_batch.status import output_status
+
+        leases = LeaseStore(dynamodb_client(), table).list_leases()
+        checkpoints = [{"shard_id": lease.lease_key, "checkpoint": str(lease.checkpoint)} for lease in leases]
+        print(_output_line(output_status(sink, checkpoints)))
+    for row in rows:
+        moved = f"{row['from']} -> {row['to']}"
+        run_id = row["run_id"] or "-"
+        print(f"{row['committed_at']}  {run_id:<28} {row['shard_id']:<22} {moved}  ({row['records']} records)")
+    return 0
