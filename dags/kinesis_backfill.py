@@ -20,9 +20,17 @@ from airflow.sdk import Param, dag, get_current_context, task
 
 from kinesis_batch.airflow.outputs import FORMATS, configured_output
 from kinesis_batch.airflow.steps import run_steps
+from kinesis_batch.airflow.streams import read_streams, streams_file
 from kinesis_batch.airflow.tasks import backfill_run, seed_backfill
+from kinesis_batch.errors import IllegalArgumentError
 
 MAIN = configured_output()
+# The streams of the streams file are offered in the form (a broken file offers none: its
+# import error shows on kinesis_streams.py, not here).
+try:
+    CONFIGURED = [entry.stream for entry in read_streams(streams_file())[0]]
+except IllegalArgumentError:
+    CONFIGURED = []
 
 
 def _ids() -> dict[str, Any]:
@@ -40,7 +48,14 @@ def _run() -> Any:
     schedule=None,
     catchup=False,
     params={
-        "stream": Param("demo-clicks", type="string", minLength=1, maxLength=128),
+        "stream": Param(
+            CONFIGURED[0] if CONFIGURED else "demo-clicks",
+            type="string",
+            minLength=1,
+            maxLength=128,
+            **({"examples": CONFIGURED} if CONFIGURED else {}),
+            description="a stream of the streams file, or any other",
+        ),
         "shards": Param([], type="array", items={"type": "string"}, description="shard ids; empty: all"),
         "start": Param(
             "trim_horizon",

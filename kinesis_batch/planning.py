@@ -226,5 +226,11 @@ def shard_commit(shard_range: ShardRange, result: ReadResult) -> ShardCommit | N
     if end == shard_range.start:
         return None
     return ShardCommit(
-        shard_range.shard_id, shard_range.start, end, result.records, result.reached_shard_end, result.trimmed_after
+        shard_range.shard_id,
+        shard_range.start,
+        end,
+        result.records,
+        result.reached_shard_end,
+        result.trimmed_after,
+        result.lag_at_start_ms,
     )

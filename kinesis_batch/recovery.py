@@ -68,5 +68,9 @@ def _settle(key: str, batch_id: str, manager: LeaseManager, checkpoints: DynamoD
             if prepared is None:
                 raise LeaseLostError(f"lost the lease of {key} while recovering batch {batch_id}")
             current = prepared
-        settle(checkpoints.commit(current, batch_id, run_id=record.run_id, records=shard.records))
+        settle(
+            checkpoints.commit(
+                current, batch_id, run_id=record.run_id, records=shard.records, lag_at_start_ms=shard.lag_at_start_ms
+            )
+        )
         return ROLLED_FORWARD

@@ -437,20 +437,24 @@ class CatchUpRun:
         batch_id = self.run_id
         record = self.output.committed(batch_id)
         commits = record.shards if record else ()
-        records = {commit.shard_id: commit.records for commit in commits}
+        by_shard = {commit.shard_id: commit for commit in commits}
         # A generation (shards whose parents in the batch moved before) side by side, as many
         # transactions in flight as config.commit_concurrency says.
         held = self.manager.held()
-        parents = {shard: held[shard].parent_shard_ids for shard in records if shard in held}
-        for generation in generations(list(records), parents):
+        parents = {shard: held[shard].parent_shard_ids for shard in by_shard if shard in held}
+        for generation in generations(list(by_shard), parents):
             self.manager.write_each(
                 generation,
                 lambda lease: self.checkpoints.commit(
-                    lease, batch_id, run_id=self.run_id, records=records[lease.lease_key]
+                    lease,
+                    batch_id,
+                    run_id=self.run_id,
+                    records=by_shard[lease.lease_key].records,
+                    lag_at_start_ms=by_shard[lease.lease_key].lag_at_start_ms,
                 ),
                 concurrency=self.config.commit_concurrency,
             )
-        uncovered = sorted(set(self.manager.held()) - set(records))
+        uncovered = sorted(set(self.manager.held()) - set(by_shard))
         self.manager.write_each(uncovered, lambda lease: self.checkpoints.abort(lease, batch_id))
         return len(commits)
 

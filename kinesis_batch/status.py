@@ -6,8 +6,9 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from kinesis_batch.checkpoints.history import HistoryTable
+from kinesis_batch.checkpoints.history import HistoryEntry, HistoryTable
 from kinesis_batch.checkpoints.model import Checkpoint
+from kinesis_batch.checkpoints.runs import summarize_runs
 from kinesis_batch.errors import LeaseTableNotFoundError
 from kinesis_batch.leases.store import LeaseStore
 from kinesis_batch.output.sink import Sink
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
 
 # Lag probes are a few GetRecords calls per shard; run them side by side, not one after another.
 LAG_PROBES_AT_ONCE = 16
+RUNS_SHOWN = 48  # two days of hourly runs
 
 
 def stream_status(
@@ -143,14 +145,7 @@ def _worst(risks: list[str]) -> str:
 
 
 def history_rows(dynamodb: DynamoDBClient, table: str, *, run_id: str | None = None) -> list[dict[str, Any]]:
-    history = HistoryTable(dynamodb, table)
-    if not history.exists():
-        raise LeaseTableNotFoundError(f"checkpoint history table {history.table_name!r} does not exist")
-    if run_id:
-        entries = history.for_run(run_id)
-    else:
-        keys = [lease.lease_key for lease in LeaseStore(history.client, table).list_leases()]
-        entries = sorted((e for key in keys for e in history.for_shard(key)), key=lambda e: e.commit_id)
+    """Every committed move, oldest first (``run_id``: that run's only)."""
     return [
         {
             "shard_id": e.lease_key,
@@ -160,6 +155,31 @@ def history_rows(dynamodb: DynamoDBClient, table: str, *, run_id: str | None = N
             "from": str(e.from_checkpoint),
             "to": str(e.to_checkpoint),
             "records": e.records,
+            "lag_at_start_ms": e.lag_at_start_ms,
         }
-        for e in entries
+        for e in _history(dynamodb, table, run_id)
     ]
+
+
+def run_rows(dynamodb: DynamoDBClient, table: str, *, last: int = RUNS_SHOWN) -> list[dict[str, Any]]:
+    """The newest ``last`` runs over the history, oldest first: records and lag at each run."""
+    return [
+        {
+            "run": run.run,
+            "committed_at": run.committed_at.isoformat(),
+            "records": run.records,
+            "shards": run.shards,
+            "lag_at_start_ms": run.lag_at_start_ms,
+        }
+        for run in summarize_runs(_history(dynamodb, table, None), last=last)
+    ]
+
+
+def _history(dynamodb: DynamoDBClient, table: str, run_id: str | None) -> list[HistoryEntry]:
+    history = HistoryTable(dynamodb, table)
+    if not history.exists():
+        raise LeaseTableNotFoundError(f"checkpoint history table {history.table_name!r} does not exist")
+    if run_id:
+        return history.for_run(run_id)
+    keys = [lease.lease_key for lease in LeaseStore(history.client, table).list_leases()]
+    return sorted((e for key in keys for e in history.for_shard(key)), key=lambda e: e.commit_id)

@@ -59,7 +59,7 @@ def test_status_json_lists_every_shard_with_lineage_checkpoint_and_lease(
     tmp_path: Path,  # type: ignore[no-untyped-def]
 ) -> None:
     name = streams.create(shards=3)
-    diamond_stream(kinesis, name, 50)
+    sent = diamond_stream(kinesis, name, 50)
     run = cli("run", "--stream", name, "--output", str(tmp_path / "out"))
     assert run.returncode == 0, run.stderr
 
@@ -86,6 +86,12 @@ def test_status_json_lists_every_shard_with_lineage_checkpoint_and_lease(
     history = cli("history", "--stream", name, "--json")
     assert history.returncode == 0, history.stderr
     assert {h["shard_id"] for h in json.loads(history.stdout)} == {s.shard_id for s in shards}
+    runs = cli("history", "--stream", name, "--runs")
+    assert runs.returncode == 0, runs.stderr
+    (line,) = runs.stdout.splitlines()  # one run, on every shard, with the lag it began with
+    assert f" {len(sent)} records" in line and f" {len(shards)} shards" in line and "behind" in line, line
+    both = cli("history", "--stream", name, "--runs", "--run", "x")
+    assert both.returncode == 2 and both.stderr.count("\n") == 1, both.stderr
 
     put(kinesis, name, 30, start=10_000)
     behind = json.loads(cli("status", "--stream", name, "--json").stdout)

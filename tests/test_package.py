@@ -12,7 +12,8 @@ ADAPTERS = ("kinesis_batch.airflow", "kinesis_batch.dagster", "kinesis_batch.spa
 
 def imported_after(prefixes: tuple[str, ...], skip: tuple[str, ...]) -> list[str]:
     """The top-level packages among airflow, dagster and pyspark in sys.modules after importing
-    every module of kinesis_batch under ``prefixes`` (but not under ``skip``)."""
+    every module of kinesis_batch under ``prefixes`` (but not under ``skip``, and no ``__main__``:
+    importing one runs its program)."""
     # Module names from the files: pkgutil.walk_packages would import every package to walk it.
     code = (
         "import sys, json, importlib, pathlib, kinesis_batch\n"
@@ -20,7 +21,7 @@ def imported_after(prefixes: tuple[str, ...], skip: tuple[str, ...]) -> list[str
         "for path in sorted(root.rglob('*.py')):\n"
         "    parts = path.relative_to(root).with_suffix('').parts\n"
         "    name = '.'.join(('kinesis_batch', *parts)).removesuffix('.__init__')\n"
-        f"    if name.startswith({prefixes!r}) and not name.startswith({skip!r}):\n"
+        f"    if name.startswith({prefixes!r}) and not name.startswith({skip!r}) and parts[-1] != '__main__':\n"
         "        importlib.import_module(name)\n"
         "found = sorted({n.split('.')[0] for n in sys.modules} & {'airflow', 'dagster', 'pyspark'})\n"
         "print('IMPORTED=' + json.dumps(found))\n"

@@ -38,6 +38,7 @@ class HistoryEntry:
     to_checkpoint: Checkpoint
     records: int
     lease_counter: int = 0  # the leaseCounter the commit was fenced on
+    lag_at_start_ms: int | None = None  # the shard's lag when the batch's read began (None: not known)
 
     @property
     def commit_id(self) -> str:
@@ -58,6 +59,8 @@ class HistoryEntry:
         }
         if self.run_id is not None:
             item["runId"] = {"S": self.run_id}
+        if self.lag_at_start_ms is not None:
+            item["lagAtStartMillis"] = {"N": str(self.lag_at_start_ms)}
         return item
 
     @classmethod
@@ -73,6 +76,7 @@ class HistoryEntry:
                 to_checkpoint=_checkpoint(item, "to"),
                 records=int(item["records"]["N"]),
                 lease_counter=int(item["leaseCounter"]["N"]) if "leaseCounter" in item else 0,
+                lag_at_start_ms=int(item["lagAtStartMillis"]["N"]) if "lagAtStartMillis" in item else None,
             )
         except (KeyError, ValueError, KinesisBatchError) as exc:
             raise MalformedLeaseError(f"malformed checkpoint history item: {exc}") from exc

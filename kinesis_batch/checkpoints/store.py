@@ -143,8 +143,17 @@ class DynamoDBCheckpointStore:
             },
         )
 
-    def commit(self, lease: Lease, batch_id: str, *, run_id: str | None = None, records: int = 0) -> Lease | None:
-        """Move the checkpoint to the pending one of ``batch_id`` and append the history entry.
+    def commit(
+        self,
+        lease: Lease,
+        batch_id: str,
+        *,
+        run_id: str | None = None,
+        records: int = 0,
+        lag_at_start_ms: int | None = None,
+    ) -> Lease | None:
+        """Move the checkpoint to the pending one of ``batch_id`` and append the history entry
+        (``records`` and ``lag_at_start_ms``, the shard's lag when the batch's read began, go in it).
 
         A pending batch without a pending checkpoint (see :meth:`prepare`) keeps the checkpoint;
         its history entry still says which run and batch covered the shard.
@@ -155,7 +164,7 @@ class DynamoDBCheckpointStore:
             )
         target = lease.checkpoint if lease.pending_checkpoint is None else lease.pending_checkpoint
         validate_move(lease.checkpoint, target)
-        return self._move(lease, target, batch_id, run_id=run_id, records=records)
+        return self._move(lease, target, batch_id, run_id=run_id, records=records, lag_at_start_ms=lag_at_start_ms)
 
     def abort(self, lease: Lease, batch_id: str) -> Lease | None:
         """Forget pending batch ``batch_id`` (its output was discarded); the checkpoint stays."""
@@ -178,6 +187,7 @@ class DynamoDBCheckpointStore:
         run_id: str | None,
         records: int,
         require_pending: bool = True,
+        lag_at_start_ms: int | None = None,
     ) -> Lease | None:
         owner = lease.lease_owner
         if owner is None:
@@ -192,6 +202,7 @@ class DynamoDBCheckpointStore:
             to_checkpoint=checkpoint,
             records=records,
             lease_counter=lease.lease_counter,
+            lag_at_start_ms=lag_at_start_ms,
         )
         values: dict[str, dict[str, Any]] = {
             ":one": {"N": "1"},

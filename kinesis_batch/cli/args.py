@@ -55,6 +55,9 @@ def build_parser() -> argparse.ArgumentParser:
     _stream_and_table(history)
     _output(history, required=False)
     history.add_argument("--run", help="only the moves of this run id")
+    history.add_argument(
+        "--runs", action="store_true", help="one line per run (the newest 48): records, shards, lag when it began"
+    )
     history.add_argument("--json", action="store_true")
 
     backfill = commands.add_parser(

@@ -7,8 +7,10 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
+from kinesis_batch.alerts import duration
 from kinesis_batch.cli.args import lease_table, output_sink
 from kinesis_batch.config import validate_stream_name
+from kinesis_batch.errors import IllegalArgumentError
 
 
 def status_command(args: argparse.Namespace) -> int:
@@ -25,7 +27,7 @@ def status_command(args: argparse.Namespace) -> int:
     print(
         f"stream {status['stream']} (lease table {status['table']}, retention {status['retention_hours']} h): "
         f"{summary['shards']} shards, {summary['open']} open, {summary['leased']} leased, "
-        f"lag {_duration(summary['max_lag_seconds'])}, retention risk {summary['worst_retention_risk']}"
+        f"lag {duration(summary['max_lag_seconds'])}, retention risk {summary['worst_retention_risk']}"
     )
     now = datetime.now(UTC).timestamp() * 1000
     print(f"{'shard':<22} {'parents':<43} {'state':<6} {'checkpoint':<58} {'lag':>7} {'risk':<8} {'owner':<24} pending")
@@ -36,7 +38,7 @@ def status_command(args: argparse.Namespace) -> int:
         parents = ", ".join(row["parent_shard_ids"]) or "-"
         state = "closed" if row["closed"] else "open"
         checkpoint, pending = row["checkpoint"] or "-", row["pending_batch"] or "-"
-        lag, risk = _duration(row["lag_seconds"]), row["retention_risk"]
+        lag, risk = duration(row["lag_seconds"]), row["retention_risk"]
         print(
             f"{row['shard_id']:<22} {parents:<43} {state:<6} {checkpoint:<58} {lag:>7} {risk:<8} {owner:<24} {pending}"
         )
@@ -62,23 +64,14 @@ def _output_line(output: dict[str, Any]) -> str:
     )
 
 
-def _duration(seconds: float) -> str:
-    """A lag for people: 0s, 42s, 17m, 5.2h, 3.1d."""
-    if seconds < 60:
-        return f"{seconds:.0f}s"
-    if seconds < 3600:
-        return f"{seconds / 60:.0f}m"
-    if seconds < 86400:
-        return f"{seconds / 3600:.1f}h"
-    return f"{seconds / 86400:.1f}d"
-
-
 def history_command(args: argparse.Namespace) -> int:
     from kinesis_batch.aws import dynamodb_client
     from kinesis_batch.status import history_rows
 
     validate_stream_name(args.stream)
     table = lease_table(args)
+    if args.runs:
+        return _runs(args, table)
     rows = history_rows(dynamodb_client(), table, run_id=args.run)
     if args.json:
         print(json.dumps(rows, indent=1))
@@ -95,4 +88,22 @@ def history_command(args: argparse.Namespace) -> int:
         moved = f"{row['from']} -> {row['to']}"
         run_id = row["run_id"] or "-"
         print(f"{row['committed_at']}  {run_id:<28} {row['shard_id']:<22} {moved}  ({row['records']} records)")
+    return 0
+
+
+def _runs(args: argparse.Namespace, table: str) -> int:
+    from kinesis_batch.aws import dynamodb_client
+    from kinesis_batch.status import run_rows
+
+    if args.run:
+        raise IllegalArgumentError("--runs lists every run; --run names one, leave one of them out")
+    rows = run_rows(dynamodb_client(), table)
+    if args.json:
+        print(json.dumps(rows, indent=1))
+        return 0
+    for row in rows:
+        lag = row["lag_at_start_ms"]
+        began = "lag not recorded" if lag is None else f"began {duration(lag / 1000)} behind"
+        counts = f"{row['records']:>9} records  {row['shards']:>3} shards"
+        print(f"{row['committed_at']}  {row['run']:<28} {counts}  {began}")
     return 0

@@ -16,6 +16,7 @@ from typing import Any
 
 import dagster as dg
 
+from kinesis_batch.alerts import judge_lag
 from kinesis_batch.dagster.resources import AwsClients
 from kinesis_batch.dagster.runs import StreamSettings, failing_for_good
 from kinesis_batch.errors import LeaseTableNotFoundError
@@ -25,7 +26,6 @@ from kinesis_batch.status import stream_status
 LAG = "lag"
 RETENTION = "retention"
 OUTPUT_AGREES = "output_agrees"
-AT_RISK = ("critical", "lost")
 
 
 def check_specs(settings: StreamSettings, asset: dg.AssetKey) -> list[dg.AssetCheckSpec]:
@@ -53,12 +53,9 @@ def check_results(settings: StreamSettings, aws: AwsClients, asset: dg.AssetKey)
         except LeaseTableNotFoundError as exc:
             return [_result(asset, name, False, dg.AssetCheckSeverity.WARN, reason=str(exc)) for name in _NAMES]
     summary, last = status["summary"], status["output"] or {}
-    lagging = {
-        row["shard_id"]: row["lag_seconds"]
-        for row in status["shards"]
-        if row["checkpoint"] != "SHARD_END" and row["lag_seconds"] > settings.lag_threshold_seconds
-    }
-    at_risk = {row["shard_id"]: row["retention_risk"] for row in status["shards"] if row["retention_risk"] in AT_RISK}
+    judged = judge_lag(status, settings.lag_threshold_seconds)
+    lagging = {behind.shard_id: behind.lag_seconds for behind in judged.lagging}
+    at_risk = {behind.shard_id: behind.retention_risk for behind in judged.at_risk}
     disagreeing = last.get("disagreeing_shards", [])
     return [
         _result(

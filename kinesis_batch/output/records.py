@@ -20,6 +20,7 @@ class ShardCommit:
     records: int
     reached_shard_end: bool
     trimmed_after: str | None = None  # retention had trimmed past ``start`` (read with --allow-gaps)
+    lag_at_start_ms: int | None = None  # the shard's lag when the read began (the history keeps it)
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,7 @@ class CommitRecord:
                     records=int(s["records"]),
                     reached_shard_end=bool(s["reached_shard_end"]),
                     trimmed_after=s.get("trimmed_after"),
+                    lag_at_start_ms=s.get("lag_at_start_ms"),
                 )
                 for s in body["shards"]
             ),

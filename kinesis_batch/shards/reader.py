@@ -133,6 +133,9 @@ class ReadResult:
     # Set when the checkpoint's own record was no longer there: retention trimmed past it.
     trimmed_after: str | None = None
     first_millis_behind_latest: int | None = None  # the backlog's age when the read began
+    # The lag when the read began: how old its first record was then (None: nothing to read).
+    # Measured from arrival times, as the status' lag is (kinesalite's MillisBehindLatest is 0).
+    lag_at_start_ms: int | None = None
 
 
 class ShardReader:
@@ -183,6 +186,8 @@ class ShardReader:
         self.iterator_renewals = 0
         self.trimmed_after: str | None = None
         self.first_millis_behind_latest: int | None = None
+        self.lag_at_start_ms: int | None = None
+        self._began_at = datetime.now(UTC)
 
     def result(self) -> ReadResult:
         return ReadResult(
@@ -198,10 +203,12 @@ class ShardReader:
             iterator_renewals=self.iterator_renewals,
             trimmed_after=self.trimmed_after,
             first_millis_behind_latest=self.first_millis_behind_latest,
+            lag_at_start_ms=self.lag_at_start_ms,
         )
 
     def __iter__(self) -> Iterator[Record]:
         skip_through = self._start.skip_through()
+        self._began_at = datetime.now(UTC)
         if self._start.kind is StartKind.LATEST:
             self._latest_taken_at = datetime.now(UTC)
         iterator = self._shard_iterator(self._start.iterator_request())
@@ -246,6 +253,9 @@ class ShardReader:
                 ):
                     if skip_through is not None and record.position <= skip_through:
                         continue
+                    if self.lag_at_start_ms is None:
+                        age = self._began_at - record.approximate_arrival_timestamp
+                        self.lag_at_start_ms = max(0, int(age.total_seconds() * 1000))  # clocks differ
                     self.last_sequence_number = record.sequence_number
                     self.last_sub_sequence_number = record.sub_sequence_number
                     self.records += 1

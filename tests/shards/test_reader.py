@@ -7,7 +7,7 @@ import dataclasses
 import itertools
 import time
 from collections import Counter
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -98,11 +98,18 @@ def test_read_result_reports_last_position_count_and_bytes(kinesis: Any, streams
     stream = streams.create(shards=1)
     sent = put(kinesis, stream, 25)
     faulty = FaultyKinesis(kinesis)
+    time.sleep(0.3)  # a lag to measure: the records are this much older than the read
 
+    before = datetime.now(UTC)
     records, result = read(faulty, stream, only_shard(kinesis, stream))
+    after = datetime.now(UTC)
 
     assert data(records) == sent
-    assert result == ReadResult(
+    first_arrival = records[0].approximate_arrival_timestamp
+    lag = result.lag_at_start_ms
+    assert lag is not None and millis(before - first_arrival) - 1 <= lag <= millis(after - first_arrival) + 1
+    assert lag >= 250
+    assert dataclasses.replace(result, lag_at_start_ms=None) == ReadResult(
         shard_id="shardId-000000000000",
         last_sequence_number=records[-1].sequence_number,
         last_sub_sequence_number=0,
@@ -116,6 +123,10 @@ def test_read_result_reports_last_position_count_and_bytes(kinesis: Any, streams
         trimmed_after=None,
         first_millis_behind_latest=faulty.of("get_records")[0].response["MillisBehindLatest"],
     )
+
+
+def millis(delta: timedelta) -> int:
+    return int(delta.total_seconds() * 1000)
 
 
 @BOTH

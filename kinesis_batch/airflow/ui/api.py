@@ -10,6 +10,7 @@ Routes (under the plugin's ``/kinesis-batch`` prefix):
 - ``GET /api/streams``                    streams, each with its default lease table and whether it exists
 - ``GET /api/streams/{stream}``           lineage, leases, checkpoints, pending batches, lag, retention risk
 - ``GET /api/streams/{stream}/history``   checkpoint history (``?run=RUN_ID`` for one run)
+- ``GET /api/streams/{stream}/runs``      the newest runs over that history: records, lag when each began
 ``?table=`` names a lease table other than the default ``kinesis-batch-STREAM``.
 
 ``GET /api/streams/{stream}?output=...&format=...&catalog=...`` also reads the output's last
@@ -41,7 +42,7 @@ from kinesis_batch.errors import (
     StreamNotFoundError,
     from_botocore,
 )
-from kinesis_batch.status import history_rows, stream_status
+from kinesis_batch.status import history_rows, run_rows, stream_status
 
 if TYPE_CHECKING:
     from kinesis_batch.airflow.hook import KinesisBatchHook
@@ -127,6 +128,11 @@ def create_app() -> FastAPI:
     def history(stream: str, table: str | None = None, run: str | None = None) -> list[dict[str, Any]]:
         _, _, dynamodb = clients.get()
         return history_rows(dynamodb, _table(validate_stream_name(stream), table), run_id=run or None)
+
+    @app.get("/api/streams/{stream}/runs")
+    def runs(stream: str, table: str | None = None) -> list[dict[str, Any]]:
+        _, _, dynamodb = clients.get()
+        return run_rows(dynamodb, _table(validate_stream_name(stream), table))
 
     return app
 

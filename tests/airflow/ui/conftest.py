@@ -15,8 +15,9 @@ from tests.streams import StreamFactory, put
 
 @pytest.fixture
 def stream_mid_run(kinesis: Any, dynamodb: Any, streams: StreamFactory, tmp_path: Path, spark_session: Any) -> str:
-    """A diamond-history stream: run "one" committed everything, then new records arrived and
-    run "two" took the leases and marked them with its batch (it is reading now)."""
+    """A diamond-history stream: run "one" committed everything, run "two" the records that
+    arrived next, then more arrived and run "three" took the leases and marked them with its
+    batch (it is reading now)."""
     name = streams.create(shards=3)
     diamond_stream(kinesis, name, 20)
 
@@ -25,6 +26,8 @@ def stream_mid_run(kinesis: Any, dynamodb: Any, streams: StreamFactory, tmp_path
         return CatchUpRun(config, kinesis=kinesis, dynamodb=dynamodb, spark=lambda: spark_session, run_id=run_id)
 
     run("worker-one", "run-one").run()
-    put(kinesis, name, 40, start=1000)
-    run("worker-two", "run-two").start()
+    put(kinesis, name, 30, start=1000)
+    run("worker-one", "run-two").run()
+    put(kinesis, name, 40, start=2000)
+    run("worker-two", "run-three").start()
     return name

@@ -71,16 +71,22 @@ def test_a_stream_mid_run_shows_lineage_leases_pending_batch_and_lag(
     closed = [row for row in shards.values() if row["closed"]]
     open_ = [row for row in shards.values() if not row["closed"]]
     assert len(closed) == 5 and all(row["checkpoint"] == "SHARD_END" for row in closed)
-    # Run two holds every open shard, its batch marked pending; the new records are unread.
-    assert {(row["lease_owner"], row["pending_batch"]) for row in open_} == {("worker-two", "run-two")}
-    assert status["summary"]["leased"] == 2 and status["summary"]["pending_batches"] == ["run-two"]
+    # Run three holds every open shard, its batch marked pending; the new records are unread.
+    assert {(row["lease_owner"], row["pending_batch"]) for row in open_} == {("worker-two", "run-three")}
+    assert status["summary"]["leased"] == 2 and status["summary"]["pending_batches"] == ["run-three"]
     assert any(row["oldest_unread_at"] for row in open_)
     assert {row["retention_risk"] for row in shards.values()} == {"ok"}
 
     history = client.get(f"{API}/streams/{stream_mid_run}/history", headers=auth).json()
     assert {entry["shard_id"] for entry in history} == set(shards)
-    assert {entry["run_id"] for entry in history} == {"run-one"}
-    assert client.get(f"{API}/streams/{stream_mid_run}/history?run=run-two", headers=auth).json() == []
+    assert {entry["run_id"] for entry in history} == {"run-one", "run-two"}
+    assert client.get(f"{API}/streams/{stream_mid_run}/history?run=run-three", headers=auth).json() == []
+
+    # The chart's data: records per committed run (the diamond's 4 x 20, then 30 more) and the
+    # lag each run began with, from the arrival times of the records it read first.
+    runs = client.get(f"{API}/streams/{stream_mid_run}/runs", headers=auth).json()
+    assert [(run["run"], run["records"], run["shards"]) for run in runs] == [("run-one", 80, 7), ("run-two", 30, 2)]
+    assert all(run["lag_at_start_ms"] is not None and run["lag_at_start_ms"] >= 0 for run in runs)
 
 
 def test_mistakes_get_a_clear_status_and_message(client: Any, token: str, streams: StreamFactory) -> None:

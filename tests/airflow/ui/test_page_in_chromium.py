@@ -105,13 +105,28 @@ def test_the_consumer_page_renders_inside_airflow_for_a_signed_in_user(
     assert frame.locator("#error").inner_text() == ""
     assert frame.locator("#stream").input_value() == stream_mid_run
     text = frame.locator("#shards").inner_text()
-    assert "worker-two" in text and "run-two" in text and "SHARD_END" in text
-    assert frame.locator("#history tbody tr").count() == 7  # run one committed every shard once
+    assert "worker-two" in text and "run-three" in text and "SHARD_END" in text
+    # Run one committed every shard once, run two the two open shards.
+    assert frame.locator("#history tbody tr").count() == 9
+
+    # The lineage graph: a box per shard, an arrow per parent link, the open shards marked so.
+    boxes = frame.locator("#lineage svg g.lineage-shard")
+    assert boxes.count() == 7
+    # The diamond's links: a split (2), a merge (2), the split's children merged back (2).
+    assert frame.locator("#lineage svg path.lineage-edge").count() == 6
+    assert frame.locator("#lineage svg g.lineage-shard.open").count() == 2
+    assert frame.locator("#lineage svg g.lineage-shard.read").count() == 5
+    # The runs chart: a bar per committed run, a lag point per run that knows its lag.
+    assert frame.locator("#runs-chart svg rect.run-bar").count() == 2
+    assert frame.locator("#runs-chart svg circle.run-lag").count() == 2
+    about = frame.locator("#runs-chart svg rect.run-bar").nth(1).text_content()
+    assert about is not None and about.startswith("run-two: 30 records on 2 shards"), about
+    page.screenshot(path=str(artifacts_dir / "airflow-ui-kinesis-consumers.png"), full_page=True)
+
     # The entry in Airflow's own navigation leads to the same page.
     page.goto(api_server)
     page.get_by_role("link", name="Kinesis consumers").click()
     page.frame_locator("iframe").locator("#shards tr[data-shard]").first.wait_for(timeout=60_000)
-    page.screenshot(path=str(artifacts_dir / "airflow-ui-kinesis-consumers.png"), full_page=True)
     context.close()
 
 

@@ -1,0 +1,72 @@
+"""One ``kinesis_catchup__<stream>`` DAG per stream of the streams file (see
+kinesis_batch.airflow.streams for its format and where it is: ``[kinesis_batch] streams_file``,
+default ``$AIRFLOW_HOME/kinesis-batch-streams.toml``).
+
+Each DAG is the catch-up DAG (kinesis_catchup's tasks) with the entry's settings as its params'
+defaults, its schedule, tags ``stream:<stream>`` and ``format:<format>``, and its own Asset: the
+entry's output, so a downstream DAG can be scheduled on one stream's data.
+
+A broken entry fails only its own DAG: it shows as this file's import error, one line naming
+the entry and the field, and the other streams' DAGs load.
+"""
+
+from __future__ import annotations
+
+from airflow.sdk import DAG, Asset
+
+from kinesis_batch.airflow.dags import catch_up_dag, catch_up_params
+from kinesis_batch.airflow.streams import StreamEntry, read_streams, streams_file
+from kinesis_batch.errors import IllegalArgumentError
+
+PATH = streams_file()
+STREAMS, BROKEN = read_streams(PATH)
+
+
+class BrokenStreamDag(DAG):
+    """Stands for a broken entry: the DAG processor validates every DAG of a file before taking
+    it, records the one that fails as the file's import error, and still takes the others.
+    Airflow keeps one import error per file, so each names every broken entry."""
+
+    def validate(self) -> None:
+        raise IllegalArgumentError("; ".join(broken.describe(PATH) for broken in BROKEN))
+
+
+def doc(entry: StreamEntry) -> str:
+    output = entry.as_output()
+    spark = f"spark-submit to `{entry.spark_conn_id}`" if entry.spark_conn_id else f"`{entry.spark_master}`"
+    return (
+        f"Catches **{entry.stream}** up into `{output.asset_uri}` ({entry.format}), {entry.schedule}.\n\n"
+        f"| setting | value |\n|---|---|\n"
+        f"| lease table | `{entry.table or 'kinesis-batch-' + entry.stream}` |\n"
+        f"| Spark | {spark} |\n| AWS connection | `{entry.aws_conn_id}` |\n"
+        f"| lag threshold | {entry.lag_threshold_seconds:g} s |\n| lease | {entry.lease_seconds:g} s |\n"
+        f"| read limits | `{entry.read_limits}` |\n\n"
+        f"From `{PATH}`. `check_lag` fails the run past the lag threshold or at retention risk."
+    )
+
+
+for entry in STREAMS:
+    output = entry.as_output()
+    globals()[entry.dag_id] = catch_up_dag(
+        entry.dag_id,
+        catch_up_params(
+            stream=entry.stream,
+            output=output,
+            table=entry.table,
+            spark_master=entry.spark_master,
+            spark_conn_id=entry.spark_conn_id,
+            aws_conn_id=entry.aws_conn_id,
+            lease_seconds=entry.lease_seconds,
+            read_limits=entry.read_limits,
+            lag_threshold_seconds=entry.lag_threshold_seconds,
+        ),
+        outlets=[Asset(output.asset_uri, uri=output.asset_uri)],
+        schedule=entry.schedule,
+        tags=[f"stream:{entry.stream}", f"format:{entry.format}"],
+        doc_md=doc(entry),
+    )
+
+made = {entry.dag_id for entry in STREAMS}
+for broken in BROKEN:  # a stream listed twice keeps its first DAG; the second is named by number
+    dag_id = broken.dag_id if broken.dag_id not in made else f"kinesis_catchup__entry_{broken.number}"
+    globals()[dag_id] = BrokenStreamDag(dag_id=dag_id, schedule=None)
