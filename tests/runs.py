@@ -8,6 +8,7 @@ import sys
 import threading
 import time
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -153,3 +154,36 @@ class Intruder:
                 self.tries_after_expiry += 1
             result = self.manager.take([lease.lease_key for lease in held])
             self.taken += [lease.lease_key for lease in result.acquired]
+
+
+class Thief:
+    """``with Thief(dynamodb, stream, shard_id, ready=...):`` another worker ("thief") takes the
+    shard's lease by force once ``ready()`` holds: a lease lost while a run works. ``took`` says
+    whether it did; an error in its thread is raised on leaving the block."""
+
+    def __init__(self, dynamodb: Any, stream: str, shard_id: str, *, ready: Callable[[], bool]) -> None:
+        self.dynamodb, self.stream, self.shard_id, self.ready = dynamodb, stream, shard_id, ready
+        self.took = False
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="thief", daemon=True)
+
+    def __enter__(self) -> Thief:
+        self._thread.start()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self._thread.join(timeout=5)
+        if self._error is not None and kind is None:
+            raise self._error
+
+    def _run(self) -> None:
+        from kinesis_batch import LeaseManager, LeaseStore
+        from kinesis_batch.config import default_table
+
+        try:
+            while not self.ready():
+                time.sleep(0.05)
+            thief = LeaseManager(LeaseStore(self.dynamodb, default_table(self.stream)), "thief", 60)
+            self.took = bool(thief.take([self.shard_id], force=True).acquired)
+        except BaseException as exc:  # handed to the test's thread in __exit__
+            self._error = exc

@@ -8,7 +8,6 @@ Every assertion reads real state back: lease items through LeaseStore, files und
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -21,7 +20,7 @@ from kinesis_batch.config import RunConfig, default_table
 from kinesis_batch.output.parquet import ParquetSink
 from kinesis_batch.run import CatchUpRun, RunReport
 from kinesis_batch.spark.cluster import Submission
-from tests.runs import assert_exactly_once, assert_per_key_order, diamond_stream, read_output
+from tests.runs import Thief, assert_exactly_once, assert_per_key_order, diamond_stream, read_output
 from tests.streams import StreamFactory, open_shards, put, split
 
 LEASE_SECONDS = 30  # long enough that no lease lapses under a live run here
@@ -318,19 +317,13 @@ def test_a_lease_lost_while_a_submitted_read_runs_kills_it_at_once_with_one_line
     said: list[str] = []
     read = Submission(["sh", "-c", "echo reading; sleep 60"], {}, said.append)
 
-    def steal_once_reading() -> None:
-        while not said:
-            time.sleep(0.05)
-        thief = LeaseManager(LeaseStore(dynamodb, default_table(name)), "thief", 60)
-        assert thief.take([shard.shard_id], force=True).acquired
+    with Thief(dynamodb, name, shard.shard_id, ready=lambda: bool(said)) as thief:
+        started = time.monotonic()
+        with pytest.raises(LeaseLostError) as raised, run.renewing():
+            run.read_elsewhere(read)
+        seconds = time.monotonic() - started
 
-    thief = threading.Thread(target=steal_once_reading, daemon=True)
-    thief.start()
-    started = time.monotonic()
-    with pytest.raises(LeaseLostError) as raised, run.renewing():
-        run.read_elsewhere(read)
-    seconds = time.monotonic() - started
-    thief.join(timeout=5)
+    assert thief.took
 
     assert str(raised.value) == f"lost the leases of {shard.shard_id} to thief while reading; nothing was published"
     assert seconds < 10, f"the submit went on for {seconds:.1f} s after the lease was lost (renewals: every 3.3 s)"

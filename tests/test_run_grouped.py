@@ -5,14 +5,13 @@ library's own error. Against the real local endpoints and the shared Spark sessi
 
 from __future__ import annotations
 
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from kinesis_batch import LeaseLostError, LeaseManager, LeaseStore
+from kinesis_batch import LeaseLostError
 from kinesis_batch.aws import kinesis_client
 from kinesis_batch.checkpoints.history import HistoryTable
 from kinesis_batch.cli import main
@@ -23,7 +22,7 @@ from kinesis_batch.output.parquet import ParquetSink
 from kinesis_batch.run import CatchUpRun
 from kinesis_batch.shards.reader import ReadLimits
 from kinesis_batch.spark import job
-from tests.runs import assert_exactly_once, read_output
+from tests.runs import Thief, assert_exactly_once, read_output
 from tests.streams import StreamFactory, merge, open_shards, put, put_kib, split
 
 KIB = 1024
@@ -80,19 +79,13 @@ def test_a_lease_lost_mid_read_cancels_the_spark_job_at_once_and_publishes_nothi
         )
         run = CatchUpRun(config, kinesis=kinesis, dynamodb=dynamodb, spark=lambda: spark_session)
 
-        def steal_once_reading() -> None:
-            while shard.shard_id not in proxy.stats():
-                time.sleep(0.05)
-            thief = LeaseManager(LeaseStore(dynamodb, default_table(name)), "thief", 60)
-            assert thief.take([shard.shard_id], force=True).acquired
+        with Thief(dynamodb, name, shard.shard_id, ready=lambda: shard.shard_id in proxy.stats()) as thief:
+            started = time.monotonic()
+            with pytest.raises(LeaseLostError) as raised:
+                run.run()
+            seconds = time.monotonic() - started
 
-        thief = threading.Thread(target=steal_once_reading, daemon=True)
-        thief.start()
-        started = time.monotonic()
-        with pytest.raises(LeaseLostError) as raised:
-            run.run()
-        seconds = time.monotonic() - started
-        thief.join(timeout=5)
+    assert thief.took
 
     message = str(raised.value)
     assert f"lost the leases of {shard.shard_id} to thief while reading; nothing was published" in message, message
