@@ -32,8 +32,10 @@ import kinesis_batch
 from kinesis_batch.config import RunConfig
 from kinesis_batch.errors import DependencyError, IllegalArgumentError, InvalidStateError, LeaseLostError
 from kinesis_batch.shards.reader import ReadLimits
+from kinesis_batch.spark.session import local_jvm_options
 
 APPLICATION = Path(__file__).with_name("submit.py")
+DRIVER_JVM_OPTIONS = "spark.driver.extraJavaOptions"
 _SCHEMES = ("spark://", "yarn", "k8s://", "local", "mesos://")
 
 
@@ -92,8 +94,13 @@ def read_step_args(config: RunConfig, run_id: str) -> list[str]:
 
 
 def submit_command(cluster: SparkCluster, package: Path, run_args: list[str], name: str) -> list[str]:
+    """The spark-submit of a read step. To a local master the driver JVM is the one local Spark
+    starts (kinesis_batch.spark.session: about 4 s sooner), unless the connection sets its own."""
     command = [cluster.spark_submit(), "--master", cluster.master, "--deploy-mode", "client", "--name", name]
-    for key, value in (("spark.speculation", "false"), *cluster.conf):  # a speculative copy would read twice
+    conf = [("spark.speculation", "false"), *cluster.conf]  # a speculative copy would read twice
+    if cluster.master.startswith("local") and DRIVER_JVM_OPTIONS not in dict(cluster.conf):
+        conf.append((DRIVER_JVM_OPTIONS, local_jvm_options()))
+    for key, value in conf:
         command += ["--conf", f"{key}={value}"]
     return [*command, "--py-files", str(package), str(APPLICATION), *run_args]
 

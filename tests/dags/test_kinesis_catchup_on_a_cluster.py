@@ -20,6 +20,7 @@ import pyspark
 import pytest
 
 from kinesis_batch.devstack import LOOPBACK, STATIC_ENV, LocalServer, free_port, spawn_server
+from kinesis_batch.spark.session import LOCAL_JVM_OPTIONS
 from tests.runs import (
     Intruder,
     assert_exactly_once,
@@ -35,7 +36,10 @@ AHEAD = timedelta(minutes=1)  # see test_kinesis_catchup.py: kinesalite stamps c
 
 
 def _start(name: str, args: list[str], port: int, logs: Path) -> LocalServer:
+    # The daemons only schedule: the fast-starting JVM of local Spark suits them (and the
+    # executor and driver below), on a 2-core machine shared with the rest of the suite.
     env = {**STATIC_ENV, "SPARK_LOCAL_IP": LOOPBACK, "SPARK_DAEMON_MEMORY": "256m"}
+    env["SPARK_DAEMON_JAVA_OPTS"] = LOCAL_JVM_OPTIONS
     return spawn_server(name, [str(SPARK_CLASS), *args], port=port, env=env, log_dir=logs, grace=10, ready_timeout=90)
 
 
@@ -103,6 +107,8 @@ def cluster_connection(
         "spark.pyspark.python": executor_python,
         "spark.pyspark.driver.python": sys.executable,
         "spark.executor.memory": "512m",
+        "spark.executor.extraJavaOptions": LOCAL_JVM_OPTIONS,
+        "spark.driver.extraJavaOptions": LOCAL_JVM_OPTIONS,
         "spark.ui.enabled": "false",
     }
     connection = {"conn_type": "spark", "host": host, "port": int(port), "extra": {"conf": settings}}

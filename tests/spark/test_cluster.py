@@ -16,12 +16,14 @@ from kinesis_batch.config import RunConfig
 from kinesis_batch.errors import DependencyError, IllegalArgumentError, InvalidStateError, LeaseLostError
 from kinesis_batch.spark.cluster import (
     APPLICATION,
+    DRIVER_JVM_OPTIONS,
     SparkCluster,
     Submission,
     package_zip,
     read_step_args,
     submit_command,
 )
+from kinesis_batch.spark.session import local_jvm_options
 
 
 @pytest.mark.parametrize(
@@ -139,3 +141,22 @@ def _alive(pid: int) -> bool:
     # A zombie is gone for our purpose (its parent, killed, left it to init to reap).
     state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] if Path(f"/proc/{pid}").exists() else "Z"
     return state != "Z"
+
+
+@pytest.mark.parametrize(
+    ("master", "conf", "options"),
+    [
+        ("local[2]", {}, local_jvm_options()),
+        ("local[*]", {DRIVER_JVM_OPTIONS: "-Xmx2g"}, "-Xmx2g"),
+        ("spark://m:7077", {}, None),
+        ("yarn", {}, None),
+    ],
+)
+def test_a_submit_to_a_local_master_starts_the_driver_like_local_spark_unless_the_connection_says_otherwise(
+    master: str, conf: dict[str, str], options: str | None, tmp_path: Path
+) -> None:
+    cluster = SparkCluster.from_connection(master, None, {"conf": conf})
+    command = submit_command(cluster, tmp_path / "kb.zip", ["--stream", "s"], "kinesis-batch-run-1")
+    given = [command[i + 1] for i, arg in enumerate(command) if arg == "--conf"]
+    drivers = [value.split("=", 1)[1] for value in given if value.startswith(f"{DRIVER_JVM_OPTIONS}=")]
+    assert drivers == ([options] if options else [])
