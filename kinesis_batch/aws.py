@@ -53,8 +53,30 @@ def _epoch_timestamp(value: Any) -> datetime:
     return parsed.astimezone(UTC)
 
 
+#: botocore's loader of service models, shared by the sessions made here (see new_session).
+_MODELS: list[Any] = []
+
+
+def new_session(**settings: Any) -> boto3.Session:
+    """A boto3 session on the environment as it is now (``settings`` as ``boto3.Session`` takes
+    them: region_name, profile_name, keys...).
+
+    The sessions made here share one loader of botocore's service models, JSON files that never
+    change while a process runs: parsing them again is most of what a new client costs (about
+    75 of 90 ms of CPU), paid by every run, every Spark task and every UI request otherwise.
+    Region, credentials and endpoints are still read afresh by each session and client.
+    """
+    session = boto3.Session(**settings)
+    core = session._session  # boto3 exposes its botocore session only by this name
+    if _MODELS:
+        core.register_component("data_loader", _MODELS[0])
+    else:
+        _MODELS.append(core.get_component("data_loader"))
+    return session
+
+
 def kinesis_client(session: boto3.Session | None = None, *, endpoint_url: str | None = None) -> KinesisClient:
-    client: KinesisClient = _client(session or boto3.Session(), "kinesis", endpoint_url, KINESIS_CONFIG)
+    client: KinesisClient = _client(session or new_session(), "kinesis", endpoint_url, KINESIS_CONFIG)
     # A parser factory of this client's own, so the caller's session is left as it was.
     # botocore asks the endpoint's factory for a parser on every response.
     factory = ResponseParserFactory()
@@ -64,7 +86,7 @@ def kinesis_client(session: boto3.Session | None = None, *, endpoint_url: str | 
 
 
 def dynamodb_client(session: boto3.Session | None = None, *, endpoint_url: str | None = None) -> DynamoDBClient:
-    dynamodb: DynamoDBClient = _client(session or boto3.Session(), "dynamodb", endpoint_url, DYNAMODB_CONFIG)
+    dynamodb: DynamoDBClient = _client(session or new_session(), "dynamodb", endpoint_url, DYNAMODB_CONFIG)
     return dynamodb
 
 
@@ -127,7 +149,7 @@ class S3Settings:
 def s3_settings(session: boto3.Session | None = None, *, endpoint_url: str | None = None) -> S3Settings:
     """S3 as boto3 would find it: ``endpoint_url``, else ``AWS_ENDPOINT_URL_S3``, else
     ``AWS_ENDPOINT_URL``; the session's region and credentials (environment, profile, role)."""
-    session = session or boto3.Session()
+    session = session or new_session()
     endpoint = endpoint_url or os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL") or None
     try:
         credentials = session.get_credentials()

@@ -28,7 +28,7 @@ def group_ranges(
 ) -> tuple[tuple[ShardRange, ...], ...]:
     """Split ``ranges`` (in plan order) into the groups the Spark tasks read; no empty group."""
     if slots < 1:
-        raise IllegalArgumentError(f"a Spark session needs at least one task slot, not {slots}")
+        raise IllegalArgumentError(f"a SparkContext needs at least one task slot, not {slots}")
     if shards_per_task is not None and shards_per_task < 1:
         raise IllegalArgumentError(f"--shards-per-task must be at least 1, not {shards_per_task}")
     if not ranges:

@@ -32,7 +32,7 @@ from kinesis_batch.shards.listing import list_shards
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_kinesis import KinesisClient
-    from pyspark.sql import SparkSession
+    from pyspark import SparkContext
 
 #: An orchestrated run's leases: each step renews them while it works, so they only have to
 #: outlive the gaps between its steps when they run as separate tasks (Airflow: a task's start,
@@ -147,7 +147,7 @@ def orchestrated_run(
     kinesis: KinesisClient,
     dynamodb: DynamoDBClient,
     s3: S3Settings,
-    spark: Callable[[], SparkSession],
+    spark: Callable[[], SparkContext],
     batch_id: str,
     progress: Progress = print,
 ) -> CatchUpRun:

@@ -6,7 +6,7 @@ Exactly-once rests on three facts:
 - a checkpoint moves only after its batch is published, fenced by leaseOwner + leaseCounter;
 - recovery (kinesis_batch.recovery) settles every pending batch before anything is read again.
 
-The Spark session is passed in (``spark``) so callers share one; pyspark is imported only here
+The SparkContext is passed in (``spark``) so callers share one; pyspark is imported only here
 and in ``kinesis_batch.spark``.
 """
 
@@ -53,7 +53,7 @@ from kinesis_batch.shards.listing import list_shards, retention_hours
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_kinesis import KinesisClient
-    from pyspark.sql import SparkSession
+    from pyspark import SparkContext
 
 log = logging.getLogger(__name__)
 CRASH_AT = "KINESIS_BATCH_CRASH_AT"  # fault injection for the crash tests: a step name
@@ -110,7 +110,7 @@ class CatchUpRun:
         *,
         kinesis: KinesisClient,
         dynamodb: DynamoDBClient,
-        spark: Callable[[], SparkSession],
+        spark: Callable[[], SparkContext],
         progress: Progress = lambda message: None,
         clock: Callable[[], float] = time.time,
         run_id: str | None = None,
@@ -283,9 +283,7 @@ class CatchUpRun:
         with self._timed("spark_start"):  # once, outside the read's timing
             spark = self.spark()
             warm_up(spark)
-        groups = group_ranges(
-            ranges, slots=spark.sparkContext.defaultParallelism, shards_per_task=self.config.shards_per_task
-        )
+        groups = group_ranges(ranges, slots=spark.defaultParallelism, shards_per_task=self.config.shards_per_task)
         column = None if self.output.format == "parquet" else self.run_id  # parquet has it from the folder
         specs = [GroupSpec.of(self.config, self.kinesis, group, plan.until, data, column) for group in groups]
         self._job = job = ReadJob(spark, self.run_id)

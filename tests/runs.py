@@ -119,12 +119,11 @@ class Intruder:
     seen expiry, i.e. when the lease would have lapsed had nobody renewed it."""
 
     def __init__(self, stream: str, *, every: float = 0.5) -> None:
-        from kinesis_batch import LeaseManager, LeaseStore
+        from kinesis_batch import LeaseStore
         from kinesis_batch.aws import dynamodb_client
         from kinesis_batch.config import default_table
 
         self.store = LeaseStore(dynamodb_client(), default_table(stream))
-        self.manager = LeaseManager(self.store, "intruder", 10.0)
         self.every = every
         self.taken: list[str] = []
         self.tries_after_expiry = 0
@@ -149,11 +148,14 @@ class Intruder:
                 self._first_expiry.setdefault(lease.lease_key, lease.expires_at_ms or 0)
             if not held:
                 continue
-            now_ms = self.manager.now_ms()
+            now_ms = int(time.time() * 1000)
             if any(now_ms > self._first_expiry[lease.lease_key] for lease in held):
                 self.tries_after_expiry += 1
-            result = self.manager.take([lease.lease_key for lease in held])
-            self.taken += [lease.lease_key for lease in result.acquired]
+            # Each lease as seen held (same owner, same counter): one its holder released since
+            # is free, not lapsed, and taking it would prove nothing.
+            for lease in held:
+                if not lease.is_live(now_ms) and self.store.take_lease(lease, "intruder", now_ms + 10_000):
+                    self.taken.append(lease.lease_key)
 
 
 class Thief:

@@ -18,6 +18,17 @@ def test_clients_use_the_endpoints_from_the_standard_aws_environment(monkeypatch
     assert aws.dynamodb_client().meta.endpoint_url == "http://127.0.0.1:4002"
 
 
+def test_sessions_share_the_service_models_but_read_the_environment_afresh(monkeypatch: pytest.MonkeyPatch) -> None:
+    first = aws.kinesis_client()
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")
+    monkeypatch.setenv("AWS_ENDPOINT_URL_KINESIS", "http://127.0.0.1:4003")
+    second = aws.kinesis_client()
+    assert (second.meta.region_name, second.meta.endpoint_url) == ("eu-west-1", "http://127.0.0.1:4003")
+    assert first.meta.region_name != "eu-west-1"
+    loaders = {id(aws.new_session()._session.get_component("data_loader")) for _ in range(3)}
+    assert len(loaders) == 1, "each session parsed botocore's models again"
+
+
 @pytest.mark.parametrize("make", [aws.kinesis_client, aws.dynamodb_client])
 def test_a_client_without_a_region_is_a_clear_error_from_the_tree(make, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.delenv("AWS_DEFAULT_REGION")

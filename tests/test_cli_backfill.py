@@ -28,21 +28,21 @@ def checkpoints(dynamodb: Any, name: str) -> dict[str, str]:
 
 
 def test_a_backfill_from_a_history_checkpoint_rereads_that_run_into_its_own_output_and_leaves_the_main_checkpoints(
-    kinesis: Any, dynamodb: Any, streams: StreamFactory, spark_session: Any, tmp_path: Path,
+    kinesis: Any, dynamodb: Any, streams: StreamFactory, spark: Any, tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:  # fmt: skip
     name = streams.create(shards=2)
     main_output, backfill_output = tmp_path / "main", tmp_path / "backfill"
     first = put(kinesis, name, 40)
-    assert kinesis_batch(capsys, spark_session, "run", "--stream", name, "--output", str(main_output))[0] == 0
+    assert kinesis_batch(capsys, spark, "run", "--stream", name, "--output", str(main_output))[0] == 0
     second = put(kinesis, name, 30, start=len(first))
-    code, out, _ = kinesis_batch(capsys, spark_session, "run", "--stream", name, "--output", str(main_output), "--json")
+    code, out, _ = kinesis_batch(capsys, spark, "run", "--stream", name, "--output", str(main_output), "--json")
     assert code == 0
     second_run = json.loads(out)["run_id"]
     before = checkpoints(dynamodb, name)
 
     code, out, err = kinesis_batch(
-        capsys, spark_session, "backfill", "--stream", name, "--output", str(backfill_output),
+        capsys, spark, "backfill", "--stream", name, "--output", str(backfill_output),
         "--start", f"run={second_run}", "--backfill-id", "replay-1",
     )  # fmt: skip
 

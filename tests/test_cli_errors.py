@@ -49,12 +49,6 @@ def seeded(kinesis: Any, dynamodb: Any, streams: StreamFactory) -> Seeded:
     return Seeded(name, store.table_name, store)
 
 
-@pytest.fixture
-def spark(spark_session: Any) -> Any:
-    """The one shared Spark session (see tests/conftest.py)."""
-    return spark_session
-
-
 def committed_run(kinesis: Any, dynamodb: Any, streams: StreamFactory, spark: Any, output: Path) -> str:
     """A stream read by one successful run (its checkpoints are sequence numbers); returns its name."""
     name = streams.create(shards=2)

@@ -225,7 +225,7 @@ def test_kill_9_at_any_step_then_another_worker_converges_to_exactly_once(
     steps: tuple[str, ...],
     kinesis: Any,
     streams: StreamFactory,
-    spark_session: Any,
+    spark: Any,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     subtests: pytest.Subtests,
@@ -241,7 +241,7 @@ def test_kill_9_at_any_step_then_another_worker_converges_to_exactly_once(
         processes.extend(crash.start() for crash in crashes)  # side by side: their JVMs start at once
         for crash in crashes:
             with subtests.test(step=crash.step):
-                converges_after(crash, spark_session)
+                converges_after(crash, spark)
 
 
 def hold_one_shard_each(spark: Any, stream: str, output: tuple[str, ...], workers: tuple[str, str]) -> None:
@@ -265,7 +265,7 @@ def test_two_runs_started_at_the_same_moment_never_read_a_shard_twice(
     where: str,
     kinesis: Any,
     streams: StreamFactory,
-    spark_session: Any,
+    spark: Any,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -274,7 +274,7 @@ def test_two_runs_started_at_the_same_moment_never_read_a_shard_twice(
     output = output_args(format, where, tmp_path, monkeypatch)
     sink = sink_of(output, app=default_table(name), stream=name)
     run = ("run", "--stream", name, *output, *SUBPROCESS_ARGS, "--json")
-    hold_one_shard_each(spark_session, name, output, ("one", "two"))
+    hold_one_shard_each(spark, name, output, ("one", "two"))
 
     # Each run stops itself right before its publish; both go on at the same moment, so their
     # check-then-commits on the one table overlap (without this they land seconds apart).
@@ -296,7 +296,7 @@ def test_two_runs_started_at_the_same_moment_never_read_a_shard_twice(
 
     published = {r["batch_id"] for r in reports}
     for _ in range(5):  # later runs pick up children whose parents the other run finished
-        report = catch_up(spark_session, name, output, "later")
+        report = catch_up(spark, name, output, "later")
         if not report.published:
             break
         published.add(report.batch_id)

@@ -91,13 +91,13 @@ def test_an_iterator_expires_and_the_reader_renews_it(proxy: LimitsProxy, stream
 
 
 def test_a_paced_run_through_the_limits_is_exactly_once_and_not_throttled(
-    proxy: LimitsProxy, streams: StreamFactory, spark_session: Any, tmp_path: Path
+    proxy: LimitsProxy, streams: StreamFactory, spark: Any, tmp_path: Path
 ) -> None:
     kinesis = kinesis_client()
     name = streams.create(shards=2)
     sent = put_kib(kinesis, name, 12_000)  # about 6 MiB per shard: several paced pages
     config = RunConfig(name, output=str(tmp_path), worker_id="paced", lease_seconds=120)
-    run = CatchUpRun(config, kinesis=kinesis, dynamodb=dynamodb_client(), spark=lambda: spark_session)
+    run = CatchUpRun(config, kinesis=kinesis, dynamodb=dynamodb_client(), spark=lambda: spark)
     report = run.run()
 
     assert report.records == len(sent)

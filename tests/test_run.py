@@ -26,12 +26,6 @@ from tests.streams import StreamFactory, open_shards, put, split
 LEASE_SECONDS = 30  # long enough that no lease lapses under a live run here
 
 
-@pytest.fixture
-def spark(spark_session: Any) -> Any:
-    """The one shared Spark session (see tests/conftest.py)."""
-    return spark_session
-
-
 def catch_up(
     name: str,
     output: Path,

@@ -31,7 +31,7 @@ def test_runs_into_each_format_are_exactly_once_and_status_shows_the_last_batch(
     kinesis: Any,
     dynamodb: Any,
     streams: StreamFactory,
-    spark_session: Any,
+    spark: Any,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
@@ -41,7 +41,7 @@ def test_runs_into_each_format_are_exactly_once_and_status_shows_the_last_batch(
     output = output_args(format, where, tmp_path, monkeypatch)
     run = ("run", "--stream", name, *output, "--read-limits", "none", "--json")
 
-    code, out, err = run_cli(capsys, spark_session, *run)
+    code, out, err = run_cli(capsys, spark, *run)
     assert code == 0, err
     first = json.loads(out)
     assert first["published"] and first["records"] == len(sent)
@@ -53,21 +53,19 @@ def test_runs_into_each_format_are_exactly_once_and_status_shows_the_last_batch(
     # A retried publish step (an Airflow task retry) after the batch went in commits nothing.
     options = dict(zip(output[::2], output[1::2], strict=True))
     config = RunConfig(name, output=options["--output"], format=format, catalog=options.get("--catalog"))
-    again = CatchUpRun(
-        config, kinesis=kinesis, dynamodb=dynamodb, spark=lambda: spark_session, run_id=first["batch_id"]
-    )
+    again = CatchUpRun(config, kinesis=kinesis, dynamodb=dynamodb, spark=lambda: spark, run_id=first["batch_id"])
     assert again.publish() is True
     assert_exactly_once(read_rows(sink), sent)
 
     more = put(kinesis, name, 50, start=len(sent))
-    code, out, err = run_cli(capsys, spark_session, *run)
+    code, out, err = run_cli(capsys, spark, *run)
     assert code == 0, err
     assert json.loads(out)["records"] == len(more)
-    code, out, err = run_cli(capsys, spark_session, *run)
+    code, out, err = run_cli(capsys, spark, *run)
     assert code == 0 and json.loads(out)["published"] is False, err
     assert_exactly_once(read_rows(sink), sent + more)
 
-    code, out, err = run_cli(capsys, spark_session, "status", "--stream", name, *output, "--json")
+    code, out, err = run_cli(capsys, spark, "status", "--stream", name, *output, "--json")
     assert code == 0, err
     status = json.loads(out)
     in_last = [row for row in status if "output_batch" in row]

@@ -30,7 +30,7 @@ LIMITS = ShardLimits.scaled(bytes_per_second=64 * KIB)  # a 1 KiB record costs 1
 
 
 def test_a_diamond_is_read_without_waiting_for_an_unrelated_slow_shard_and_parents_commit_first(
-    stack: LocalStack, dynamodb: Any, streams: StreamFactory, spark_session: Any, tmp_path: Path
+    stack: LocalStack, dynamodb: Any, streams: StreamFactory, spark: Any, tmp_path: Path
 ) -> None:
     with LimitsProxy(stack.kinesis["kinesalite"].url, limits=LIMITS) as proxy:
         kinesis = kinesis_client(endpoint_url=proxy.url)
@@ -51,7 +51,7 @@ def test_a_diamond_is_read_without_waiting_for_an_unrelated_slow_shard_and_paren
         config = RunConfig(
             name, output=str(tmp_path / "out"), worker_id="w", lease_seconds=30, read_limits=ReadLimits(5, 64 * KIB)
         )
-        report = CatchUpRun(config, kinesis=kinesis, dynamodb=dynamodb, spark=lambda: spark_session).run()
+        report = CatchUpRun(config, kinesis=kinesis, dynamodb=dynamodb, spark=lambda: spark).run()
         stats = proxy.stats()
 
     assert report.published and report.records == len(sent)
@@ -67,7 +67,7 @@ def test_a_diamond_is_read_without_waiting_for_an_unrelated_slow_shard_and_paren
 
 
 def test_a_lease_lost_mid_read_cancels_the_spark_job_at_once_and_publishes_nothing(
-    stack: LocalStack, dynamodb: Any, streams: StreamFactory, spark_session: Any, tmp_path: Path
+    stack: LocalStack, dynamodb: Any, streams: StreamFactory, spark: Any, tmp_path: Path
 ) -> None:
     with LimitsProxy(stack.kinesis["kinesalite"].url, limits=LIMITS) as proxy:
         kinesis = kinesis_client(endpoint_url=proxy.url)
@@ -77,7 +77,7 @@ def test_a_lease_lost_mid_read_cancels_the_spark_job_at_once_and_publishes_nothi
         config = RunConfig(
             name, output=str(tmp_path / "out"), worker_id="w", lease_seconds=10, read_limits=ReadLimits(5, 64 * KIB)
         )
-        run = CatchUpRun(config, kinesis=kinesis, dynamodb=dynamodb, spark=lambda: spark_session)
+        run = CatchUpRun(config, kinesis=kinesis, dynamodb=dynamodb, spark=lambda: spark)
 
         with Thief(dynamodb, name, shard.shard_id, ready=lambda: shard.shard_id in proxy.stats()) as thief:
             started = time.monotonic()
@@ -90,12 +90,12 @@ def test_a_lease_lost_mid_read_cancels_the_spark_job_at_once_and_publishes_nothi
     message = str(raised.value)
     assert f"lost the leases of {shard.shard_id} to thief while reading; nothing was published" in message, message
     assert seconds < 15, f"the job went on for {seconds:.1f} s after the lease was lost (reading takes 26 s)"
-    assert not spark_session.sparkContext.statusTracker().getActiveJobsIds(), "the Spark job is still running"
+    assert not spark.statusTracker().getActiveJobsIds(), "the Spark job is still running"
     assert ParquetSink(tmp_path / "out").published_batches() == []
 
 
 def test_an_error_inside_a_task_ends_the_run_with_its_own_one_line_message_and_exit_code(
-    kinesis: Any, streams: StreamFactory, spark_session: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    kinesis: Any, streams: StreamFactory, spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:  # fmt: skip
     name = streams.create(shards=2)
@@ -109,7 +109,7 @@ def test_an_error_inside_a_task_ends_the_run_with_its_own_one_line_message_and_e
 
     monkeypatch.setattr(job.ReadJob, "run", stream_deleted_mid_run)
     code = main(["run", "--stream", name, "--output", str(tmp_path / "out"), "--read-limits", "none"],
-                spark=lambda: spark_session)  # fmt: skip
+                spark=lambda: spark)  # fmt: skip
 
     lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("kinesis-batch:")]
     assert code == 2

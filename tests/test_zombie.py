@@ -54,7 +54,7 @@ def test_a_run_frozen_past_its_lease_cannot_publish_after_another_worker_recover
     kinesis: Any,
     dynamodb: Any,
     streams: StreamFactory,
-    spark_session: Any,
+    spark: Any,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -83,7 +83,7 @@ def test_a_run_frozen_past_its_lease_cannot_publish_after_another_worker_recover
             worker_id="recoverer",
             lease_seconds=LEASE_SECONDS,
         )
-        recoverer = past_the_lease(config, kinesis, dynamodb, spark_session)
+        recoverer = past_the_lease(config, kinesis, dynamodb, spark)
         report = recoverer.run()
         assert set(report.recovered.values()) == {"discarded"}, report.recovered
         assert report.published
@@ -115,7 +115,7 @@ def thaw(sid: int) -> None:
 
 
 def test_a_run_frozen_while_reading_then_thawed_after_another_worker_finished_exits_3_with_one_line(
-    kinesis: Any, dynamodb: Any, streams: StreamFactory, spark_session: Any, tmp_path: Path
+    kinesis: Any, dynamodb: Any, streams: StreamFactory, spark: Any, tmp_path: Path
 ) -> None:
     name = streams.create(shards=3)
     sent = diamond_stream(kinesis, name, 40)
@@ -133,7 +133,7 @@ def test_a_run_frozen_while_reading_then_thawed_after_another_worker_finished_ex
     try:
         assert frozen(zombie.pid), f"the run did not freeze: {zombie.communicate(timeout=60)[1][-2000:]}"
         config = RunConfig(name, output=str(output), worker_id="recoverer", lease_seconds=LEASE_SECONDS)
-        report = past_the_lease(config, kinesis, dynamodb, spark_session).run()
+        report = past_the_lease(config, kinesis, dynamodb, spark).run()
         assert report.published and set(report.recovered.values()) == {"discarded"}, report
     finally:
         thaw(zombie.pid)

@@ -49,13 +49,14 @@ if [[ ! -f $stamp || $(cat "$stamp") != "$want" ]]; then
   [[ -x .venv/bin/python ]] || { say "creating .venv with $python"; "$python" -m venv .venv; }
   say "installing Python packages (pinned by constraints.txt; the first time takes a minute or two)"
   # uv installs the same pinned set about twice as fast as pip (parallel downloads and unpacking);
-  # pip is the fallback, e.g. where only pip is configured for a private index. Bytecode is
-  # compiled here, as pip does: else the tests' first processes would each compile it again.
+  # pip is the fallback, e.g. where only pip is configured for a private index. No bytecode is
+  # compiled here: Python writes it for the modules a process imports, a fraction of the 15,000
+  # files installed, whose compiling would take about 30 s on 2 cores.
   if .venv/bin/python -m pip install -q -c constraints.txt uv \
-    && VIRTUAL_ENV="$root/.venv" .venv/bin/uv pip install -q --compile-bytecode -c constraints.txt -e ".[dev]"; then :
+    && VIRTUAL_ENV="$root/.venv" .venv/bin/uv pip install -q -c constraints.txt -e ".[dev]"; then :
   else
     say "uv could not install them; installing with pip"
-    .venv/bin/python -m pip install -q -c constraints.txt -e ".[dev]"
+    .venv/bin/python -m pip install -q --no-compile -c constraints.txt -e ".[dev]"
   fi
   echo "$want" > "$stamp"
 fi

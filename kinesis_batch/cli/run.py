@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 
 def run_command(args: argparse.Namespace, spark: Callable[[], Any] | None = None) -> int:
-    """``run``; ``spark`` gives the session (spark-submit's own), else one is started lazily."""
+    """``run``; ``spark`` gives the SparkContext (spark-submit's own), else one is started lazily."""
     config = run_config(
         args,
         output=args.output,
@@ -132,7 +132,7 @@ def plan_command(args: argparse.Namespace) -> int:
 
 
 def _no_spark() -> Any:
-    raise InvalidStateError("planning does not read: no Spark session")
+    raise InvalidStateError("planning does not read: no SparkContext")
 
 
 def report_json(report: RunReport) -> dict[str, Any]:

@@ -18,13 +18,13 @@ import dagster as dg
 from dagster_aws.utils import ResourceWithBoto3Configuration
 from pydantic import Field
 
-from kinesis_batch.aws import SERVICES, S3Settings, aws_env, dynamodb_client, kinesis_client, s3_settings
+from kinesis_batch.aws import SERVICES, S3Settings, aws_env, dynamodb_client, kinesis_client, new_session, s3_settings
 from kinesis_batch.spark.cluster import SparkCluster
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_kinesis import KinesisClient
-    from pyspark.sql import SparkSession
+    from pyspark import SparkContext
 
 
 class AwsClients(ResourceWithBoto3Configuration):
@@ -32,7 +32,7 @@ class AwsClients(ResourceWithBoto3Configuration):
     AWS settings (None: the standard AWS environment)."""
 
     def session(self) -> boto3.Session:
-        return boto3.Session(
+        return new_session(
             region_name=self.region_name,
             profile_name=self.profile_name,
             aws_access_key_id=self.aws_access_key_id,
@@ -57,21 +57,21 @@ class AwsClients(ResourceWithBoto3Configuration):
 class SparkResource(dg.ConfigurableResource):  # type: ignore[type-arg]
     """Spark for the read step, one of two ways, as on the Airflow side:
 
-    - a session started on first use in the step's process (a run with nothing to read never
+    - a SparkContext started on first use in the step's process (a run with nothing to read never
       starts a JVM), on ``master``: ``local[*]``, ``spark://host:7077``, ``yarn``...;
     - ``submit``: the read step spark-submitted to ``master`` in client mode, the package
       shipped as a zip (kinesis_batch.spark.cluster). The step's process keeps the run's other
       steps and renews the leases while the submit reads; a lost lease kills the submit.
     """
 
-    master: str = Field(default="local[*]", description="Spark master: of the session, or of the spark-submit")
+    master: str = Field(default="local[*]", description="Spark master: of the context, or of the spark-submit")
     submit: bool = Field(
         default=False, description="spark-submit the read step to master instead of reading in the step's process"
     )
     spark_submit: str = Field(default="", description="the spark-submit to run (default: the installed pyspark's)")
     conf: dict[str, str] = Field(default={}, description="Spark settings of the spark-submit (its --conf)")
 
-    def session_factory(self) -> Callable[[], SparkSession]:
+    def context_factory(self) -> Callable[[], SparkContext]:
         from kinesis_batch.spark.session import default_spark
 
         return default_spark(self.master)

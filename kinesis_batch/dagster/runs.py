@@ -102,7 +102,7 @@ def catch_up_run(
             kinesis=aws.kinesis(),
             dynamodb=aws.dynamodb(),
             s3=aws.s3(),
-            spark=spark.session_factory() if spark else _no_spark,
+            spark=spark.context_factory() if spark else _no_spark,
             batch_id=ids.batch_id,
             progress=log.info if log else print,
         )

@@ -23,7 +23,7 @@ from kinesis_batch.shards.reader import ReadResult
 from kinesis_batch.spark.task import ERROR_MARKER, GroupSpec, read_task
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark import SparkContext
 
 
 class ReadJob:
@@ -32,7 +32,7 @@ class ReadJob:
     then raises Spark's cancellation error. Cancelling before ``run`` starts the job makes
     ``run`` cancel it as soon as it is submitted."""
 
-    def __init__(self, spark: SparkSession, name: str) -> None:
+    def __init__(self, spark: SparkContext, name: str) -> None:
         self.spark = spark
         self.group = f"kinesis-batch-{name}"
         self._cancelled = threading.Event()
@@ -44,7 +44,7 @@ class ReadJob:
         successful, to ``results``, and deletes the files of the other attempts."""
         if not groups:
             return
-        context = self.spark.sparkContext
+        context = self.spark
         # interruptOnCancel: a cancelled task's Python worker is killed, not left to finish.
         context.setJobGroup(self.group, "kinesis-batch read", interruptOnCancel=True)
         try:
@@ -66,7 +66,7 @@ class ReadJob:
                         data.delete(name)
 
     def _failed_attempts(self) -> int:
-        tracker = self.spark.sparkContext.statusTracker()
+        tracker = self.spark.statusTracker()
         stages = [
             stage
             for job in tracker.getJobIdsForGroup(self.group)
@@ -79,7 +79,7 @@ class ReadJob:
 
     def cancel(self) -> None:
         self._cancelled.set()
-        self.spark.sparkContext.cancelJobGroup(self.group)
+        self.spark.cancelJobGroup(self.group)
 
 
 def raised_in_task(exc: BaseException) -> KinesisBatchError | None:
@@ -128,11 +128,11 @@ def _results(results: Place) -> dict[str, tuple[dict[str, Any], str | None]]:
     return found
 
 
-def warm_up(spark: SparkSession) -> None:
+def warm_up(spark: SparkContext) -> None:
     """Start a Python worker on every task slot (fork, imports) with a job that reads nothing, so
-    that cost is paid once with the session's start-up, not inside the read."""
-    slots = spark.sparkContext.defaultParallelism
-    spark.sparkContext.parallelize(range(slots), slots).mapPartitions(_ready).collect()
+    that cost is paid once with Spark's start-up, not inside the read."""
+    slots = spark.defaultParallelism
+    spark.parallelize(range(slots), slots).mapPartitions(_ready).collect()
 
 
 def _ready(numbers: Iterable[int]) -> Iterator[bool]:

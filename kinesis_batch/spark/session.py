@@ -1,14 +1,15 @@
-"""The embedded Spark: a local session that starts as fast as a JVM can.
+"""The embedded Spark: a local SparkContext that starts as fast as a JVM can.
 
-On a cluster, spark-submit builds the session (kinesis_batch.spark.submit); everything here is
-for ``local[...]`` masters, where the JVM only schedules the Python tasks and passes their small
-results back:
+A run's read is an RDD job of Python tasks (kinesis_batch.spark.job): it needs a SparkContext,
+never the SQL session, whose start would cost about 1.7 s of CPU more. On a cluster, spark-submit
+configures the context (kinesis_batch.spark.submit); everything here is for ``local[...]``
+masters, where the JVM only schedules the Python tasks and passes their small results back:
 - the client compiler and the serial collector start it about 2 s sooner and cost nothing;
 - a class-data archive of the classes a run loads (Java's AppCDS) maps them from one file
   instead of loading and verifying thousands of classes from Spark's jars: about 4 s less.
   ``python -m kinesis_batch.spark.session --class-archive`` makes it (tools/bootstrap.sh does,
-  into the virtual environment); without it a session starts as before. An archive of another
-  Java or Spark is refused by the JVM, silently, and the session starts without it.
+  into the virtual environment); without it a context starts as before. An archive of another
+  Java or Spark is refused by the JVM, silently, and the context starts without it.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark import SparkContext
 
 #: Where the class-data archive is looked for: KINESIS_BATCH_SPARK_ARCHIVE, else in the
 #: environment Python runs from (it belongs to that environment's pyspark).
@@ -47,44 +48,41 @@ def local_jvm_options(archive: Path | None = None, *, dump: bool = False) -> str
     return LOCAL_JVM_OPTIONS
 
 
-def spark_session(
+def spark_context(
     master: str = "local[*]", app_name: str = "kinesis-batch", *, jvm_options: str | None = None
-) -> SparkSession:
-    """The embedded default: a local session; on a cluster spark-submit provides the master."""
+) -> SparkContext:
+    """The embedded default: a local context (or the one already running in this process)."""
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     # Workers must run this interpreter (its packages), not whatever python3 is first on PATH.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    from pyspark.sql import SparkSession
+    from pyspark import SparkConf, SparkContext
 
-    builder = SparkSession.builder.appName(app_name).master(master)
+    conf = SparkConf().setAppName(app_name).setMaster(master)
     for key, value in {
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",  # its bars would interleave with our progress lines
-        "spark.sql.session.timeZone": "UTC",
         "spark.speculation": "false",  # a speculative duplicate would read the shard twice
-        "spark.sql.execution.arrow.pyspark.enabled": "true",
-        "spark.sql.sources.partitionColumnTypeInference.enabled": "false",
         "spark.driver.bindAddress": "127.0.0.1",
         "spark.driver.host": "127.0.0.1",
     }.items():
-        builder = builder.config(key, value)
+        conf.set(key, value)
     if master.startswith("local"):
-        builder = builder.config("spark.driver.extraJavaOptions", jvm_options or local_jvm_options())
-    session = builder.getOrCreate()
+        conf.set("spark.driver.extraJavaOptions", jvm_options or local_jvm_options())
+    context = SparkContext.getOrCreate(conf)
     # A failed task is reported by the run itself, as one line with the task's own error; Spark's
     # ERROR log of it would print the same failure again as a JVM stack trace.
-    session.sparkContext.setLogLevel("FATAL")
-    return session
+    context.setLogLevel("FATAL")
+    return context
 
 
-def default_spark(master: str) -> Callable[[], SparkSession]:
-    """A lazily created session (planning-only runs never start a JVM)."""
-    session: list[SparkSession] = []
+def default_spark(master: str) -> Callable[[], SparkContext]:
+    """A lazily started context (planning-only runs never start a JVM)."""
+    context: list[SparkContext] = []
 
-    def get() -> SparkSession:
-        if not session:
-            session.append(spark_session(master))
-        return session[0]
+    def get() -> SparkContext:
+        if not context:
+            context.append(spark_context(master))
+        return context[0]
 
     return get
 
@@ -100,13 +98,13 @@ def make_class_archive(archive: Path) -> float:
     started = time.monotonic()
     archive.parent.mkdir(parents=True, exist_ok=True)
     partial = archive.with_name(f".{archive.name}.{os.getpid()}")
-    session = spark_session(
+    context = spark_context(
         "local[1]", "kinesis-batch-class-archive", jvm_options=local_jvm_options(partial, dump=True)
     )
-    warm_up(session)  # the classes of an RDD job of Python tasks, and of the status tracker's calls
-    session.sparkContext.statusTracker().getJobIdsForGroup("kinesis-batch")
+    warm_up(context)  # the classes of an RDD job of Python tasks, and of the status tracker's calls
+    context.statusTracker().getJobIdsForGroup("kinesis-batch")
     gateway = SparkContext._gateway
-    session.stop()
+    context.stop()
     process = getattr(gateway, "proc", None)
     if gateway is None or process is None:
         raise RuntimeError("pyspark did not start its own JVM (a JVM started elsewhere cannot write the archive)")

@@ -1,4 +1,4 @@
-"""spark-submit entry point: ``kinesis-batch run`` on the session spark-submit configures (its
+"""spark-submit entry point: ``kinesis-batch run`` on the context spark-submit configures (its
 --master, executors, conf), not on local[*]. Shipped inside the package, so whatever submits
 it finds it next to the code it ships (``spark_jobs/catchup.py`` calls the same ``main``).
 
@@ -14,15 +14,15 @@ import sys
 
 
 def main(argv: list[str]) -> int:
-    from pyspark.sql import SparkSession
+    from pyspark import SparkContext
 
     from kinesis_batch import cli
 
-    session = SparkSession.builder.getOrCreate()  # name, master and conf: spark-submit's
+    context = SparkContext.getOrCreate()  # name, master and conf: spark-submit's
     try:
-        return cli.main(["run", *argv], spark=lambda: session)
+        return cli.main(["run", *argv], spark=lambda: context)
     finally:
-        session.stop()
+        context.stop()
 
 
 if __name__ == "__main__":

@@ -139,11 +139,9 @@ def task_error(exc: Exception) -> str:
 
 def read_group(group: GroupSpec) -> dict[str, dict[str, Any]]:
     """Read every range of ``group`` that its parents allow; results by shard, in group order."""
-    import boto3
+    from kinesis_batch.aws import kinesis_client, new_session
 
-    from kinesis_batch.aws import kinesis_client
-
-    client = kinesis_client(boto3.Session(region_name=group.region), endpoint_url=group.endpoint_url)
+    client = kinesis_client(new_session(region_name=group.region), endpoint_url=group.endpoint_url)
     stop = threading.Event()
     results: dict[str, dict[str, Any]] = {}
     settled: set[str] = set()  # read, or skipped because a parent stopped short

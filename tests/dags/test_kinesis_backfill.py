@@ -25,7 +25,7 @@ def main_checkpoints(name: str) -> dict[str, str]:
 
 
 def test_backfill_from_the_checkpoint_before_a_run_rereads_it_into_its_own_output(
-    dagbag: Any, spark_session: Any, kinesis: Any, streams: StreamFactory, tmp_path: Path
+    dagbag: Any, spark: Any, kinesis: Any, streams: StreamFactory, tmp_path: Path
 ) -> None:
     name = streams.create(shards=2)
     first = put(kinesis, name, 150)
@@ -55,7 +55,7 @@ def test_backfill_from_the_checkpoint_before_a_run_rereads_it_into_its_own_outpu
 
 
 def test_backfill_rejects_an_unknown_run_without_retrying(
-    dagbag: Any, spark_session: Any, kinesis: Any, streams: StreamFactory, tmp_path: Path
+    dagbag: Any, spark: Any, kinesis: Any, streams: StreamFactory, tmp_path: Path
 ) -> None:
     name = streams.create(shards=1)
     put(kinesis, name, 10)

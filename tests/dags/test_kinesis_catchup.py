@@ -36,7 +36,7 @@ def test_catchup_dag_is_hourly_single_run_without_catchup_and_releases_as_teardo
 
 
 def test_two_dag_runs_read_every_record_once_the_second_only_new_data(
-    dagbag: Any, spark_session: Any, kinesis: Any, streams: StreamFactory, tmp_path: Path
+    dagbag: Any, spark: Any, kinesis: Any, streams: StreamFactory, tmp_path: Path
 ) -> None:
     name = streams.create(shards=3)
     sent = diamond_stream(kinesis, name, 100)
@@ -61,7 +61,7 @@ def test_two_dag_runs_read_every_record_once_the_second_only_new_data(
 
 
 def test_a_failing_spark_step_still_releases_the_leases_and_the_next_run_recovers(
-    dagbag: Any, spark_session: Any, kinesis: Any, streams: StreamFactory, tmp_path: Path, monkeypatch: Any
+    dagbag: Any, spark: Any, kinesis: Any, streams: StreamFactory, tmp_path: Path, monkeypatch: Any
 ) -> None:
     from kinesis_batch import InvalidStateError
     from kinesis_batch.spark import job
@@ -91,7 +91,7 @@ def test_a_failing_spark_step_still_releases_the_leases_and_the_next_run_recover
 
 
 def test_a_read_that_outlives_its_lease_three_times_keeps_it_and_no_other_worker_gets_it(
-    dagbag: Any, spark_session: Any, kinesis: Any, streams: StreamFactory, tmp_path: Path
+    dagbag: Any, spark: Any, kinesis: Any, streams: StreamFactory, tmp_path: Path
 ) -> None:
     # One shard of 30 KiB read at 1 KiB/s: the read step takes about 30 s, its lease lasts 10 s
     # unrenewed (the shortest the DAG accepts), and another worker tries to take it all along.

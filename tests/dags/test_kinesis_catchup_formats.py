@@ -42,7 +42,7 @@ def asset_events(run_id: str) -> list[tuple[str, dict[str, Any]]]:
 
 
 def test_a_run_into_a_delta_table_on_s3_is_exactly_once_and_updates_the_tables_asset(
-    airflow_home: Path, spark_session: Any, kinesis: Any, streams: StreamFactory, monkeypatch: pytest.MonkeyPatch
+    airflow_home: Path, spark: Any, kinesis: Any, streams: StreamFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     name = streams.create(shards=2)
     sent = put(kinesis, name, 120)

@@ -33,7 +33,7 @@ def states(dag_run: Any) -> dict[str, str]:
 
 
 def test_three_streams_give_three_dags_that_run_and_a_broken_entry_fails_only_its_own(
-    airflow_home: Path, kinesis: Any, streams: StreamFactory, spark_session: Any, tmp_path: Path,
+    airflow_home: Path, kinesis: Any, streams: StreamFactory, spark: Any, tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip
     names = [streams.create(shards=1) for _ in range(3)]
@@ -70,7 +70,7 @@ def test_three_streams_give_three_dags_that_run_and_a_broken_entry_fails_only_it
 
 
 def test_the_lag_check_fails_on_a_stream_left_behind_with_the_shards_and_time_to_trimming(
-    dagbag: Any, kinesis: Any, streams: StreamFactory, spark_session: Any, tmp_path: Path,
+    dagbag: Any, kinesis: Any, streams: StreamFactory, spark: Any, tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:  # fmt: skip
     name = streams.create(shards=1)

@@ -58,7 +58,7 @@ ALL_PASS = {"lag": True, "retention": True, "output_agrees": True}
 
 
 def test_two_materializations_are_exactly_once_and_the_second_reads_only_new_data(
-    kinesis: Any, dynamodb: Any, streams: StreamFactory, spark_session: Any, tmp_path: Path
+    kinesis: Any, dynamodb: Any, streams: StreamFactory, spark: Any, tmp_path: Path
 ) -> None:
     name = streams.create(shards=3)
     sent = diamond_stream(kinesis, name, 40)
@@ -107,7 +107,7 @@ def test_a_materialization_whose_read_is_spark_submitted_is_exactly_once_and_rel
 
 
 def test_the_lag_check_fails_for_a_stream_left_behind_and_the_others_still_pass(
-    kinesis: Any, streams: StreamFactory, spark_session: Any, tmp_path: Path
+    kinesis: Any, streams: StreamFactory, spark: Any, tmp_path: Path
 ) -> None:
     name = streams.create(shards=1)
     put(kinesis, name, 10)
@@ -122,7 +122,7 @@ def test_the_lag_check_fails_for_a_stream_left_behind_and_the_others_still_pass(
 
 
 def test_a_run_that_fails_in_the_read_releases_every_lease_with_the_librarys_message(
-    kinesis: Any, dynamodb: Any, streams: StreamFactory, spark_session: Any, tmp_path: Path,
+    kinesis: Any, dynamodb: Any, streams: StreamFactory, spark: Any, tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip
     name = streams.create(shards=2)
@@ -144,7 +144,7 @@ def test_a_run_that_fails_in_the_read_releases_every_lease_with_the_librarys_mes
 
 
 def test_a_backfill_from_a_history_checkpoint_writes_its_own_output_and_leaves_the_main_checkpoints(
-    kinesis: Any, dynamodb: Any, streams: StreamFactory, spark_session: Any, tmp_path: Path
+    kinesis: Any, dynamodb: Any, streams: StreamFactory, spark: Any, tmp_path: Path
 ) -> None:
     name = streams.create(shards=2)
     first = put(kinesis, name, 30)
@@ -205,7 +205,7 @@ job.execute_in_process(instance=dg.DagsterInstance.get())
 
 
 def test_a_step_killed_after_publish_is_released_by_the_failure_sensor_and_the_next_run_recovers(
-    kinesis: Any, dynamodb: Any, streams: StreamFactory, spark_session: Any, tmp_path: Path,
+    kinesis: Any, dynamodb: Any, streams: StreamFactory, spark: Any, tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip
     name = streams.create(shards=2)

@@ -14,7 +14,7 @@ from tests.streams import StreamFactory, put
 
 
 @pytest.fixture
-def stream_mid_run(kinesis: Any, dynamodb: Any, streams: StreamFactory, tmp_path: Path, spark_session: Any) -> str:
+def stream_mid_run(kinesis: Any, dynamodb: Any, streams: StreamFactory, tmp_path: Path, spark: Any) -> str:
     """A diamond-history stream: run "one" committed everything, run "two" the records that
     arrived next, then more arrived and run "three" took the leases and marked them with its
     batch (it is reading now)."""
@@ -23,7 +23,7 @@ def stream_mid_run(kinesis: Any, dynamodb: Any, streams: StreamFactory, tmp_path
 
     def run(worker: str, run_id: str) -> CatchUpRun:
         config = RunConfig(name, output=str(tmp_path), worker_id=worker, lease_seconds=600)
-        return CatchUpRun(config, kinesis=kinesis, dynamodb=dynamodb, spark=lambda: spark_session, run_id=run_id)
+        return CatchUpRun(config, kinesis=kinesis, dynamodb=dynamodb, spark=lambda: spark, run_id=run_id)
 
     run("worker-one", "run-one").run()
     put(kinesis, name, 30, start=1000)

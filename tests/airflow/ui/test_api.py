@@ -118,7 +118,7 @@ def test_given_its_output_a_stream_shows_the_last_batch_and_checkpoints_that_dis
     kinesis: Any,
     dynamodb: Any,
     streams: StreamFactory,
-    spark_session: Any,
+    spark: Any,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from kinesis_batch.config import RunConfig
@@ -130,7 +130,7 @@ def test_given_its_output_a_stream_shows_the_last_batch_and_checkpoints_that_dis
 
     def run(run_id: str) -> CatchUpRun:
         config = RunConfig(name, output=table, format="delta", worker_id=f"worker-{run_id}", lease_seconds=600)
-        return CatchUpRun(config, kinesis=kinesis, dynamodb=dynamodb, spark=lambda: spark_session, run_id=run_id)
+        return CatchUpRun(config, kinesis=kinesis, dynamodb=dynamodb, spark=lambda: spark, run_id=run_id)
 
     def status(**query: str) -> Any:
         with monkeypatch.context() as only_the_connection:
