@@ -49,17 +49,20 @@ if [[ ! -f $stamp || $(cat "$stamp") != "$want" ]]; then
   [[ -x .venv/bin/python ]] || { say "creating .venv with $python"; "$python" -m venv .venv; }
   say "installing Python packages (pinned by constraints.txt; the first time takes a minute or two)"
   # uv installs the same pinned set about twice as fast as pip (parallel downloads and unpacking);
-  # pip is the fallback, e.g. where only pip is configured for a private index. No bytecode is
-  # compiled here: Python writes it for the modules a process imports, a fraction of the 15,000
-  # files installed, whose compiling would take about 30 s on 2 cores.
+  # pip is the fallback, e.g. where only pip is configured for a private index. Bytecode is
+  # compiled here (about 30 s), as pip does: else every process compiles what it imports, and
+  # where PYTHONDONTWRITEBYTECODE is set (CI images often do) does so every time it starts.
   if .venv/bin/python -m pip install -q -c constraints.txt uv \
-    && VIRTUAL_ENV="$root/.venv" .venv/bin/uv pip install -q -c constraints.txt -e ".[dev]"; then :
+    && VIRTUAL_ENV="$root/.venv" .venv/bin/uv pip install -q --compile-bytecode -c constraints.txt -e ".[dev]"; then :
   else
     say "uv could not install them; installing with pip"
-    .venv/bin/python -m pip install -q --no-compile -c constraints.txt -e ".[dev]"
+    .venv/bin/python -m pip install -q -c constraints.txt -e ".[dev]"
   fi
   echo "$want" > "$stamp"
 fi
+# The package itself is installed editable, so uv compiled none of it: its bytecode too, for
+# the same reason (every run, Spark worker and Airflow task imports it). Quick when up to date.
+.venv/bin/python -m compileall -q kinesis_batch >/dev/null
 
 emulators=tools/emulators
 if [[ ! -f $emulators/node_modules/.package-lock.json ]] || ! cmp -s "$emulators/package-lock.json" "$emulators/node_modules/.kinesis-batch-lock"; then
