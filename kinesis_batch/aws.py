@@ -19,6 +19,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 import boto3
@@ -53,10 +54,6 @@ def _epoch_timestamp(value: Any) -> datetime:
     return parsed.astimezone(UTC)
 
 
-#: botocore's loader of service models, shared by the sessions made here (see new_session).
-_MODELS: list[Any] = []
-
-
 def new_session(**settings: Any) -> boto3.Session:
     """A boto3 session on the environment as it is now (``settings`` as ``boto3.Session`` takes
     them: region_name, profile_name, keys...).
@@ -67,12 +64,15 @@ def new_session(**settings: Any) -> boto3.Session:
     Region, credentials and endpoints are still read afresh by each session and client.
     """
     session = boto3.Session(**settings)
-    core = session._session  # boto3 exposes its botocore session only by this name
-    if _MODELS:
-        core.register_component("data_loader", _MODELS[0])
-    else:
-        _MODELS.append(core.get_component("data_loader"))
+    session._session.register_component("data_loader", _service_models())
     return session
+
+
+@cache
+def _service_models() -> Any:
+    """The process's one loader of botocore's service models: a plain session's, which boto3
+    set up with its own data path."""
+    return boto3.Session()._session.get_component("data_loader")  # boto3's name for its botocore session
 
 
 def kinesis_client(session: boto3.Session | None = None, *, endpoint_url: str | None = None) -> KinesisClient:

@@ -33,7 +33,7 @@ class ReadJob:
     ``run`` cancel it as soon as it is submitted."""
 
     def __init__(self, spark: SparkContext, name: str) -> None:
-        self.spark = spark
+        self.context = spark
         self.group = f"kinesis-batch-{name}"
         self._cancelled = threading.Event()
         self.tasks = 0
@@ -44,7 +44,7 @@ class ReadJob:
         successful, to ``results``, and deletes the files of the other attempts."""
         if not groups:
             return
-        context = self.spark
+        context = self.context
         # interruptOnCancel: a cancelled task's Python worker is killed, not left to finish.
         context.setJobGroup(self.group, "kinesis-batch read", interruptOnCancel=True)
         try:
@@ -66,7 +66,7 @@ class ReadJob:
                         data.delete(name)
 
     def _failed_attempts(self) -> int:
-        tracker = self.spark.statusTracker()
+        tracker = self.context.statusTracker()
         stages = [
             stage
             for job in tracker.getJobIdsForGroup(self.group)
@@ -79,7 +79,7 @@ class ReadJob:
 
     def cancel(self) -> None:
         self._cancelled.set()
-        self.spark.cancelJobGroup(self.group)
+        self.context.cancelJobGroup(self.group)
 
 
 def raised_in_task(exc: BaseException) -> KinesisBatchError | None:
