@@ -1,11 +1,11 @@
 # The two commands of the README. Both set up .venv (and the emulators) themselves.
 .PHONY: demo test lint
 
-SOURCES = kinesis_batch spark_jobs dags tests benchmarks
+SOURCES = kinesis_batch spark_jobs dags tests benchmarks tools/devkit
 
 demo:
 	@tools/bootstrap.sh
-	.venv/bin/python -P -m kinesis_batch.demo  # -P: the package as installed, not the checkout's metadata twice
+	@PYTHONPATH=tools .venv/bin/python -P -m devkit.demo  # the dev tools from the checkout; -P: not its metadata twice
 
 # mypy (about 40 s on one core from a clean clone) runs beside pytest, whose two workers often
 # wait on processes; its report follows pytest's. Either failing fails the target.

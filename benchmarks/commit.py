@@ -29,9 +29,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from devkit.stack import STATIC_ENV, local_stack
+
 from benchmarks.common import OUTPUT_KINDS, RECORD_BYTES, machine, open_output, output_args
 from kinesis_batch.checkpoints.model import Checkpoint
-from kinesis_batch.devstack import STATIC_ENV, local_stack
 from kinesis_batch.output import Sink
 from kinesis_batch.output.place import Place
 from kinesis_batch.output.records import CommitRecord, ShardCommit

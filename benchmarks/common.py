@@ -23,8 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import boto3
-
-from kinesis_batch.devstack import wait_active
+from devkit.stack import wait_active
 
 if TYPE_CHECKING:
     from kinesis_batch.output import Sink

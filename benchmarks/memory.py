@@ -19,8 +19,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from devkit.stack import local_stack
+
 from benchmarks.common import MIB, REPO, RUN, PeakRss, backlog_with_split_and_merge, machine, plain_client
-from kinesis_batch.devstack import local_stack
 
 ROLES = ("driver", "jvm", "python worker")
 

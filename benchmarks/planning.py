@@ -19,11 +19,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from devkit.stack import LocalStack, start_kinesalite, start_moto, wait_active
+
 from benchmarks.common import machine, plain_client
 from kinesis_batch.aws import dynamodb_client, kinesis_client
 from kinesis_batch.checkpoints.model import Checkpoint
 from kinesis_batch.checkpoints.store import DynamoDBCheckpointStore
-from kinesis_batch.devstack import LocalStack, start_kinesalite, start_moto, wait_active
 from kinesis_batch.leases.manager import LeaseManager
 from kinesis_batch.leases.model import Lease
 from kinesis_batch.leases.store import LeaseStore

@@ -1,5 +1,5 @@
 """Against Kinesis' own limit, at scale: ``kinesis-batch run`` (paced, as on AWS) through a local
-endpoint that enforces per-shard read limits (kinesis_batch.limits_proxy: calls/s and bytes/s
+endpoint that enforces per-shard read limits (devkit.limits_proxy: calls/s and bytes/s
 per shard, throttling beyond, a page holds 5 s of the rate, 5-minute iterators).
 
     .venv/bin/python -m benchmarks.read_limit            # 64 shards at 128 KiB/s, 5 calls/s, local[2]
@@ -28,10 +28,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
+from devkit.limits_proxy import LimitsProxy, ShardLimits, ShardStats
+from devkit.stack import local_stack, wait_active
 
 from benchmarks.common import kinesis_batch_run, machine, plain_client, put_records
-from kinesis_batch.devstack import local_stack, wait_active
-from kinesis_batch.limits_proxy import LimitsProxy, ShardLimits, ShardStats
 from kinesis_batch.shards.listing import list_shards
 
 KIB = 1024

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from devkit.stack import local_stack
+
 from benchmarks.common import (
     OUTPUT_KINDS,
     TABLE_HEAD,
@@ -40,7 +42,6 @@ from benchmarks.common import (
     plain_client,
     raw_read,
 )
-from kinesis_batch.devstack import local_stack
 
 STEPS = ("spark_start", "read", "publish", "commit")
 WIDTHS = {step: max(len(step), 7) for step in STEPS}

@@ -18,19 +18,23 @@ from typing import Any
 
 from airflow.sdk import Param, dag, get_current_context, task
 
-from kinesis_batch.airflow.outputs import FORMATS, configured_output
+from kinesis_batch import defaults
+from kinesis_batch.airflow.outputs import configured_output, configured_stream
 from kinesis_batch.airflow.steps import run_steps
 from kinesis_batch.airflow.streams import read_streams, streams_file
 from kinesis_batch.airflow.tasks import backfill_run, seed_backfill
+from kinesis_batch.config import FORMATS
 from kinesis_batch.errors import IllegalArgumentError
 
 MAIN = configured_output()
 # The streams of the streams file are offered in the form (a broken file offers none: its
-# import error shows on kinesis_streams.py, not here).
+# import error shows on kinesis_streams.py, not here), then kinesis_catchup's stream.
 try:
     CONFIGURED = [entry.stream for entry in read_streams(streams_file())[0]]
 except IllegalArgumentError:
     CONFIGURED = []
+CONFIGURED += [stream for stream in [configured_stream()] if stream and stream not in CONFIGURED]
+STREAM = {"default": CONFIGURED[0], "examples": CONFIGURED} if CONFIGURED else {}
 
 
 def _ids() -> dict[str, Any]:
@@ -49,16 +53,15 @@ def _run() -> Any:
     catchup=False,
     params={
         "stream": Param(
-            CONFIGURED[0] if CONFIGURED else "demo-clicks",
             type="string",
             minLength=1,
             maxLength=128,
-            **({"examples": CONFIGURED} if CONFIGURED else {}),
+            **STREAM,
             description="a stream of the streams file, or any other",
         ),
         "shards": Param([], type="array", items={"type": "string"}, description="shard ids; empty: all"),
         "start": Param(
-            "trim_horizon",
+            defaults.BACKFILL_START,
             type="string",
             pattern=r"^(trim_horizon|at_timestamp=.+|run=.+|after_sequence=[0-9]+)$",
             description="trim_horizon | at_timestamp=ISO8601 | run=RUN_ID (from the history) | after_sequence=N",
@@ -76,11 +79,11 @@ def _run() -> Any:
         ),
         "move_main_checkpoints": Param(False, type="boolean"),
         "table": Param("", type="string", description="main lease table (default kinesis-batch-STREAM)"),
-        "spark_master": Param("local[*]", type="string", description="Spark in the task's process"),
+        "spark_master": Param(defaults.SPARK_MASTER, type="string", description="Spark in the task's process"),
         "spark_conn_id": Param(
             "", type="string", description="a Spark connection: spark-submit the read step to that cluster instead"
         ),
-        "aws_conn_id": Param("aws_default", type="string"),
+        "aws_conn_id": Param(defaults.AWS_CONN_ID, type="string"),
     },
     tags=["kinesis-batch"],
 )

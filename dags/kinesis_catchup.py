@@ -12,12 +12,13 @@ The output is parquet folders, a Delta table or an Iceberg table (params ``forma
 ``catalog``); S3 is reached with the ``aws_conn_id`` connection (its
 ``service_config.s3.endpoint_url`` for a local S3).
 
-The output is also an Asset, named by its URI, with an event each time the publish task
-succeeds. An Asset's URI is fixed when this file is parsed, so it is the *configured* output,
-which is also the params' default. A team points both at their table in Airflow's configuration,
-where the DAG processor and the workers run::
+The stream and the output come from Airflow's configuration, where the DAG processor and the
+workers run; they are also the params' defaults. The output is an Asset, named by its URI, with
+an event each time the publish task succeeds; an Asset's URI is fixed when this file is parsed,
+so it is the *configured* output::
 
     [kinesis_batch]
+    stream = clicks                   # without it the DAG has no schedule and asks for a stream
     format = delta                    # parquet (default) | delta | iceberg
     output = s3://bucket/tables/clicks
     catalog =                         # iceberg only: a pyiceberg catalog name
@@ -35,16 +36,24 @@ from __future__ import annotations
 
 from airflow.sdk import Asset
 
+from kinesis_batch import defaults
 from kinesis_batch.airflow.dags import catch_up_dag, catch_up_params
-from kinesis_batch.airflow.outputs import configured_output
+from kinesis_batch.airflow.outputs import configured_output, configured_stream
 
 MAIN = configured_output()
+STREAM = configured_stream()
+NO_STREAM = (
+    "**No stream is configured**, so this DAG has no schedule: set `[kinesis_batch] stream` in Airflow's "
+    "configuration (`AIRFLOW__KINESIS_BATCH__STREAM`), or trigger it with a stream. For several streams, "
+    "list them in a streams file (`kinesis_streams.py`).\n\n"
+)
 
 # Named by its URI: an Asset is one output, and a name reused for another URI would leave
 # Airflow holding the old one and refusing the new one as inactive.
 catch_up_dag(
     "kinesis_catchup",
-    catch_up_params(stream="demo-clicks", output=MAIN),
+    catch_up_params(stream=STREAM, output=MAIN),
     outlets=[Asset(MAIN.asset_uri, uri=MAIN.asset_uri)],
-    doc_md=__doc__,
+    schedule=defaults.SCHEDULE if STREAM else None,
+    doc_md=__doc__ if STREAM else NO_STREAM + (__doc__ or ""),
 )

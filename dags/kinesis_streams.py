@@ -15,7 +15,7 @@ from __future__ import annotations
 from airflow.sdk import DAG, Asset
 
 from kinesis_batch.airflow.dags import catch_up_dag, catch_up_params
-from kinesis_batch.airflow.streams import StreamEntry, read_streams, streams_file
+from kinesis_batch.airflow.streams import StreamEntry, broken_dag_id, read_streams, streams_file
 from kinesis_batch.errors import IllegalArgumentError
 
 PATH = streams_file()
@@ -68,5 +68,6 @@ for entry in STREAMS:
 
 made = {entry.dag_id for entry in STREAMS}
 for broken in BROKEN:  # a stream listed twice keeps its first DAG; the second is named by number
-    dag_id = broken.dag_id if broken.dag_id not in made else f"kinesis_catchup__entry_{broken.number}"
+    dag_id = broken_dag_id(broken)
+    dag_id = dag_id if dag_id not in made else f"kinesis_catchup__entry_{broken.number}"
     globals()[dag_id] = BrokenStreamDag(dag_id=dag_id, schedule=None)

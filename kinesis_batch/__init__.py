@@ -1,12 +1,23 @@
 """kinesis-batch: a batch catch-up consumer for Amazon Kinesis Data Streams.
 
-The public API is what this module exports; submodules are implementation details unless
-their own docstrings say otherwise. The core imports neither airflow nor pyspark.
+The public API is what this module exports (``__all__``, held by tests/test_package.py):
+
+- the run: :class:`CatchUpRun` with its settings (:class:`RunConfig`, :class:`ReadLimits`) and
+  its :class:`RunReport`; :func:`plan_now`, what a run would read;
+- the sinks: :class:`Output` (a format and where) opens a :class:`Sink`, which publishes a
+  batch with its :class:`CommitRecord`;
+- the error tree (:mod:`kinesis_batch.errors`), and :func:`classify`, what to do with an error;
+- the building blocks a consumer of one's own is made of: shards and their lineage, the shard
+  reader, leases, checkpoints.
+
+Submodules are implementation details unless their own docstrings say otherwise. The core
+imports neither airflow, dagster nor pyspark.
 """
 
 from kinesis_batch.checkpoints.history import HistoryEntry
-from kinesis_batch.checkpoints.model import Checkpoint, Sentinel
-from kinesis_batch.checkpoints.store import CheckpointStore, DynamoDBCheckpointStore
+from kinesis_batch.checkpoints.model import Checkpoint
+from kinesis_batch.checkpoints.store import DynamoDBCheckpointStore
+from kinesis_batch.config import RunConfig
 from kinesis_batch.errors import (
     CheckpointOrderError,
     DependencyError,
@@ -23,23 +34,28 @@ from kinesis_batch.errors import (
     StreamNotFoundError,
     ThrottledError,
     TrimmedDataError,
+    classify,
 )
-from kinesis_batch.leases.manager import LeaseManager, TakeResult
+from kinesis_batch.leases.manager import LeaseManager
 from kinesis_batch.leases.model import Lease
 from kinesis_batch.leases.renewer import LeaseRenewer
 from kinesis_batch.leases.store import LeaseStore
+from kinesis_batch.output import CommitRecord, Output, ShardCommit, Sink, open_sink
+from kinesis_batch.run import CatchUpRun, RunReport, plan_now
+from kinesis_batch.shards.limits import ReadLimits
 from kinesis_batch.shards.lineage import Lineage
 from kinesis_batch.shards.listing import list_shards
-from kinesis_batch.shards.model import Record, Shard, sequence_key
+from kinesis_batch.shards.model import Record, Shard
 from kinesis_batch.shards.positions import EndBound, StartPosition
-from kinesis_batch.shards.reader import ReadLimits, ReadResult, ShardReader
+from kinesis_batch.shards.reader import ReadResult, ShardReader
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "CatchUpRun",
     "Checkpoint",
     "CheckpointOrderError",
-    "CheckpointStore",
+    "CommitRecord",
     "DependencyError",
     "DynamoDBCheckpointStore",
     "EndBound",
@@ -57,19 +73,24 @@ __all__ = [
     "Lineage",
     "LineageError",
     "MalformedLeaseError",
+    "Output",
     "ReadLimits",
     "ReadResult",
     "Record",
     "RetryableError",
-    "Sentinel",
+    "RunConfig",
+    "RunReport",
     "Shard",
+    "ShardCommit",
     "ShardReader",
     "ShutdownError",
+    "Sink",
     "StartPosition",
     "StreamNotFoundError",
-    "TakeResult",
     "ThrottledError",
     "TrimmedDataError",
+    "classify",
     "list_shards",
-    "sequence_key",
+    "open_sink",
+    "plan_now",
 ]

@@ -13,9 +13,13 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from kinesis_batch import defaults
 from kinesis_batch.checkpoints.model import Checkpoint
 from kinesis_batch.errors import IllegalArgumentError
-from kinesis_batch.shards.reader import ReadLimits
+from kinesis_batch.shards.limits import ReadLimits
+
+#: The output formats (kinesis_batch.output): hive folders of Parquet, a Delta table, an Iceberg table.
+FORMATS = ("parquet", "delta", "iceberg")
 
 _STREAM_NAME = re.compile(r"^[a-zA-Z0-9_.-]{1,128}$")
 _TABLE_NAME = re.compile(r"^[a-zA-Z0-9_.-]{3,255}$")
@@ -28,7 +32,7 @@ def default_worker_id() -> str:
 
 
 def default_table(stream: str) -> str:
-    return f"kinesis-batch-{stream}"
+    return defaults.lease_table(stream)
 
 
 def validate_stream_name(stream: str) -> str:
@@ -77,8 +81,8 @@ def parse_initial_position(text: str) -> Checkpoint:
 
 def validate_output(format: str, output: str, catalog: str | None) -> None:
     """The --format/--output/--catalog combinations that cannot work, each said in one line."""
-    if format not in ("parquet", "delta", "iceberg"):
-        raise IllegalArgumentError(f"--format: {format!r} is not one of parquet, delta, iceberg")
+    if format not in FORMATS:
+        raise IllegalArgumentError(f"--format: {format!r} is not one of {', '.join(FORMATS)}")
     if catalog and format != "iceberg":
         raise IllegalArgumentError("--catalog goes with --format iceberg")
     if format == "parquet" and output.startswith(("s3://", "s3a://")):
@@ -114,12 +118,12 @@ class RunConfig:
     table: str = ""  # "" -> default_table(stream); the CLI passes --table only when given
     initial_position: Checkpoint = field(default_factory=Checkpoint.trim_horizon)
     until: datetime | None = None
-    lease_seconds: float = 300.0
+    lease_seconds: float = defaults.LEASE_SECONDS
     worker_id: str = field(default_factory=default_worker_id)
     allow_gaps: bool = False
-    spark_master: str = "local[*]"
-    read_limits: ReadLimits = field(default_factory=ReadLimits)
-    format: str = "parquet"  # parquet | delta | iceberg (kinesis_batch.output)
+    spark_master: str = defaults.SPARK_MASTER
+    read_limits: ReadLimits = field(default_factory=lambda: ReadLimits.parse(defaults.READ_LIMITS))
+    format: str = defaults.FORMAT  # one of FORMATS (kinesis_batch.output)
     catalog: str | None = None  # iceberg: a pyiceberg catalog name (None: "default", or the embedded one)
     shards_per_task: int | None = None  # None: one task per Spark task slot (kinesis_batch.grouping)
     # Checkpoint commits in flight at once within a lineage generation (DynamoDB transactions).

@@ -18,12 +18,21 @@
     └── IllegalArgumentError           the caller asked for something impossible; retrying cannot help
         └── CheckpointOrderError       a checkpoint that would move backwards or beyond what was read
 
-A lost conditional write is not an error: the store methods return ``False`` for it.
-botocore exceptions never leave the package: :func:`from_botocore` translates them at the
-boundary and the caller raises the result ``from`` the original.
+A lost conditional write is not an error but a return value: a fenced write returns the lease
+as stored afterwards, or ``None`` when the fence did not hold (the lease was lost); a create
+returns ``False`` when the item existed already. Exceptions of the libraries below
+never leave the package: :func:`from_botocore` (boto3) and :func:`from_storage` (pyarrow's file
+systems, deltalake, pyiceberg and its catalogs) translate them at the boundary, and the caller
+raises the result ``from`` the original.
+
+What a caller does with an error is :func:`classify`'s answer, the same for every adapter: the
+command line's exit code, the HTTP status of the Airflow page's JSON, and whether an
+orchestrator retries the task (Airflow) or step (Dagster) or fails it for good.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from botocore.exceptions import (
     BotoCoreError,
@@ -158,3 +167,61 @@ def from_botocore(exc: Exception, *, operation: str, resource: str = "") -> Kine
     if isinstance(exc, BotoCoreError):
         return DependencyError(f"{where}: {exc}")
     return KinesisBatchError(f"{where}: {exc}")
+
+
+# Words in a storage library's message that no retry can fix: a missing bucket, denied access.
+_STORAGE_PERMANENT_WORDS = ("NoSuchBucket", "AccessDenied", "Access Denied", "Forbidden", "403")
+
+
+def from_storage(exc: BaseException, doing: str, *, remote: bool) -> KinesisBatchError:
+    """Translate an error of a storage library into this package's tree, as ``doing: <the
+    library's first line>``. pyarrow, deltalake and pyiceberg raise OSError, ValueError or
+    their own kinds, with the service's answer only in the text.
+
+    Permanent (InvalidStateError): a missing bucket, denied access, a value the library
+    refused, and every error of a local file system (``remote=False``). Anything else of a
+    remote store or catalog (S3, Glue, a REST catalog) is DependencyError: it may pass."""
+    if isinstance(exc, KinesisBatchError):
+        return exc
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    permanent = (
+        not remote
+        or isinstance(exc, (PermissionError, ValueError))
+        or any(word in text for word in _STORAGE_PERMANENT_WORDS)
+    )
+    return (InvalidStateError if permanent else DependencyError)(f"{doing}: {text}")
+
+
+@dataclass(frozen=True)
+class Classification:
+    """What a caller does with an error: the command line's exit code, the HTTP status of the
+    Airflow page's JSON, and whether retrying the same thing can help (``permanent``: no)."""
+
+    name: str
+    exit_code: int
+    http_status: int
+    permanent: bool
+
+
+BAD_INPUT = Classification("bad input", exit_code=2, http_status=400, permanent=True)
+NOT_FOUND = Classification("not found", exit_code=2, http_status=404, permanent=True)
+BAD_STATE = Classification("bad state", exit_code=2, http_status=409, permanent=True)
+LEASE_LOST = Classification("lease lost", exit_code=3, http_status=409, permanent=True)
+RETRYABLE = Classification("retryable", exit_code=4, http_status=503, permanent=False)
+FAILED = Classification("failed", exit_code=1, http_status=500, permanent=False)
+
+
+def classify(exc: BaseException) -> Classification:
+    """The one answer to "what now?" for an error, most specific class first. Anything that is
+    not ours (a bug, Spark's own failure) is FAILED: exit 1, and orchestrators may retry it."""
+    if isinstance(exc, (StreamNotFoundError, LeaseTableNotFoundError)):
+        return NOT_FOUND
+    if isinstance(exc, IllegalArgumentError):
+        return BAD_INPUT
+    if isinstance(exc, InvalidStateError):
+        return BAD_STATE
+    if isinstance(exc, LeaseError):
+        return LEASE_LOST
+    if isinstance(exc, RetryableError):
+        return RETRYABLE
+    return FAILED

@@ -1,31 +1,32 @@
-"""What the orchestrators' adapters share (Airflow's DAGs, Dagster's assets and jobs): the ids of
-a scheduled run, its CatchUpRun, and a backfill's lease table, output and start checkpoints.
+"""What the orchestrators' adapters share (Airflow's DAGs and tasks, Dagster's assets, jobs and
+sensor): the ids of a scheduled run, the run an adapter asks for and how it is built, a
+backfill's lease table, output and start checkpoints, and how an error fails a task for good.
 
 An orchestrated run's worker id and batch id derive from the orchestrator's run (a DAG run, a
 Dagster run's root), so a retried task or a re-executed run resumes the same batch with the
-same leases. The adapters add only how they get clients and settings, and how they fail.
+same leases. The adapters add only where their settings come from, and their own way to fail.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from datetime import datetime
-from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
+from kinesis_batch import defaults
 from kinesis_batch.aws import S3Settings
 from kinesis_batch.backfill import backfill_table, seed, start_checkpoints
 from kinesis_batch.checkpoints.history import HistoryTable
-from kinesis_batch.config import RunConfig, default_table, validate_output
-from kinesis_batch.errors import IllegalArgumentError
+from kinesis_batch.config import RunConfig, default_table, parse_initial_position, parse_time
+from kinesis_batch.errors import IllegalArgumentError, KinesisBatchError, classify
 from kinesis_batch.leases.store import LeaseStore
-from kinesis_batch.output import open_sink
-from kinesis_batch.output.catalogs import DEFAULT_CATALOG
-from kinesis_batch.output.place import is_s3
+from kinesis_batch.output import Output
 from kinesis_batch.run import CatchUpRun, Progress
+from kinesis_batch.shards.limits import ReadLimits
 from kinesis_batch.shards.lineage import Lineage
 from kinesis_batch.shards.listing import list_shards
 
@@ -37,8 +38,16 @@ if TYPE_CHECKING:
 #: An orchestrated run's leases: each step renews them while it works, so they only have to
 #: outlive the gaps between its steps when they run as separate tasks (Airflow: a task's start,
 #: a retry's delay); and a dead worker's shards are free again this soon.
-ORCHESTRATED_LEASE_SECONDS = 300.0
-DEFAULT_OUTPUT = "/tmp/kinesis-batch/output"
+ORCHESTRATED_LEASE_SECONDS = defaults.LEASE_SECONDS
+
+
+class AwsClients(Protocol):
+    """Where an adapter's AWS clients come from: the Airflow hook, the Dagster resource."""
+
+    def kinesis(self) -> KinesisClient: ...
+    def dynamodb(self) -> DynamoDBClient: ...
+    def s3(self) -> S3Settings: ...
+    def aws_env(self) -> dict[str, str]: ...
 
 
 def run_ids(orchestrator: str, job: str, run_id: str, stamp: str = "") -> tuple[str, str]:
@@ -49,32 +58,99 @@ def run_ids(orchestrator: str, job: str, run_id: str, stamp: str = "") -> tuple[
     return f"{orchestrator}-{job}-{digest}", f"{job}-{stamp}-{digest}"
 
 
+@contextmanager
+def failing_permanently(fail: Callable[[str], BaseException]) -> Iterator[None]:
+    """An error no retry can fix (``errors.classify``: bad input, bad state, a lost lease) is
+    raised as ``fail(its one line)``, the orchestrator's way to fail for good; the others pass
+    as they are, so the orchestrator's retries apply."""
+    try:
+        yield
+    except KinesisBatchError as exc:
+        if classify(exc).permanent:
+            raise fail(str(exc)) from exc
+        raise
+
+
 @dataclass(frozen=True)
-class Output:
-    """Where batches go: a format, its output (folder, table path or URI, NAMESPACE.TABLE) and,
-    for iceberg, a pyiceberg catalog name (None: ``default``, or the embedded one)."""
+class RunRequest:
+    """One run as an adapter asks for it: the stream's consumer settings and this run's bound.
+    Values keep the forms users write (``initial_position``, ``read_limits``), checked when the
+    run is built."""
 
-    format: str = "parquet"
-    output: str = DEFAULT_OUTPUT
-    catalog: str | None = None
+    stream: str
+    output: Output
+    table: str = ""  # "" -> kinesis-batch-STREAM
+    until: datetime | None = None
+    initial_position: str = defaults.INITIAL_POSITION
+    lease_seconds: float = ORCHESTRATED_LEASE_SECONDS
+    spark_master: str = defaults.SPARK_MASTER
+    allow_gaps: bool = False
+    read_limits: str = defaults.READ_LIMITS
 
-    def __post_init__(self) -> None:
-        validate_output(self.format, self.output, self.catalog)
+    def config(self, worker_id: str) -> RunConfig:
+        return RunConfig(
+            stream=self.stream,
+            output=self.output.output,
+            format=self.output.format,
+            catalog=self.output.catalog,
+            table=self.table,
+            initial_position=parse_initial_position(self.initial_position),
+            until=self.until,
+            lease_seconds=self.lease_seconds,
+            worker_id=worker_id,
+            spark_master=self.spark_master,
+            allow_gaps=self.allow_gaps,
+            read_limits=ReadLimits.parse(self.read_limits),
+        )
 
-    @classmethod
-    def of(cls, config: RunConfig) -> Output:
-        """The output a run writes to."""
-        return cls(config.format, config.output, config.catalog)
+    def backfill(
+        self,
+        backfill_id: str,
+        *,
+        format: str,
+        output: str = "",
+        catalog: str | None = None,
+        end: str = "",
+        move_main_checkpoints: bool = False,
+    ) -> tuple[RunRequest, Backfill]:
+        """A backfill of this request's stream (see :func:`plan_backfill`), up to ``end`` (ISO
+        8601) or the tip, as a request of its own."""
+        plan = plan_backfill(
+            stream=self.stream,
+            main=self.output,
+            backfill_id=backfill_id,
+            format=format,
+            output=output,
+            table=self.table,
+            until=parse_time(end, setting="end") if end else None,
+            move_main_checkpoints=move_main_checkpoints,
+        )
+        request = replace(self, output=Output(format, plan.output, catalog), table=plan.table, until=plan.until)
+        return request, plan
 
-    @property
-    def asset_uri(self) -> str:
-        """The output as an asset (Airflow's Asset URI, Dagster's metadata): ``file:///absolute/root``,
-        ``s3://bucket/prefix`` or ``iceberg://CATALOG/NAMESPACE.TABLE``."""
-        if self.format == "iceberg":
-            return f"iceberg://{self.catalog or DEFAULT_CATALOG}/{self.output}"
-        if is_s3(self.output):
-            return "s3://" + self.output.split("://", 1)[1].strip("/")
-        return "file://" + str(Path(self.output.removeprefix("file://")).absolute())
+
+def orchestrated_run(
+    request: RunRequest,
+    *,
+    worker_id: str,
+    batch_id: str,
+    aws: AwsClients,
+    spark: Callable[[], SparkContext],
+    progress: Progress = print,
+) -> CatchUpRun:
+    """The CatchUpRun of an orchestrated run, its sink reaching S3 with the adapter's settings
+    (pyarrow and deltalake would not find a connection's endpoint on their own)."""
+    config = request.config(worker_id)
+    sink = request.output.open(app=config.table, stream=config.stream, s3=aws.s3())
+    return CatchUpRun(
+        config,
+        kinesis=aws.kinesis(),
+        dynamodb=aws.dynamodb(),
+        spark=spark,
+        progress=progress,
+        run_id=batch_id,
+        sink=sink,
+    )
 
 
 def backfill_output(main: Output, format: str, backfill_id: str) -> str:
@@ -135,38 +211,19 @@ def seed_backfill(run: CatchUpRun, *, main_table: str, start: str, shards: Itera
     lineage = Lineage.build(list_shards(run.kinesis, run.config.stream))
     main = LeaseStore(run.store.client, main_table)
     history = HistoryTable(main.client, main.table_name) if main.table_exists() else None
-    starts = start_checkpoints(start or "trim_horizon", lineage, list(shards) or lineage.order, history)
+    starts = start_checkpoints(start or defaults.BACKFILL_START, lineage, list(shards) or lineage.order, history)
     run.checkpoints.create_checkpoint_store_if_not_exists()
     seed(run.store, lineage, starts)
     return {shard: str(checkpoint) for shard, checkpoint in starts.items()}
 
 
-def orchestrated_run(
-    config: RunConfig,
-    *,
-    kinesis: KinesisClient,
-    dynamodb: DynamoDBClient,
-    s3: S3Settings,
-    spark: Callable[[], SparkContext],
-    batch_id: str,
-    progress: Progress = print,
-) -> CatchUpRun:
-    """The CatchUpRun of an orchestrated run, its sink reaching S3 with the orchestrator's
-    settings (pyarrow and deltalake would not find a connection's endpoint on their own)."""
-    sink = open_sink(
-        config.format, config.output, app=config.table, stream=config.stream, catalog=config.catalog, s3=s3
-    )
-    return CatchUpRun(
-        config, kinesis=kinesis, dynamodb=dynamodb, spark=spark, progress=progress, run_id=batch_id, sink=sink
-    )
-
-
 __all__ = [
-    "DEFAULT_OUTPUT",
     "ORCHESTRATED_LEASE_SECONDS",
+    "AwsClients",
     "Backfill",
-    "Output",
+    "RunRequest",
     "backfill_output",
+    "failing_permanently",
     "orchestrated_run",
     "plan_backfill",
     "run_ids",

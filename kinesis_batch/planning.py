@@ -1,13 +1,15 @@
 """What one run reads: shards + lineage + leases + bound -> RunPlan (pure: no I/O).
 
-Rules (design.md, "Parent before child"):
+Rules (docs/architecture.md, "Parent before child"):
 - A shard whose checkpoint is SHARD_END is finished and never planned again.
 - A shard held live by another worker is skipped and reported; its descendants wait.
 - A shard with a pending batch needs recovery first; planning refuses to plan around it.
-- Every other shard is planned when each parent is finished or itself planned. Its wave is 0
-  when all parents are finished, else one more than its deepest planned parent: a child is
-  read only after every parent reached SHARD_END in an earlier wave of the same run (the
-  runner checks that, since a bound may stop a parent short of its end).
+- Every other shard is planned when each parent is finished or itself planned, with those
+  planned parents named (``planned_parents``): the read starts a child once each of them
+  reached SHARD_END in the same Spark task, and leaves it unread when one stopped short at the
+  run's bound. Its wave is 0 when all parents are finished, else one more than its deepest
+  planned parent: waves are the plan's parent-first order (the commit record, the commits,
+  ``kinesis-batch plan``), not barriers between reads.
 - A shard without a lease starts at the run's initial position on the stream's first run,
   and at TRIM_HORIZON afterwards: shards born of later reshards must be read from their start
   (the KCL does the same), or their first records would be lost.
@@ -213,6 +215,29 @@ def plan_from_json(body: dict[str, Any]) -> RunPlan:
             for r in body["ranges"]
         ),
     )
+
+
+def plan_report(plan: RunPlan) -> dict[str, Any]:
+    """The plan as ``kinesis-batch plan --json`` prints it: what a run would read, and why not the rest."""
+    return {
+        "stream": plan.stream,
+        "until": plan.until.isoformat() if plan.until else None,
+        "ranges": [
+            {
+                "shard_id": r.shard_id,
+                "start": str(r.start),
+                "wave": r.wave,
+                "lineage_depth": r.depth,
+                "closed": r.closed,
+                "after_parents": list(r.planned_parents),
+            }
+            for r in plan.ranges
+        ],
+        "finished": list(plan.finished),
+        "leased_elsewhere": dict(plan.leased_elsewhere),
+        "waiting": {shard: list(parents) for shard, parents in plan.waiting.items()},
+        "pending_recovery": dict(plan.pending),
+    }
 
 
 def shard_commit(shard_range: ShardRange, result: ReadResult) -> ShardCommit | None:

@@ -16,9 +16,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from devkit.stack import STATIC_ENV, LocalStack, local_stack, migrate_airflow_db
 
 from kinesis_batch import aws
-from kinesis_batch.devstack import STATIC_ENV, LocalStack, local_stack, migrate_airflow_db
 from tests.streams import StreamFactory
 
 EMULATORS = ("kinesalite", "kinesis-local")

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import re
+import time
 import uuid
 from typing import Any
 
+from devkit.stack import wait_active
+
 from kinesis_batch import list_shards
-from kinesis_batch.devstack import wait_active
 from kinesis_batch.shards.model import Shard
 
 
@@ -18,9 +20,18 @@ class StreamFactory:
         self.prefix = re.sub(r"[^A-Za-z0-9_.-]", "-", prefix)[:60]
         self.created: list[str] = []
 
-    def create(self, shards: int = 1) -> str:
-        name = f"{self.prefix}-{uuid.uuid4().hex[:8]}"
-        self.client.create_stream(StreamName=name, ShardCount=shards)
+    def create(self, shards: int = 1, name: str = "") -> str:
+        """A new stream, deleted after the test: ``name``, or the test's name and a suffix."""
+        name = name or f"{self.prefix}-{uuid.uuid4().hex[:8]}"
+        deadline = time.monotonic() + 10
+        while True:  # a name used by the test before: its stream may still be going
+            try:
+                self.client.create_stream(StreamName=name, ShardCount=shards)
+                break
+            except self.client.exceptions.ResourceInUseException:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
         self.created.append(name)
         wait_active(self.client, name)
         return name

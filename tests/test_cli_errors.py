@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from devkit.stack import free_port
 
 from kinesis_batch import Checkpoint, DynamoDBCheckpointStore, Lease, LeaseStore
 from kinesis_batch.cli import main
 from kinesis_batch.config import RunConfig, default_table
-from kinesis_batch.devstack import free_port
 from kinesis_batch.run import CatchUpRun
 from tests.streams import StreamFactory, put
 

@@ -35,9 +35,10 @@ from kinesis_batch.config import RunConfig, default_table
 from kinesis_batch.output import CommitRecord, Sink
 from kinesis_batch.output.parquet import ParquetSink
 from kinesis_batch.planning import plan_from_json, shard_commit
-from kinesis_batch.run import CRASH_AT, FREEZE_AT, CatchUpRun, RunReport
-from kinesis_batch.shards.reader import ReadLimits
+from kinesis_batch.run import CatchUpRun, RunReport
+from kinesis_batch.shards.limits import ReadLimits
 from kinesis_batch.spark.job import read_results, staged_files
+from tests import faultpoints
 from tests.output.support import output_args, read_rows, sink_of
 from tests.runs import REPO, assert_exactly_once, assert_per_key_order, diamond_stream, session_is_gone
 from tests.streams import StreamFactory
@@ -65,10 +66,11 @@ def after_expiry() -> float:
     return time.time() + LEASE_SECONDS + 1
 
 
-def start_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+def start_cli(*args: str, fault: tuple[str, str] | None = None) -> subprocess.Popen[str]:
+    """``kinesis-batch ARGS`` as a process in a session of its own; ``fault``: (crash|freeze, step)."""
     return subprocess.Popen(
-        [sys.executable, "-m", "kinesis_batch.cli", *args],
-        env={**os.environ, **SUBPROCESS_ENV, **(env or {})},
+        faultpoints.command(*fault, *args) if fault else [sys.executable, "-m", "kinesis_batch.cli", *args],
+        env={**os.environ, **SUBPROCESS_ENV},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -155,7 +157,7 @@ class Crash:
     def start(self) -> subprocess.Popen[str]:
         run = ("run", "--stream", self.stream, *self.output, "--lease-seconds", str(LEASE_SECONDS))
         self.process = start_cli(
-            *run, *SUBPROCESS_ARGS, "--worker-id", "crasher", "--run-id", CRASHED, env={CRASH_AT: self.step}
+            *run, *SUBPROCESS_ARGS, "--worker-id", "crasher", "--run-id", CRASHED, fault=("crash", self.step)
         )
         return self.process
 
@@ -278,7 +280,7 @@ def test_two_runs_started_at_the_same_moment_never_read_a_shard_twice(
 
     # Each run stops itself right before its publish; both go on at the same moment, so their
     # check-then-commits on the one table overlap (without this they land seconds apart).
-    runs = [start_cli(*run, "--worker-id", worker, env={FREEZE_AT: "staged"}) for worker in ("one", "two")]
+    runs = [start_cli(*run, "--worker-id", worker, fault=("freeze", "staged")) for worker in ("one", "two")]
     reports = []
     with killed_at_exit(runs):
         at_publish = [stopped(process) for process in runs]
@@ -319,7 +321,7 @@ def test_a_task_killed_mid_group_is_retried_whole_and_the_output_is_exactly_once
     # other shards are mid-read.
     run = start_cli(
         "run", "--stream", name, "--output", str(output), "--spark-master", "local[1,2]", "--read-limits", "none",
-        "--json", env={CRASH_AT: "task"},
+        "--json", fault=("crash", "task"),
     )  # fmt: skip
     with killed_at_exit([run]):
         stdout, stderr = run.communicate(timeout=240)

@@ -8,7 +8,7 @@ import struct
 from typing import Any
 from urllib.parse import urlsplit
 
-from kinesis_batch.devstack import LocalStack
+from devkit.stack import LocalStack
 
 
 def test_kinesalite_survives_a_client_killed_in_the_middle_of_a_request(stack: LocalStack, kinesis: Any) -> None:

@@ -9,15 +9,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from devkit.limits_proxy import MAX_BYTES_PER_CALL, LimitsProxy, ShardLimits
+from devkit.stack import LocalStack
 
 from kinesis_batch.aws import dynamodb_client, kinesis_client
 from kinesis_batch.config import RunConfig
-from kinesis_batch.devstack import LocalStack
-from kinesis_batch.limits_proxy import MAX_BYTES_PER_CALL, LimitsProxy, ShardLimits
 from kinesis_batch.run import CatchUpRun
+from kinesis_batch.shards.limits import ReadLimits
 from kinesis_batch.shards.listing import list_shards
 from kinesis_batch.shards.positions import StartPosition
-from kinesis_batch.shards.reader import ReadLimits, ShardReader
+from kinesis_batch.shards.reader import ShardReader
 from tests.runs import assert_exactly_once, read_output
 from tests.streams import StreamFactory, put, put_kib
 

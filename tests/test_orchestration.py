@@ -8,7 +8,8 @@ from datetime import UTC, datetime
 import pytest
 
 from kinesis_batch.errors import IllegalArgumentError
-from kinesis_batch.orchestration import Output, backfill_output, plan_backfill, run_ids
+from kinesis_batch.orchestration import backfill_output, plan_backfill, run_ids
+from kinesis_batch.output import Output
 
 
 @pytest.mark.parametrize(

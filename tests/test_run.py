@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from kinesis_batch import Checkpoint, Lease, LeaseLostError, LeaseManager, LeaseStore, Lineage, list_shards
+from kinesis_batch import Checkpoint, Lease, LeaseLostError, LeaseManager, LeaseStore, Lineage, events, list_shards
 from kinesis_batch.config import RunConfig, default_table
 from kinesis_batch.output.parquet import ParquetSink
 from kinesis_batch.run import CatchUpRun, RunReport
@@ -70,9 +70,10 @@ class SimulatedCrash(BaseException):
 class CrashingRun(CatchUpRun):
     """A run that dies at ``crash_at`` the way kill -9 would: none of its clean-up happens.
 
-    After ``crash_point(crash_at)`` the run's ``finally`` still executes in-process; a killed
-    process runs no teardown, so ``finish`` does nothing once crashed: the leases stay owned by
-    this worker until they expire, and an unpublished batch stays staged.
+    An observer of its steps raises SimulatedCrash at ``crash_at``; the run's own teardown
+    still executes in-process, but a killed process runs none, so ``finish`` does nothing once
+    crashed: the leases stay owned by this worker until they expire, and an unpublished batch
+    stays staged.
     """
 
     def __init__(self, config: RunConfig, *, crash_at: str, **kwargs: Any) -> None:
@@ -80,11 +81,14 @@ class CrashingRun(CatchUpRun):
         self.crash_at = crash_at
         self.crashed = False
 
-    def crash_point(self, step: str) -> None:
-        super().crash_point(step)
-        if step == self.crash_at:
+    def run(self, read: Any = None) -> RunReport:
+        with events.observing(self._crash):
+            return super().run(read)
+
+    def _crash(self, event: events.Event) -> None:
+        if event.batch_id == self.run_id and event.step == self.crash_at:
             self.crashed = True
-            raise SimulatedCrash(step)
+            raise SimulatedCrash(event.step)
 
     def finish(self) -> list[str]:
         return [] if self.crashed else super().finish()

@@ -10,17 +10,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from devkit.limits_proxy import LimitsProxy, ShardLimits
+from devkit.stack import LocalStack
 
 from kinesis_batch import LeaseLostError
 from kinesis_batch.aws import kinesis_client
 from kinesis_batch.checkpoints.history import HistoryTable
 from kinesis_batch.cli import main
 from kinesis_batch.config import RunConfig, default_table
-from kinesis_batch.devstack import LocalStack
-from kinesis_batch.limits_proxy import LimitsProxy, ShardLimits
 from kinesis_batch.output.parquet import ParquetSink
 from kinesis_batch.run import CatchUpRun
-from kinesis_batch.shards.reader import ReadLimits
+from kinesis_batch.shards.limits import ReadLimits
 from kinesis_batch.spark import job
 from tests.runs import Thief, assert_exactly_once, read_output
 from tests.streams import StreamFactory, merge, open_shards, put, put_kib, split

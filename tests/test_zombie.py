@@ -1,6 +1,7 @@
-"""Fencing: a run frozen (SIGSTOP) after its last lease check, past its lease, while another
-worker recovers its batch and reads the same range again, can never publish when thawed. It
-ends with exit 3 and one line; the output stays exactly once. For every output format."""
+"""Fencing: a run frozen (SIGSTOP) past its lease, after its last lease check or in the middle
+of its read, while another worker recovers its batch and reads the same range again, can never
+publish when thawed. It ends with exit 3 and the lease-lost line; the output stays exactly
+once. For every output format."""
 
 from __future__ import annotations
 
@@ -9,22 +10,24 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from kinesis_batch import LeaseStore
 from kinesis_batch.config import RunConfig
 from kinesis_batch.run import CatchUpRun
+from tests import faultpoints
 from tests.output.support import output_args, read_rows, sink_of
-from tests.runs import REPO, assert_exactly_once, diamond_stream, read_output
+from tests.runs import REPO, assert_exactly_once, diamond_stream
 from tests.streams import StreamFactory
 
 # Long enough that a loaded CI machine never lets the zombie's own renewals lapse before it
 # freezes; it costs no time, since the recoverer's clock is set past it.
 LEASE_SECONDS = 60
+ZOMBIE = "zombie-batch"  # the run id (and batch id) of the run that freezes while reading
 
 
 def frozen(pid: int, timeout: float = 120.0) -> bool:
@@ -65,9 +68,8 @@ def test_a_run_frozen_past_its_lease_cannot_publish_after_another_worker_recover
 
     # The zombie: it read everything, checked its leases, and freezes just before publishing.
     zombie = subprocess.Popen(
-        [sys.executable, "-m", "kinesis_batch.cli", "run", "--stream", name, *output,
-         "--lease-seconds", str(LEASE_SECONDS), "--worker-id", "zombie", "--read-limits", "none"],
-        env={**os.environ, "KINESIS_BATCH_FREEZE_AT": "staged"},
+        faultpoints.command("freeze", "staged", "run", "--stream", name, *output,
+                            "--lease-seconds", str(LEASE_SECONDS), "--worker-id", "zombie", "--read-limits", "none"),
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, cwd=REPO,
     )  # fmt: skip
     try:
@@ -114,25 +116,40 @@ def thaw(sid: int) -> None:
             os.kill(pid, signal.SIGCONT)
 
 
+@pytest.mark.parametrize(("format", "where"), [("parquet", "local"), ("delta", "s3"), ("iceberg", "local")], ids=str)
 def test_a_run_frozen_while_reading_then_thawed_after_another_worker_finished_exits_3_with_one_line(
-    kinesis: Any, dynamodb: Any, streams: StreamFactory, spark: Any, tmp_path: Path
+    format: str,
+    where: str,
+    kinesis: Any,
+    dynamodb: Any,
+    streams: StreamFactory,
+    spark: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     name = streams.create(shards=3)
     sent = diamond_stream(kinesis, name, 40)
-    output = tmp_path / "out"
+    output = output_args(format, where, tmp_path, monkeypatch)
+    options = dict(zip(output[::2], output[1::2], strict=True))
 
-    # The zombie freezes mid-read (its driver, JVM and the Python worker): the lease renewer
-    # stops with it, and its leases lapse.
+    # The zombie freezes mid-read (its driver, JVM and the Python worker that wrote rows): the
+    # lease renewer stops with it, and its leases lapse.
     zombie = subprocess.Popen(
-        [sys.executable, "-m", "kinesis_batch.cli", "run", "--stream", name, "--output", str(output),
-         "--lease-seconds", str(LEASE_SECONDS), "--worker-id", "zombie", "--read-limits", "none",
-         "--spark-master", "local[1]"],
-        env={**os.environ, "KINESIS_BATCH_FREEZE_AT": "reading"},
+        faultpoints.command("freeze", "reading", "run", "--stream", name, *output,
+                            "--lease-seconds", str(LEASE_SECONDS), "--worker-id", "zombie", "--read-limits", "none",
+                            "--spark-master", "local[1]", "--run-id", ZOMBIE),
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, cwd=REPO,
     )  # fmt: skip
     try:
         assert frozen(zombie.pid), f"the run did not freeze: {zombie.communicate(timeout=60)[1][-2000:]}"
-        config = RunConfig(name, output=str(output), worker_id="recoverer", lease_seconds=LEASE_SECONDS)
+        config = RunConfig(
+            name,
+            output=options["--output"],
+            format=format,
+            catalog=options.get("--catalog"),
+            worker_id="recoverer",
+            lease_seconds=LEASE_SECONDS,
+        )
         report = past_the_lease(config, kinesis, dynamodb, spark).run()
         assert report.published and set(report.recovered.values()) == {"discarded"}, report
     finally:
@@ -145,6 +162,11 @@ def test_a_run_frozen_while_reading_then_thawed_after_another_worker_finished_ex
     assert len(lines) == 1, stderr[-3000:]
     assert "lost the leases of shardId-" in lines[0] and "nothing was published" in lines[0], lines
     assert f"to recoverer (which committed batch {report.batch_id} and let go)" in lines[0], lines
-    rows = read_output(output)
+    sink = sink_of(output, app=f"kinesis-batch-{name}", stream=name)
+    rows = read_rows(sink)
     assert_exactly_once(rows, sent)
     assert set(rows["batch_id"]) == {report.batch_id}, "the zombie's batch reached the output"
+    # What the thawed read wrote after its batch was discarded (an S3 upload completes) is gone too.
+    assert not sink.staging(ZOMBIE).exists() and not sink.data(ZOMBIE).exists(), "the thawed run left files"
+    pending = [lease.pending_batch_id for lease in LeaseStore(dynamodb, f"kinesis-batch-{name}").list_leases()]
+    assert pending == [None] * len(pending), "a pending marker was left"

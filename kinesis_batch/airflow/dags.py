@@ -18,11 +18,13 @@ from typing import Any
 from airflow.sdk import DAG, Asset, Param, dag, get_current_context, task
 from airflow.sdk.exceptions import AirflowFailException
 
-from kinesis_batch.airflow.outputs import FORMATS
+from kinesis_batch import defaults
 from kinesis_batch.airflow.steps import run_steps
 from kinesis_batch.airflow.tasks import catch_up_run, step
 from kinesis_batch.alerts import judge_lag
-from kinesis_batch.orchestration import ORCHESTRATED_LEASE_SECONDS, Output
+from kinesis_batch.config import FORMATS
+from kinesis_batch.orchestration import ORCHESTRATED_LEASE_SECONDS
+from kinesis_batch.output import Output
 from kinesis_batch.run import CatchUpRun
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
@@ -34,16 +36,22 @@ def catch_up_params(
     stream: str,
     output: Output,
     table: str = "",
-    spark_master: str = "local[*]",
+    spark_master: str = defaults.SPARK_MASTER,
     spark_conn_id: str = "",
-    aws_conn_id: str = "aws_default",
+    aws_conn_id: str = defaults.AWS_CONN_ID,
     lease_seconds: float = ORCHESTRATED_LEASE_SECONDS,
-    read_limits: str = "kinesis",
-    lag_threshold_seconds: float = 3600.0,
+    read_limits: str = defaults.READ_LIMITS,
+    lag_threshold_seconds: float = defaults.LAG_THRESHOLD_SECONDS,
 ) -> dict[str, Param]:
-    """The form of a catch-up DAG, with these defaults (a manual trigger may change them)."""
+    """The form of a catch-up DAG, with these defaults (a manual trigger may change them).
+    ``stream`` "": no default, so the form asks for one (and the DAG cannot be scheduled)."""
+    stream_param = (
+        Param(stream, type="string", minLength=1, maxLength=128)
+        if stream
+        else Param(type="string", minLength=1, maxLength=128, description="no stream is configured: name one")
+    )
     return {
-        "stream": Param(stream, type="string", minLength=1, maxLength=128),
+        "stream": stream_param,
         "format": Param(output.format, type="string", enum=list(FORMATS)),
         "output": Param(
             output.output,
@@ -89,7 +97,7 @@ def catch_up_dag(
     params: dict[str, Param],
     *,
     outlets: Sequence[Asset] = (),
-    schedule: str = "@hourly",
+    schedule: str | None = defaults.SCHEDULE,
     tags: Sequence[str] = (),
     doc_md: str | None = None,
 ) -> DAG:

@@ -27,15 +27,17 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from kinesis_batch import defaults
 from kinesis_batch.config import validate_stream_name, validate_table_name
 from kinesis_batch.errors import IllegalArgumentError
-from kinesis_batch.orchestration import ORCHESTRATED_LEASE_SECONDS, Output
-from kinesis_batch.shards.reader import ReadLimits
+from kinesis_batch.orchestration import ORCHESTRATED_LEASE_SECONDS
+from kinesis_batch.output import Output
+from kinesis_batch.shards.limits import ReadLimits
+from kinesis_batch.streams_file import BrokenEntry, StreamsFile
 
 SECTION = "kinesis_batch"
 FILE_NAME = "kinesis-batch-streams.toml"
@@ -48,16 +50,16 @@ class StreamEntry:
 
     stream: str
     output: str
-    format: str = "parquet"
+    format: str = defaults.FORMAT
     catalog: str = ""
     table: str = ""
-    schedule: str = "@hourly"
-    spark_master: str = "local[*]"
+    schedule: str = defaults.SCHEDULE
+    spark_master: str = defaults.SPARK_MASTER
     spark_conn_id: str = ""
-    aws_conn_id: str = "aws_default"
-    lag_threshold_seconds: float = 3600.0
+    aws_conn_id: str = defaults.AWS_CONN_ID
+    lag_threshold_seconds: float = defaults.LAG_THRESHOLD_SECONDS
     lease_seconds: float = ORCHESTRATED_LEASE_SECONDS
-    read_limits: str = "kinesis"
+    read_limits: str = defaults.READ_LIMITS
 
     def __post_init__(self) -> None:
         for field in fields(self):
@@ -87,38 +89,12 @@ class StreamEntry:
     def dag_id(self) -> str:
         return "kinesis_catchup__" + re.sub(r"[^A-Za-z0-9_.-]", "_", self.stream)
 
-    def params(self) -> dict[str, Any]:
-        """The catch-up DAG's params for this stream (a manual trigger may still change them)."""
-        return {
-            "stream": self.stream,
-            "format": self.format,
-            "output": self.output,
-            "catalog": self.catalog,
-            "table": self.table,
-            "spark_master": self.spark_master,
-            "spark_conn_id": self.spark_conn_id,
-            "aws_conn_id": self.aws_conn_id,
-            "lease_seconds": self.lease_seconds,
-            "read_limits": self.read_limits,
-        }
 
-
-@dataclass(frozen=True)
-class BrokenEntry:
-    number: int  # 1-based, in file order
-    stream: str  # as written, or "" when missing
-    message: str  # what is wrong, starting with the field
-
-    def describe(self, path: Path) -> str:
-        named = f" ({self.stream})" if self.stream else ""
-        return f"{path}: stream {self.number}{named}: {self.message}"
-
-    @property
-    def dag_id(self) -> str:
-        """The DAG this entry would have made (by its number when its stream is unusable)."""
-        if self.stream and re.fullmatch(r"[A-Za-z0-9_.-]{1,128}", self.stream):
-            return "kinesis_catchup__" + self.stream
-        return f"kinesis_catchup__entry_{self.number}"
+def broken_dag_id(broken: BrokenEntry) -> str:
+    """The DAG a broken entry would have made (by its number when its stream is unusable)."""
+    if broken.stream and re.fullmatch(r"[A-Za-z0-9_.-]{1,128}", broken.stream):
+        return "kinesis_catchup__" + broken.stream
+    return f"kinesis_catchup__entry_{broken.number}"
 
 
 def streams_file() -> Path:
@@ -135,33 +111,11 @@ def read_streams(path: Path) -> tuple[list[StreamEntry], list[BrokenEntry]]:
     TOML, or has no ``[[streams]]``, raises IllegalArgumentError (no DAG can be made from it)."""
     if not path.exists():
         return [], []
-    try:
-        body = tomllib.loads(path.read_text())
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise IllegalArgumentError(f"{path}: {exc}") from exc
-    raw = body.get("streams")
-    if not isinstance(raw, list) or not all(isinstance(entry, dict) for entry in raw):
-        raise IllegalArgumentError(f"{path}: no [[streams]] tables (each with at least stream and output)")
-    entries, broken, seen = [], [], set()
-    known = {field.name for field in fields(StreamEntry)}
-    for number, entry in enumerate(raw, start=1):
-        name = entry.get("stream") if isinstance(entry.get("stream"), str) else ""
-        try:
-            unknown = sorted(set(entry) - known)
-            if unknown:
-                raise IllegalArgumentError(f"{unknown[0]}: not a setting (the settings: {', '.join(sorted(known))})")
-            missing = [key for key in ("stream", "output") if key not in entry]
-            if missing:
-                raise IllegalArgumentError(f"{missing[0]}: missing")
-            stream = StreamEntry(**entry)
-            if stream.dag_id in seen:
-                raise IllegalArgumentError(f"stream: {stream.stream!r} is listed twice")
-        except IllegalArgumentError as exc:
-            broken.append(BrokenEntry(number, name, str(exc)))
-            continue
-        seen.add(stream.dag_id)
-        entries.append(stream)
-    return entries, broken
+    return StreamsFile.read(path).entries(StreamEntry, [field.name for field in fields(StreamEntry)], key=_dag_id)
+
+
+def _dag_id(entry: StreamEntry) -> str:
+    return entry.dag_id
 
 
 def _checked(names: tuple[str, ...], check: Any, value: Any) -> None:
@@ -174,4 +128,4 @@ def _checked(names: tuple[str, ...], check: Any, value: Any) -> None:
         raise IllegalArgumentError(message if message.startswith(names) else f"{names[0]}: {message}") from exc
 
 
-__all__ = ["BrokenEntry", "StreamEntry", "read_streams", "streams_file"]
+__all__ = ["BrokenEntry", "StreamEntry", "broken_dag_id", "read_streams", "streams_file"]

@@ -1,8 +1,9 @@
 """``kinesis-batch``: the command line, thin over the library.
 
-Every user error ends with one line on stderr and a non-zero exit (2 for bad arguments and
-invalid state, 3 for a lost lease, 4 for retryable failures); never a traceback. One module per
-group of commands: ``run`` and ``plan`` (run), ``backfill``, ``status`` and ``history`` (inspect).
+Every user error ends with one line on stderr and the exit code :func:`kinesis_batch.errors.classify`
+gives it (2 bad input or state, 3 a lost lease, 4 retryable, 1 anything else); never a
+traceback. One module per group of commands: ``run`` and ``plan`` (run), ``backfill``,
+``status`` and ``history`` (inspect).
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from kinesis_batch.cli.args import EXIT_LEASE, EXIT_RETRYABLE, EXIT_USAGE, build_parser
-from kinesis_batch.errors import IllegalArgumentError, InvalidStateError, KinesisBatchError, LeaseError, RetryableError
+from kinesis_batch.cli.args import build_parser
+from kinesis_batch.errors import KinesisBatchError, classify
 
 Command = Callable[..., int]
 
@@ -26,21 +27,16 @@ def main(argv: Sequence[str] | None = None, *, spark: Callable[[], Any] | None =
         return int(exc.code or 0)
     try:
         return _command(args.command)(args, spark)
-    except (IllegalArgumentError, InvalidStateError) as exc:
-        return _fail(exc, EXIT_USAGE)
-    except LeaseError as exc:
-        return _fail(exc, EXIT_LEASE)
-    except RetryableError as exc:
-        return _fail(exc, EXIT_RETRYABLE)
     except KinesisBatchError as exc:
-        return _fail(exc, 1)
+        return _fail(str(exc), classify(exc).exit_code)
     except Exception as exc:  # e.g. a Spark failure: one line for the user, the details in the log
         logging.getLogger("kinesis_batch").debug("unexpected error", exc_info=True)
-        return _fail(RuntimeError(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"), 1)
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        return _fail(f"{type(exc).__name__}: {first}", classify(exc).exit_code)
 
 
-def _fail(exc: Exception, code: int) -> int:
-    print(f"kinesis-batch: error: {exc}", file=sys.stderr)
+def _fail(message: str, code: int) -> int:
+    print(f"kinesis-batch: error: {message}", file=sys.stderr)
     return code
 
 

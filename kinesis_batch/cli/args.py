@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
-from kinesis_batch.config import default_table, validate_stream_name, validate_table_name
-from kinesis_batch.errors import IllegalArgumentError
-from kinesis_batch.output import FORMATS
+from kinesis_batch import defaults
+from kinesis_batch.config import FORMATS, default_table, validate_stream_name, validate_table_name
+from kinesis_batch.errors import BAD_INPUT, IllegalArgumentError
 
-EXIT_USAGE, EXIT_LEASE, EXIT_RETRYABLE = 2, 3, 4
+if TYPE_CHECKING:
+    from kinesis_batch.output import Sink
 
 
 class _Parser(argparse.ArgumentParser):
@@ -22,7 +23,7 @@ class _Parser(argparse.ArgumentParser):
             f"(see {self.prog} --help)",
             file=sys.stderr,
         )
-        raise SystemExit(EXIT_USAGE)
+        raise SystemExit(BAD_INPUT.exit_code)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -32,7 +33,9 @@ def build_parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="read every shard from its checkpoint to a bound, publish, commit")
     _stream_and_table(run)
     _output(run, required=True)
-    run.add_argument("--initial-position", default="trim_horizon", help="trim_horizon | latest | at_timestamp=ISO8601")
+    run.add_argument(
+        "--initial-position", default=defaults.INITIAL_POSITION, help="trim_horizon | latest | at_timestamp=ISO8601"
+    )
     run.add_argument("--until", help="read records that arrived up to this ISO 8601 time (default: now)")
     _reading(run)
     run.add_argument("--run-id", help="the run's id, also its batch id (default: time + random)")
@@ -42,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     plan = commands.add_parser("plan", help="what a run would read now, without reading or leasing")
     _stream_and_table(plan)
-    plan.add_argument("--initial-position", default="trim_horizon", help="as for run")
+    plan.add_argument("--initial-position", default=defaults.INITIAL_POSITION, help="as for run")
     plan.add_argument("--until", help="as for run")
     plan.add_argument("--json", action="store_true")
 
@@ -92,20 +95,22 @@ def _output(parser: argparse.ArgumentParser, *, required: bool) -> None:
         help="parquet: a folder (hive-style batch_id=... folders); delta: a path or s3:// URI of the table; "
         "iceberg: NAMESPACE.TABLE",
     )
-    parser.add_argument("--format", choices=FORMATS, default="parquet", help="parquet (default), delta or iceberg")
+    parser.add_argument(
+        "--format", choices=FORMATS, default=defaults.FORMAT, help="parquet (default), delta or iceberg"
+    )
     parser.add_argument("--catalog", help="iceberg: a pyiceberg catalog name (default: 'default', or the embedded one)")
 
 
-def output_sink(args: argparse.Namespace, table: str) -> Any:
+def output_sink(args: argparse.Namespace, table: str) -> Sink | None:
     """The output the command names, or None when it names none (status, history)."""
     if args.output is None:
-        if args.format != "parquet" or args.catalog:
+        if args.format != defaults.FORMAT or args.catalog:
             raise IllegalArgumentError("--format and --catalog need --output")
         return None
     from kinesis_batch.aws import s3_settings
-    from kinesis_batch.output import open_sink
+    from kinesis_batch.output import Output
 
-    return open_sink(args.format, args.output, app=table, stream=args.stream, catalog=args.catalog, s3=s3_settings())
+    return Output(args.format, args.output, args.catalog).open(app=table, stream=args.stream, s3=s3_settings())
 
 
 def _stream_and_table(
@@ -117,15 +122,19 @@ def _stream_and_table(
 
 def _reading(parser: argparse.ArgumentParser) -> None:
     """How a command that reads does it: leases, Spark, pace."""
-    parser.add_argument("--lease-seconds", type=float, default=300.0, help="lease duration (renewed while running)")
+    parser.add_argument(
+        "--lease-seconds", type=float, default=defaults.LEASE_SECONDS, help="lease duration (renewed while running)"
+    )
     parser.add_argument("--worker-id", help="this worker's id in the lease table (default: host-pid-random)")
     parser.add_argument(
         "--allow-gaps", action="store_true", help="go on when retention trimmed unread records (recorded, not silent)"
     )
-    parser.add_argument("--spark-master", default="local[*]", help="Spark master (default local[*])")
+    parser.add_argument(
+        "--spark-master", default=defaults.SPARK_MASTER, help=f"Spark master (default {defaults.SPARK_MASTER})"
+    )
     parser.add_argument(
         "--read-limits",
-        default="kinesis",
+        default=defaults.READ_LIMITS,
         help="kinesis: keep each shard under Kinesis' 5 GetRecords calls/s and 2 MiB/s (default); "
         "none: no pacing (emulators, benchmarks); CALLS,BYTES: your own per-shard pace per second",
     )

@@ -13,7 +13,7 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
-from kinesis_batch import orchestration
+from kinesis_batch import defaults, orchestration
 from kinesis_batch.cli.args import lease_table
 from kinesis_batch.cli.run import catch_up_run, print_report, run_config
 from kinesis_batch.config import parse_time, validate_run_id
@@ -21,6 +21,7 @@ from kinesis_batch.errors import IllegalArgumentError
 
 
 def backfill_command(args: argparse.Namespace, spark: Callable[[], Any] | None = None) -> int:
+    from kinesis_batch.output import Output
     from kinesis_batch.run import new_run_id
 
     main_table = lease_table(args)
@@ -30,7 +31,7 @@ def backfill_command(args: argparse.Namespace, spark: Callable[[], Any] | None =
             "main checkpoints"
         )
     backfill_id = validate_run_id(args.backfill_id, setting="--backfill-id") if args.backfill_id else new_run_id()
-    output = orchestration.Output(args.format, args.output, args.catalog)  # checked before anything is created
+    output = Output(args.format, args.output, args.catalog)  # checked before anything is created
     plan = orchestration.plan_backfill(
         stream=args.stream,
         main=output,
@@ -46,7 +47,7 @@ def backfill_command(args: argparse.Namespace, spark: Callable[[], Any] | None =
     starts: dict[str, str] = {}
     if not plan.moves_main_checkpoints:
         shards = [shard.strip() for shard in (args.shards or "").split(",") if shard.strip()]
-        start = args.start or "trim_horizon"
+        start = args.start or defaults.BACKFILL_START
         starts = orchestration.seed_backfill(run, main_table=main_table, start=start, shards=shards)
         run.progress(f"backfill {backfill_id}: {len(starts)} shards from {start}, lease table {plan.table}")
     extra = {"backfill": {"table": plan.table, "output": plan.output, "starts": starts}}

@@ -20,7 +20,6 @@ from kinesis_batch.alerts import judge_lag
 from kinesis_batch.dagster.resources import AwsClients
 from kinesis_batch.dagster.runs import StreamSettings, failing_for_good
 from kinesis_batch.errors import LeaseTableNotFoundError
-from kinesis_batch.output import open_sink
 from kinesis_batch.status import stream_status
 
 LAG = "lag"
@@ -40,14 +39,7 @@ def check_specs(settings: StreamSettings, asset: dg.AssetKey) -> list[dg.AssetCh
 def check_results(settings: StreamSettings, aws: AwsClients, asset: dg.AssetKey) -> list[dg.AssetCheckResult]:
     """Read-only: lists shards, reads the lease table, probes lag, looks up the output's last batch."""
     with failing_for_good():
-        output = open_sink(
-            settings.output.format,
-            settings.output.output,
-            app=settings.table,
-            stream=settings.stream,
-            catalog=settings.output.catalog,
-            s3=aws.s3(),
-        )
+        output = settings.sink(aws)
         try:
             status = stream_status(aws.kinesis(), aws.dynamodb(), settings.stream, settings.table, output=output)
         except LeaseTableNotFoundError as exc:

@@ -13,13 +13,11 @@ from typing import Optional
 import dagster as dg
 from pydantic import Field
 
+from kinesis_batch import defaults
+from kinesis_batch.config import FORMATS
 
-class Format(Enum):
-    """The output formats, as the Launchpad offers them."""
-
-    parquet = "parquet"
-    delta = "delta"
-    iceberg = "iceberg"
+#: The output formats (kinesis_batch.config.FORMATS), as the Launchpad offers them.
+Format = Enum("Format", {format: format for format in FORMATS})  # type: ignore[misc]
 
 
 class CatchUpConfig(dg.Config):
@@ -40,7 +38,7 @@ class BackfillConfig(dg.Config):
 
     shards: list[str] = Field(default=[], description="shard ids to read again; empty: all")
     start: str = Field(
-        default="trim_horizon",
+        default=defaults.BACKFILL_START,
         description="trim_horizon | at_timestamp=ISO8601 | run=RUN_ID (the checkpoints before that "
         "run, from the history) | after_sequence=NUMBER (one shard)",
     )

@@ -25,13 +25,13 @@ annotations (config, resources) at runtime.
 
 import os
 import re
-import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
 
 import dagster as dg
 
+from kinesis_batch import defaults
 from kinesis_batch.config import parse_time
 from kinesis_batch.dagster import checks
 from kinesis_batch.dagster.config import BackfillConfig, CatchUpConfig
@@ -47,25 +47,39 @@ from kinesis_batch.dagster.runs import (
     run_ids,
 )
 from kinesis_batch.errors import IllegalArgumentError
-from kinesis_batch.orchestration import Output, seed_backfill
+from kinesis_batch.orchestration import seed_backfill
+from kinesis_batch.output import Output
 from kinesis_batch.run import RunReport
+from kinesis_batch.streams_file import StreamsFile
 
 STREAM_TAG = "kinesis_batch/stream"
 AWS = "kinesis_batch_aws"  # the resource keys (and so the parameter names below)
 SPARK = "kinesis_batch_spark"
 STREAMS_FILE = "KINESIS_BATCH_DAGSTER_STREAMS"
+FILE_NAME = "kinesis-batch-streams.toml"
+#: What an entry of a streams file may set: build_stream_defs' arguments but the resources.
+STREAM_SETTINGS = (
+    "stream",
+    "output",
+    "format",
+    "catalog",
+    "table",
+    "lag_threshold_seconds",
+    "cron_schedule",
+    "checks_cron_schedule",
+)
 
 
 def build_stream_defs(
     stream: str,
     *,
     output: str,
-    format: str = "parquet",
+    format: str = defaults.FORMAT,
     catalog: str | None = None,
     table: str | None = None,
-    lag_threshold_seconds: float = 3600.0,
-    cron_schedule: str = "0 * * * *",
-    checks_cron_schedule: str = "*/15 * * * *",
+    lag_threshold_seconds: float = defaults.LAG_THRESHOLD_SECONDS,
+    cron_schedule: str = defaults.CRON_SCHEDULE,
+    checks_cron_schedule: str = defaults.CHECKS_CRON_SCHEDULE,
     aws: AwsClients | None = None,
     spark: SparkResource | None = None,
 ) -> dg.Definitions:
@@ -204,7 +218,7 @@ def materialization(report: RunReport, output: Output) -> dict[str, Any]:
 
 
 def definitions_from_file(path: str | Path) -> dg.Definitions:
-    """Every stream of a TOML file, sharing one set of resources::
+    """Every stream of a streams file (kinesis_batch.streams_file), sharing one set of resources::
 
     [aws]                 # optional: AwsClients fields (region_name, endpoint_url, profile_name...)
     region_name = "eu-west-1"
@@ -216,27 +230,27 @@ def definitions_from_file(path: str | Path) -> dg.Definitions:
     stream = "clicks"
     output = "s3://lake/tables/clicks"
     format = "delta"
-    """
-    path = Path(path)
-    try:
-        body = tomllib.loads(path.read_text())
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise IllegalArgumentError(f"{path}: {exc}") from exc
-    streams = body.get("streams")
-    if not streams or not isinstance(streams, list):
-        raise IllegalArgumentError(f"{path}: no [[streams]] table (each with at least stream and output)")
-    aws, spark = AwsClients(**body.get("aws", {})), SparkResource(**body.get("spark", {}))
-    defs = []
-    for number, entry in enumerate(streams, start=1):
-        try:
-            defs.append(build_stream_defs(**entry, aws=aws, spark=spark))
-        except TypeError as exc:  # a missing or unknown key
-            raise IllegalArgumentError(f"{path}: stream {number}: {exc}") from exc
-        except IllegalArgumentError as exc:
-            raise IllegalArgumentError(f"{path}: stream {number} ({entry.get('stream')}): {exc}") from exc
+
+    A broken entry fails the whole file, in one line naming every broken entry: Dagster loads a
+    code location whole or not at all."""
+    streams = StreamsFile.read(Path(path))
+    aws = AwsClients(**streams.sections.get("aws", {}))
+    spark = SparkResource(**streams.sections.get("spark", {}))
+    defs, broken = streams.entries(lambda **entry: build_stream_defs(**entry, aws=aws, spark=spark), STREAM_SETTINGS)
+    if broken:
+        raise IllegalArgumentError("; ".join(entry.describe(streams.path) for entry in broken))
     return dg.Definitions.merge(*defs)
 
 
 def definitions_from_environment() -> dg.Definitions:
-    """The streams file ``KINESIS_BATCH_DAGSTER_STREAMS`` names (default: deploy/dagster/streams.toml)."""
-    return definitions_from_file(os.environ.get(STREAMS_FILE) or "deploy/dagster/streams.toml")
+    """The streams file ``KINESIS_BATCH_DAGSTER_STREAMS`` names, else
+    ``$DAGSTER_HOME/kinesis-batch-streams.toml`` (as Airflow's is in ``$AIRFLOW_HOME``)."""
+    named = os.environ.get(STREAMS_FILE) or ""
+    home = os.environ.get("DAGSTER_HOME") or ""
+    path = Path(named) if named else Path(home) / FILE_NAME
+    if not named and not (home and path.exists()):
+        raise IllegalArgumentError(
+            f"no streams file: set {STREAMS_FILE} to one, or put one at $DAGSTER_HOME/{FILE_NAME} "
+            "(one [[streams]] table per stream, with at least stream and output)"
+        )
+    return definitions_from_file(path)

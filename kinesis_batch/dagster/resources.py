@@ -18,6 +18,7 @@ import dagster as dg
 from dagster_aws.utils import ResourceWithBoto3Configuration
 from pydantic import Field
 
+from kinesis_batch import defaults
 from kinesis_batch.aws import SERVICES, S3Settings, aws_env, dynamodb_client, kinesis_client, new_session, s3_settings
 from kinesis_batch.spark.cluster import SparkCluster
 
@@ -64,7 +65,9 @@ class SparkResource(dg.ConfigurableResource):  # type: ignore[type-arg]
       steps and renews the leases while the submit reads; a lost lease kills the submit.
     """
 
-    master: str = Field(default="local[*]", description="Spark master: of the context, or of the spark-submit")
+    master: str = Field(
+        default=defaults.SPARK_MASTER, description="Spark master: of the context, or of the spark-submit"
+    )
     submit: bool = Field(
         default=False, description="spark-submit the read step to master instead of reading in the step's process"
     )

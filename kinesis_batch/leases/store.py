@@ -2,7 +2,8 @@
 
 Contract:
 - Every write that depends on ownership is conditional. Losing the condition is a normal
-  result: the method returns ``None`` (or ``False``), never raises.
+  result, never an error: a fenced write returns ``None``, a create of an item that exists
+  returns ``False``.
 - Methods that change a lease return the lease as stored afterwards (``ReturnValues=ALL_NEW``),
   so callers always fence their next write with the current ``leaseCounter``.
 - Reads are strongly consistent: a lease is never judged on a stale copy.
@@ -223,6 +224,10 @@ class _ConditionFailed(Exception):
     """Internal: a conditional write lost; public methods turn it into a return value."""
 
 
+class _TableInUse(Exception):
+    """Internal: the table exists already (or is being created); create_table says False."""
+
+
 def call_dynamodb(operation: str, table_name: str, call: Callable[[], T]) -> T:
     """Run one DynamoDB call, translating botocore errors (the boundary for DynamoDB stores)."""
     try:
@@ -231,6 +236,8 @@ def call_dynamodb(operation: str, table_name: str, call: Callable[[], T]) -> T:
         code = error_code(exc)
         if code == "ConditionalCheckFailedException":
             raise _ConditionFailed() from exc
+        if code == "ResourceInUseException":
+            raise _TableInUse() from exc
         if code == "ResourceNotFoundException":
             raise LeaseTableNotFoundError(
                 f"DynamoDB table {table_name!r} does not exist (create it with the lease store, "
@@ -247,31 +254,28 @@ KeySpec = tuple[str, Literal["S", "N", "B"], Literal["HASH", "RANGE"]]
 def create_table(client: DynamoDBClient, table_name: str, keys: list[KeySpec]) -> bool:
     """Create an on-demand table with ``keys`` as (name, type, HASH|RANGE); False if it existed."""
     try:
-        client.create_table(
-            TableName=table_name,
-            AttributeDefinitions=[{"AttributeName": n, "AttributeType": t} for n, t, _ in keys],
-            KeySchema=[{"AttributeName": n, "KeyType": k} for n, _, k in keys],
-            BillingMode="PAY_PER_REQUEST",
+        call_dynamodb(
+            "CreateTable",
+            table_name,
+            lambda: client.create_table(
+                TableName=table_name,
+                AttributeDefinitions=[{"AttributeName": n, "AttributeType": t} for n, t, _ in keys],
+                KeySchema=[{"AttributeName": n, "KeyType": k} for n, _, k in keys],
+                BillingMode="PAY_PER_REQUEST",
+            ),
         )
-    except ClientError as exc:
-        if error_code(exc) == "ResourceInUseException":
-            return False
-        raise from_botocore(exc, operation="CreateTable", resource=table_name) from exc
-    except BotoCoreError as exc:
-        raise from_botocore(exc, operation="CreateTable", resource=table_name) from exc
+    except _TableInUse:
+        return False
     return True
 
 
 def table_status(client: DynamoDBClient, table_name: str) -> str | None:
     """The table's status, or ``None`` if it does not exist."""
     try:
-        return str(client.describe_table(TableName=table_name)["Table"]["TableStatus"])
-    except ClientError as exc:
-        if error_code(exc) == "ResourceNotFoundException":
-            return None
-        raise from_botocore(exc, operation="DescribeTable", resource=table_name) from exc
-    except BotoCoreError as exc:
-        raise from_botocore(exc, operation="DescribeTable", resource=table_name) from exc
+        described = call_dynamodb("DescribeTable", table_name, lambda: client.describe_table(TableName=table_name))
+    except LeaseTableNotFoundError:
+        return None
+    return str(described["Table"]["TableStatus"])
 
 
 def wait_until_active(client: DynamoDBClient, table_name: str, *, timeout: float) -> None:

@@ -1,36 +1,78 @@
 """Output: the sinks a batch is published to, one module per format, behind one interface
-(:class:`~kinesis_batch.output.sink.Sink`). ``run.py``, recovery and the status views use that
-interface only; :func:`open_sink` is where a format's name becomes its sink."""
+(:class:`~kinesis_batch.output.sink.Sink`). The run's steps, recovery and the status views use
+that interface only; :class:`Output` names an output and is where a format's name becomes its
+sink."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from kinesis_batch import defaults
 from kinesis_batch.aws import S3Settings
-from kinesis_batch.config import validate_output
+from kinesis_batch.config import FORMATS, validate_output
+from kinesis_batch.output.catalogs import DEFAULT_CATALOG
+from kinesis_batch.output.place import is_s3
 from kinesis_batch.output.records import CommitRecord, ShardCommit
 from kinesis_batch.output.sink import Sink
 
-FORMATS = ("parquet", "delta", "iceberg")
+if TYPE_CHECKING:
+    from kinesis_batch.config import RunConfig
+
+
+@dataclass(frozen=True)
+class Output:
+    """Where batches go: a format, its output (folder, table path or URI, NAMESPACE.TABLE) and,
+    for iceberg, a pyiceberg catalog name (None: ``default``, or the embedded one). Checked
+    when made: a combination that cannot work raises IllegalArgumentError in one line."""
+
+    format: str = defaults.FORMAT
+    output: str = defaults.OUTPUT
+    catalog: str | None = None
+
+    def __post_init__(self) -> None:
+        validate_output(self.format, self.output, self.catalog)
+
+    @classmethod
+    def of(cls, config: RunConfig) -> Output:
+        """The output a run writes to."""
+        return cls(config.format, config.output, config.catalog)
+
+    @property
+    def asset_uri(self) -> str:
+        """The output as an asset (Airflow's Asset URI, Dagster's metadata): ``file:///absolute/root``,
+        ``s3://bucket/prefix`` or ``iceberg://CATALOG/NAMESPACE.TABLE``."""
+        if self.format == "iceberg":
+            return f"iceberg://{self.catalog or DEFAULT_CATALOG}/{self.output}"
+        if is_s3(self.output):
+            return "s3://" + self.output.split("://", 1)[1].strip("/")
+        return "file://" + str(Path(self.output.removeprefix("file://")).absolute())
+
+    def open(self, *, app: str, stream: str, s3: S3Settings | None = None) -> Sink:
+        """The sink. ``app`` names the consumer (its lease table) in the table markers, so two
+        consumers of one stream can share a table; ``s3``: how the table formats reach S3
+        (default: nowhere but the standard endpoints)."""
+        s3 = s3 or S3Settings()
+        if self.format == "delta":
+            from kinesis_batch.output.delta import DeltaSink
+
+            return DeltaSink(self.output, app=app, stream=stream, s3=s3)
+        if self.format == "iceberg":
+            from kinesis_batch.output.catalogs import load_catalog
+            from kinesis_batch.output.iceberg import IcebergSink
+
+            return IcebergSink(self.output, load_catalog(self.catalog, s3), app=app, stream=stream, s3=s3)
+        from kinesis_batch.output.parquet import ParquetSink
+
+        return ParquetSink(self.output)
 
 
 def open_sink(
     format: str, output: str, *, app: str, stream: str, catalog: str | None = None, s3: S3Settings | None = None
 ) -> Sink:
-    """The sink for ``--format``/``--output``/``--catalog``. ``app`` names the consumer (its lease
-    table) in the table markers, so two consumers of one stream can share a table."""
-    validate_output(format, output, catalog)
-    s3 = s3 or S3Settings()
-    if format == "delta":
-        from kinesis_batch.output.delta import DeltaSink
-
-        return DeltaSink(output, app=app, stream=stream, s3=s3)
-    if format == "iceberg":
-        from kinesis_batch.output.catalogs import load_catalog
-        from kinesis_batch.output.iceberg import IcebergSink
-
-        return IcebergSink(output, load_catalog(catalog, s3), app=app, stream=stream, s3=s3)
-    from kinesis_batch.output.parquet import ParquetSink
-
-    return ParquetSink(output)
+    """The sink for ``--format``/``--output``/``--catalog``: ``Output(...).open(...)``."""
+    return Output(format, output, catalog).open(app=app, stream=stream, s3=s3)
 
 
-__all__ = ["FORMATS", "CommitRecord", "ShardCommit", "Sink", "open_sink"]
+__all__ = ["FORMATS", "CommitRecord", "Output", "ShardCommit", "Sink", "open_sink"]

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from kinesis_batch.aws import S3Settings
-from kinesis_batch.errors import DependencyError, IllegalArgumentError
+from kinesis_batch.errors import IllegalArgumentError, from_storage
 
 DEFAULT_CATALOG = "default"
 
@@ -63,8 +63,8 @@ def load_catalog(name: str | None, s3: S3Settings) -> Any:
         return pyiceberg_load(name, **properties)
     except (ValueError, KeyError, ImportError) as exc:
         raise IllegalArgumentError(f"--catalog {name}: {str(exc).splitlines()[0]}") from exc
-    except Exception as exc:  # the catalog's service could not be reached
-        raise DependencyError(f"--catalog {name}: {str(exc).splitlines()[0]}") from exc
+    except Exception as exc:  # the catalog's service could not be reached, or refused us
+        raise from_storage(exc, f"--catalog {name}", remote=True) from exc
 
 
 __all__ = ["DEFAULT_CATALOG", "embedded_home", "load_catalog"]

@@ -36,7 +36,7 @@ from typing import Any
 import pyarrow as pa
 
 from kinesis_batch.aws import S3Settings
-from kinesis_batch.errors import DependencyError, InvalidStateError
+from kinesis_batch.errors import InvalidStateError, from_storage
 from kinesis_batch.output.place import Place
 from kinesis_batch.output.records import CommitRecord
 from kinesis_batch.output.sink import check_batch_id
@@ -79,7 +79,7 @@ class DeltaSink(TableSink):
         try:
             DeltaTable.create(self.uri, schema=table_schema(), mode="ignore", storage_options=self._options)
         except Exception as exc:  # deltalake raises its own OSError/DeltaError kinds
-            raise _translated(exc, f"cannot create the Delta table at {self.uri}") from exc
+            raise from_storage(exc, f"cannot create the Delta table at {self.uri}", remote=self.root.on_s3) from exc
         check_schema(pa.schema(self._load().schema().to_arrow()), f"Delta table {self.uri}")
 
     def _load(self) -> Any:
@@ -91,7 +91,7 @@ class DeltaSink(TableSink):
         except TableNotFoundError as exc:
             raise InvalidStateError(f"no Delta table at {self.uri} (a run creates it)") from exc
         except Exception as exc:
-            raise _translated(exc, f"cannot open the Delta table at {self.uri}") from exc
+            raise from_storage(exc, f"cannot open the Delta table at {self.uri}", remote=self.root.on_s3) from exc
 
     def _commit(self, table: Any, batch_id: str, files: list[Any], record: CommitRecord | None) -> bool:
         """One commit with the batch's marker through ``table``; False if a concurrent commit of
@@ -115,7 +115,7 @@ class DeltaSink(TableSink):
         except CommitFailedError:
             return False
         except Exception as exc:
-            raise _translated(exc, f"cannot commit to the Delta table at {self.uri}") from exc
+            raise from_storage(exc, f"cannot commit to the Delta table at {self.uri}", remote=self.root.on_s3) from exc
         return True
 
     def _files(self, record: CommitRecord, files: list[str]) -> list[Any]:
@@ -175,13 +175,6 @@ def _history(table: Any) -> Iterator[dict[str, Any]]:
         if len(page) < limit:
             return
         seen, limit = len(page), limit * 4
-
-
-def _translated(exc: Exception, doing: str) -> Exception:
-    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    if any(word in text for word in ("NoSuchBucket", "AccessDenied", "Access Denied", "Forbidden", "403")):
-        return InvalidStateError(f"{doing}: {text}")
-    return DependencyError(f"{doing}: {text}")
 
 
 __all__ = ["DeltaSink"]

@@ -30,11 +30,7 @@ from typing import Any
 
 from kinesis_batch.aws import S3Settings
 from kinesis_batch.config import validate_output
-from kinesis_batch.errors import (
-    DependencyError,
-    InvalidStateError,
-    KinesisBatchError,
-)
+from kinesis_batch.errors import InvalidStateError, KinesisBatchError, from_storage
 from kinesis_batch.output.place import Place
 from kinesis_batch.output.records import CommitRecord
 from kinesis_batch.output.sink import check_batch_id
@@ -171,10 +167,7 @@ def _catalog_errors(what: str) -> Iterator[None]:
     except (CommitFailedException, NoSuchTableError, KinesisBatchError):
         raise
     except Exception as exc:
-        text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        if isinstance(exc, (ValueError, PermissionError)) or any(w in text for w in ("AccessDenied", "NoSuchBucket")):
-            raise InvalidStateError(f"{what}: {text}") from exc
-        raise DependencyError(f"{what}: {text}") from exc
+        raise from_storage(exc, what, remote=True) from exc
 
 
 __all__ = ["IcebergSink", "split_identifier"]

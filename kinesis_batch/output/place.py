@@ -18,7 +18,7 @@ from typing import Any
 from pyarrow import fs
 
 from kinesis_batch.aws import S3Settings
-from kinesis_batch.errors import DependencyError, InvalidStateError
+from kinesis_batch.errors import from_storage
 
 
 def is_s3(uri: str) -> bool:
@@ -145,18 +145,14 @@ class Place:
 
 @contextlib.contextmanager
 def _io(place: Place) -> Iterator[None]:
-    """pyarrow's errors, as this package's tree (the S3 ones arrive as OSError with a message)."""
+    """pyarrow's errors, as this package's tree (the S3 ones arrive as OSError with a message);
+    a missing file passes through: the callers decide on it."""
     try:
         yield
     except FileNotFoundError:
         raise
     except OSError as exc:
-        text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        if any(word in text for word in ("NoSuchBucket", "AccessDenied", "Access Denied", "Forbidden")):
-            raise InvalidStateError(f"{place.uri}: {text}") from exc
-        if place.on_s3:
-            raise DependencyError(f"{place.uri}: {text}") from exc
-        raise InvalidStateError(f"{place.uri}: {text}") from exc
+        raise from_storage(exc, place.uri, remote=place.on_s3) from exc
 
 
 __all__ = ["Place", "is_s3"]

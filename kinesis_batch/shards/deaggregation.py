@@ -9,16 +9,24 @@ what the KCL does too, since a producer may legitimately send bytes that start w
 from __future__ import annotations
 
 import hashlib
+import sys
 from collections.abc import Iterator
 from datetime import datetime
 
-# The deaggregator module puts its own folder on sys.path, which its generated messages_pb2
-# needs to import config_pb2; import it first rather than copying the schema.
-from aws_kinesis_agg import deaggregator as _  # noqa: F401
-from aws_kinesis_agg import messages_pb2
 from google.protobuf.message import DecodeError
 
 from kinesis_batch.shards.model import Record
+
+# aws-kinesis-agg's generated messages_pb2 imports config_pb2 as a top-level module, so its
+# deaggregator puts the package's folder (and site-packages a second time) on sys.path. Import
+# it for that, then put sys.path back: a second site-packages entry makes importlib.metadata
+# see every distribution twice (Airflow then warns "Plugin 'kinesis_batch' already registered").
+_path = list(sys.path)
+try:
+    from aws_kinesis_agg import deaggregator as _  # noqa: F401
+    from aws_kinesis_agg import messages_pb2
+finally:
+    sys.path[:] = _path
 
 MAGIC = b"\xf3\x89\x9a\xc2"
 _DIGEST_SIZE = 16

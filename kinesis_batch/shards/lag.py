@@ -17,7 +17,8 @@ from datetime import datetime
 from enum import Enum
 from typing import TYPE_CHECKING
 
-from kinesis_batch.shards.reader import ReadLimits, ShardReader
+from kinesis_batch.shards.limits import ReadLimits
+from kinesis_batch.shards.reader import ShardReader
 
 if TYPE_CHECKING:
     from mypy_boto3_kinesis import KinesisClient

@@ -21,17 +21,17 @@ import importlib.util
 import os
 import signal
 import subprocess
+import tempfile
 import threading
 import zipfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import kinesis_batch
 from kinesis_batch.config import RunConfig
 from kinesis_batch.errors import DependencyError, IllegalArgumentError, InvalidStateError, LeaseLostError
-from kinesis_batch.shards.reader import ReadLimits
+from kinesis_batch.shards.limits import ReadLimits
 from kinesis_batch.spark.session import local_jvm_options
 
 APPLICATION = Path(__file__).with_name("submit.py")
@@ -107,7 +107,7 @@ def submit_command(cluster: SparkCluster, package: Path, run_args: list[str], na
 
 def package_zip(directory: Path) -> Path:
     """The kinesis_batch package as a zip for ``--py-files`` (its Python files only)."""
-    source = Path(kinesis_batch.__file__).parent
+    source = Path(__file__).resolve().parents[1]  # the kinesis_batch package
     target = directory / "kinesis_batch.zip"
     with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
         for path in sorted(source.rglob("*")):
@@ -182,15 +182,14 @@ def _kill_group(process: subprocess.Popen[str]) -> None:
     process.wait()
 
 
+@contextlib.contextmanager
 def submitted_read(
-    cluster: SparkCluster,
-    config: RunConfig,
-    run_id: str,
-    env: Mapping[str, str],
-    progress: Callable[[str], None],
-    scratch: Path,
-) -> Submission:
+    cluster: SparkCluster, config: RunConfig, run_id: str, env: Mapping[str, str], progress: Callable[[str], None]
+) -> Iterator[Submission]:
     """The read step of run ``run_id`` as a spark-submit to ``cluster``, the package zipped into
-    ``scratch``. The caller runs it under its leases' renewal (CatchUpRun.read_elsewhere)."""
-    command = submit_command(cluster, package_zip(scratch), read_step_args(config, run_id), f"kinesis-batch-{run_id}")
-    return Submission(command, env, progress)
+    a scratch folder that lives as long as the block. The caller runs it under its leases'
+    renewal (CatchUpRun.read_elsewhere)."""
+    with tempfile.TemporaryDirectory(prefix="kinesis-batch-submit-") as scratch:
+        package = package_zip(Path(scratch))
+        command = submit_command(cluster, package, read_step_args(config, run_id), f"kinesis-batch-{run_id}")
+        yield Submission(command, env, progress)

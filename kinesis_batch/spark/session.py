@@ -5,6 +5,8 @@ never the SQL session, whose start would cost about 1.7 s of CPU more. On a clus
 configures the context (kinesis_batch.spark.submit); everything here is for ``local[...]``
 masters, where the JVM only schedules the Python tasks and passes their small results back:
 - the client compiler and the serial collector start it about 2 s sooner and cost nothing;
+- Spark logs errors only (``log4j2.properties``): its default profile's start-up notices would
+  come before every run's own lines;
 - a class-data archive of the classes a run loads (Java's AppCDS) maps them from one file
   instead of loading and verifying thousands of classes from Spark's jars: about 4 s less.
   ``python -m kinesis_batch.spark.session --class-archive`` makes it (tools/bootstrap.sh does,
@@ -22,13 +24,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kinesis_batch import defaults
+
 if TYPE_CHECKING:
     from pyspark import SparkContext
 
 #: Where the class-data archive is looked for: KINESIS_BATCH_SPARK_ARCHIVE, else in the
 #: environment Python runs from (it belongs to that environment's pyspark).
 ARCHIVE_SETTING = "KINESIS_BATCH_SPARK_ARCHIVE"
-LOCAL_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+#: Errors only (Spark's default profile prints its start-up notices on every run's stderr).
+LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
+LOCAL_JVM_OPTIONS = f"-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Dlog4j2.configurationFile={LOG_CONFIG}"
 # A refused archive would print a warning on stdout (the run's --json report goes there).
 QUIET_CDS = "-Xlog:cds=off -Xlog:cds+dynamic=off"
 
@@ -49,7 +55,7 @@ def local_jvm_options(archive: Path | None = None, *, dump: bool = False) -> str
 
 
 def spark_context(
-    master: str = "local[*]", app_name: str = "kinesis-batch", *, jvm_options: str | None = None
+    master: str = defaults.SPARK_MASTER, app_name: str = "kinesis-batch", *, jvm_options: str | None = None
 ) -> SparkContext:
     """The embedded default: a local context (or the one already running in this process)."""
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")

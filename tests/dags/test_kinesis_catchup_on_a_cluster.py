@@ -18,8 +18,8 @@ from typing import Any
 
 import pyspark
 import pytest
+from devkit.stack import LOOPBACK, STATIC_ENV, LocalServer, free_port, spawn_server
 
-from kinesis_batch.devstack import LOOPBACK, STATIC_ENV, LocalServer, free_port, spawn_server
 from kinesis_batch.spark.session import LOCAL_JVM_OPTIONS
 from tests.runs import (
     Intruder,

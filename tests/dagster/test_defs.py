@@ -3,6 +3,7 @@ Dagster user expects (names, tags, pool, schedule bound, config refused at launc
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from datetime import UTC, datetime
@@ -31,6 +32,7 @@ def test_dagster_definitions_validate_passes_on_the_project_settings() -> None:
         capture_output=True,
         text=True,
         cwd=REPO,  # [tool.dagster] in pyproject.toml names the module
+        env={**os.environ, "KINESIS_BATCH_DAGSTER_STREAMS": str(SHIPPED)},
         timeout=300,
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
@@ -114,3 +116,19 @@ def test_resources_fall_back_to_the_standard_aws_environment(monkeypatch: pytest
     assert (kinesis.meta.region_name, kinesis.meta.endpoint_url) == ("ap-south-1", "http://127.0.0.1:1")
     assert (explicit.meta.region_name, explicit.meta.endpoint_url) == ("eu-west-1", "http://127.0.0.1:2")
     assert SparkResource().master == "local[*]"
+
+
+def test_without_a_streams_file_the_code_location_says_how_to_name_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kinesis_batch.dagster.defs import definitions_from_environment
+
+    monkeypatch.delenv("KINESIS_BATCH_DAGSTER_STREAMS", raising=False)
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path))
+
+    with pytest.raises(IllegalArgumentError) as raised:
+        definitions_from_environment()
+    assert "KINESIS_BATCH_DAGSTER_STREAMS" in str(raised.value) and "\n" not in str(raised.value)
+
+    (tmp_path / "kinesis-batch-streams.toml").write_text(SHIPPED.read_text())  # where Dagster's home is
+    assert definitions_from_environment().resolve_job_def("kinesis_batch_demo_clicks_catch_up") is not None

@@ -19,7 +19,6 @@ from kinesis_batch import LeaseStore
 from kinesis_batch.config import default_table
 from kinesis_batch.dagster import SparkResource, build_stream_defs
 from kinesis_batch.errors import ThrottledError
-from kinesis_batch.run import CRASH_AT
 from kinesis_batch.spark import job as spark_job
 from tests.runs import REPO, assert_exactly_once, diamond_stream, read_output
 from tests.streams import StreamFactory, put
@@ -197,6 +196,9 @@ KILLED_RUN = """
 import sys
 import dagster as dg
 from kinesis_batch.dagster import SparkResource, build_stream_defs
+from kinesis_batch import events
+from tests.faultpoints import FaultAt
+events.observe(FaultAt("crash", "published"))
 name, output = sys.argv[1:3]
 defs = build_stream_defs(name, output=output, lag_threshold_seconds=3600)
 job = defs.resolve_job_def("kinesis_batch_" + name.replace("-", "_") + "_catch_up")
@@ -218,7 +220,7 @@ def test_a_step_killed_after_publish_is_released_by_the_failure_sensor_and_the_n
     # checkpoints' (the run's crash point "published"): no finally ran.
     killed = subprocess.run(
         [sys.executable, "-c", KILLED_RUN, name, str(tmp_path / "out")],
-        env={**os.environ, CRASH_AT: "published"}, cwd=REPO, capture_output=True, text=True, timeout=300,
+        env=os.environ, cwd=REPO, capture_output=True, text=True, timeout=300,
         start_new_session=True,
     )  # fmt: skip
     assert killed.returncode == -signal.SIGKILL, killed.stderr[-3000:]

@@ -7,10 +7,10 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from devkit.stack import LOOPBACK, free_port
 
 from kinesis_batch import aws
 from kinesis_batch.checkpoints.model import Checkpoint
-from kinesis_batch.devstack import LOOPBACK, free_port
 from kinesis_batch.errors import DependencyError, IllegalArgumentError, LeaseTableNotFoundError, MalformedLeaseError
 from kinesis_batch.leases.model import Lease
 from kinesis_batch.leases.store import LeaseStore

@@ -12,9 +12,10 @@ from aws_kinesis_agg import messages_pb2
 from aws_kinesis_agg.aggregator import RecordAggregator
 
 from kinesis_batch.shards.deaggregation import MAGIC, user_records
+from kinesis_batch.shards.limits import ReadLimits
 from kinesis_batch.shards.listing import list_shards
 from kinesis_batch.shards.positions import StartPosition
-from kinesis_batch.shards.reader import ReadLimits, ShardReader
+from kinesis_batch.shards.reader import ShardReader
 from tests.faults import FaultyKinesis
 
 BOTH = pytest.mark.parametrize("emulator", ["kinesalite", "kinesis-local"], indirect=True)

@@ -9,9 +9,10 @@ import pytest
 
 from kinesis_batch.checkpoints.model import Checkpoint
 from kinesis_batch.shards.lag import RetentionRisk, ShardLag, shard_lag
+from kinesis_batch.shards.limits import ReadLimits
 from kinesis_batch.shards.listing import list_shards
 from kinesis_batch.shards.positions import StartPosition
-from kinesis_batch.shards.reader import ReadLimits, ShardReader
+from kinesis_batch.shards.reader import ShardReader
 from tests.faults import FaultyKinesis
 from tests.streams import put
 

@@ -6,10 +6,10 @@ from collections import Counter
 from typing import Any
 
 import pytest
+from devkit.stack import free_port
 
 from kinesis_batch import aws
 from kinesis_batch._backoff import Backoff
-from kinesis_batch.devstack import free_port
 from kinesis_batch.errors import (
     DependencyError,
     KinesisBatchError,

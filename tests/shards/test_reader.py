@@ -11,10 +11,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from devkit.stack import free_port
 
 from kinesis_batch import aws
 from kinesis_batch._backoff import Backoff
-from kinesis_batch.devstack import free_port
 from kinesis_batch.errors import (
     DependencyError,
     IllegalArgumentError,
@@ -23,10 +23,11 @@ from kinesis_batch.errors import (
     ThrottledError,
     TrimmedDataError,
 )
+from kinesis_batch.shards.limits import MIB, ReadLimits
 from kinesis_batch.shards.listing import list_shards
 from kinesis_batch.shards.model import Record, Shard
 from kinesis_batch.shards.positions import EndBound, StartPosition
-from kinesis_batch.shards.reader import MIB, ReadLimits, ReadResult, ShardReader
+from kinesis_batch.shards.reader import ReadResult, ShardReader
 from tests.faults import FakeClock, FaultyKinesis, response_bytes
 from tests.streams import put, put_kib, split
 

@@ -82,7 +82,7 @@ def test_the_command_ships_the_package_and_runs_only_the_read_step(tmp_path: Pat
 
 def test_the_package_zip_holds_the_package_and_its_page(tmp_path: Path) -> None:
     names = zipfile.ZipFile(package_zip(tmp_path)).namelist()
-    assert "kinesis_batch/run.py" in names and "kinesis_batch/spark/job.py" in names
+    assert "kinesis_batch/run/catch_up.py" in names and "kinesis_batch/spark/job.py" in names
     assert "kinesis_batch/airflow/ui/page.html" in names
     assert not [name for name in names if "__pycache__" in name or name.endswith(".pyc")]
 

@@ -11,8 +11,7 @@ from kinesis_batch.errors import (
     StreamNotFoundError,
     ThrottledError,
 )
-from kinesis_batch.spark.job import raised_in_task
-from kinesis_batch.spark.task import task_error
+from kinesis_batch.spark.spec import raised_in_task, task_error
 
 
 def spark_failure(raised: Exception) -> Exception:

@@ -17,10 +17,12 @@ from kinesis_batch.config import RunConfig
 from kinesis_batch.errors import StreamNotFoundError
 from kinesis_batch.output.place import Place
 from kinesis_batch.planning import ShardRange, plan_run
+from kinesis_batch.shards.limits import ReadLimits
 from kinesis_batch.shards.lineage import Lineage
 from kinesis_batch.shards.listing import list_shards
-from kinesis_batch.shards.reader import ReadLimits
-from kinesis_batch.spark.task import MIB, TASK_BUFFER_BYTES, GroupSpec, buffer_bytes, read_group
+from kinesis_batch.spark.rows import MIB, TASK_BUFFER_BYTES, buffer_bytes
+from kinesis_batch.spark.spec import GroupSpec
+from kinesis_batch.spark.task import read_group
 from tests.runs import assert_exactly_once, diamond_stream
 from tests.streams import StreamFactory, put
 

@@ -32,36 +32,20 @@ from botocore.exceptions import BotoCoreError, ClientError
 from fastapi import Depends, FastAPI, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse
 
+from kinesis_batch import defaults
 from kinesis_batch.config import default_table, validate_stream_name, validate_table_name
-from kinesis_batch.errors import (
-    IllegalArgumentError,
-    InvalidStateError,
-    KinesisBatchError,
-    LeaseTableNotFoundError,
-    RetryableError,
-    StreamNotFoundError,
-    from_botocore,
-)
+from kinesis_batch.errors import IllegalArgumentError, KinesisBatchError, classify, from_botocore
 from kinesis_batch.status import history_rows, run_rows, stream_status
 
 if TYPE_CHECKING:
     from kinesis_batch.airflow.hook import KinesisBatchHook
     from kinesis_batch.output import Sink
 
-# What each error means to an HTTP caller; the most specific class first.
-_STATUS_OF_ERROR: tuple[tuple[type[KinesisBatchError], int], ...] = (
-    (StreamNotFoundError, 404),
-    (LeaseTableNotFoundError, 404),
-    (IllegalArgumentError, 400),
-    (InvalidStateError, 409),
-    (RetryableError, 503),
-)
-
 
 def _hook() -> KinesisBatchHook:
     from kinesis_batch.airflow.hook import KinesisBatchHook
 
-    return KinesisBatchHook(aws_conn_id=conf.get("kinesis_batch", "aws_conn_id", fallback="aws_default"))
+    return KinesisBatchHook(aws_conn_id=conf.get("kinesis_batch", "aws_conn_id", fallback=defaults.AWS_CONN_ID))
 
 
 class Clients:
@@ -94,8 +78,7 @@ def create_app() -> FastAPI:
 
     @app.exception_handler(KinesisBatchError)
     async def _error(_request: Request, exc: KinesisBatchError) -> JSONResponse:
-        status = next((code for kind, code in _STATUS_OF_ERROR if isinstance(exc, kind)), 500)
-        return JSONResponse({"detail": str(exc), "error": type(exc).__name__}, status_code=status)
+        return JSONResponse({"detail": str(exc), "error": type(exc).__name__}, status_code=classify(exc).http_status)
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     def page() -> str:
@@ -149,9 +132,9 @@ def _sink(
         if format or catalog:
             raise IllegalArgumentError("?format= and ?catalog= go with ?output= (the output to compare with)")
         return None
-    from kinesis_batch.output import open_sink
+    from kinesis_batch.output import Output
 
-    return open_sink(format or "parquet", output, app=table, stream=stream, catalog=catalog or None, s3=hook.s3())
+    return Output(format or defaults.FORMAT, output, catalog or None).open(app=table, stream=stream, s3=hook.s3())
 
 
 def _paginate(client: Any, operation: str, key: str) -> list[str]:

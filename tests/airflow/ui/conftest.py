@@ -18,7 +18,7 @@ def stream_mid_run(kinesis: Any, dynamodb: Any, streams: StreamFactory, tmp_path
     """A diamond-history stream: run "one" committed everything, run "two" the records that
     arrived next, then more arrived and run "three" took the leases and marked them with its
     batch (it is reading now)."""
-    name = streams.create(shards=3)
+    name = streams.create(shards=3, name="clickstream")  # a stream as users name theirs (the README's picture)
     diamond_stream(kinesis, name, 20)
 
     def run(worker: str, run_id: str) -> CatchUpRun:

@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from kinesis_batch.devstack import LOOPBACK, LocalServer, free_port, spawn_server
+from devkit.stack import LOOPBACK, LocalServer, free_port, spawn_server
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_FLAGS = [
@@ -93,7 +92,7 @@ def browser() -> Iterator[Any]:
 def test_the_consumer_page_renders_inside_airflow_for_a_signed_in_user(
     api_server: str, browser: Any, stream_mid_run: str, artifacts_dir: Path
 ) -> None:
-    context = browser.new_context(viewport={"width": 1600, "height": 1000})
+    context = browser.new_context(viewport={"width": 1720, "height": 1400})  # the page whole, every column
     context.add_cookies([{"name": "_token", "value": _sign_in(api_server), "url": api_server}])
     page = context.new_page()
     page.goto(f"{api_server}/plugin/kinesis-batch?stream={stream_mid_run}")

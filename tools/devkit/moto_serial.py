@@ -6,7 +6,7 @@ workers both took one lease under load), and concurrent TransactWriteItems fail 
 applies each conditional write and each transaction atomically. This server is moto's own app,
 with one lock around DynamoDB requests: they run one at a time, S3 and Glue stay concurrent.
 
-    python -m kinesis_batch.moto_serial -H 127.0.0.1 -p PORT
+    python -m devkit.moto_serial -H 127.0.0.1 -p PORT
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Local AWS endpoints for the demo and the tests, as separate processes on loopback.
 
 - moto's server for DynamoDB (one request at a time, so conditional writes and transactions are
-  atomic as on AWS: kinesis_batch.moto_serial), and S3
+  atomic as on AWS: devkit.moto_serial), and S3
   and Glue for the table sinks (S3 honours ``If-None-Match``, which Delta commits rely on);
 - kinesalite (fast) or kinesis-local, the kinesis-mock engine LocalStack uses (slow, closest
   to AWS) for Kinesis. Not moto's Kinesis: its SplitShard/MergeShards are broken.
@@ -33,7 +33,8 @@ from typing import Any
 from kinesis_batch.errors import DependencyError, InvalidStateError
 
 LOOPBACK = "127.0.0.1"
-EMULATORS = Path(os.environ.get("KINESIS_BATCH_EMULATORS", Path(__file__).resolve().parents[1] / "tools" / "emulators"))
+TOOLS = Path(__file__).resolve().parents[1]  # tools/ of the checkout: the devkit is never installed
+EMULATORS = Path(os.environ.get("KINESIS_BATCH_EMULATORS", TOOLS / "emulators"))
 
 #: The standard AWS environment that points boto3 (and Spark workers, Airflow tasks) at a stack.
 STATIC_ENV = {
@@ -163,10 +164,10 @@ def _emulator(package: str) -> Path:
 def start_moto(log_dir: Path) -> LocalServer:
     """moto_server on a free port (serves DynamoDB, S3 and Glue; its Kinesis is not used)."""
     port = free_port()
-    # moto's app with DynamoDB requests one at a time (kinesis_batch.moto_serial: atomic
+    # moto's app with DynamoDB requests one at a time (devkit.moto_serial: atomic
     # conditional writes and transactions, as on AWS).
-    argv = [sys.executable, "-m", "kinesis_batch.moto_serial", "-H", LOOPBACK, "-p", str(port)]
-    return spawn_server("moto_server", argv, port=port, log_dir=log_dir)
+    argv = [sys.executable, "-m", "devkit.moto_serial", "-H", LOOPBACK, "-p", str(port)]
+    return spawn_server("moto_server", argv, port=port, cwd=TOOLS, log_dir=log_dir)
 
 
 def start_kinesalite(log_dir: Path, *, shard_limit: int = 1000) -> LocalServer:

@@ -1,4 +1,4 @@
-"""Settle the batches crashed runs left pending, before anything is read again.
+"""Step 2, settle: the batches crashed runs left pending, before anything is read again.
 
 For each lease with a pending batch that no live worker holds:
 - the batch was published (the sink has its commit record): roll the checkpoint forward to the
@@ -74,3 +74,6 @@ def _settle(key: str, batch_id: str, manager: LeaseManager, checkpoints: DynamoD
             )
         )
         return ROLLED_FORWARD
+
+
+__all__ = ["CLEARED", "DISCARDED", "ROLLED_FORWARD", "recover_pending"]

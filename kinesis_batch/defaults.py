@@ -1,0 +1,39 @@
+"""Every default a user can override, in one place: the command line, the run's settings, the
+Airflow DAGs and streams file, and the Dagster definitions all take theirs from here.
+
+No default names a stream, a demo or a path inside a checkout: a setting that has no sensible
+value for every user (the stream, a streams file) has no default, and saying so is the job of
+the adapter that needs it.
+"""
+
+from __future__ import annotations
+
+#: Spark in the process that runs the read: every core of this machine.
+SPARK_MASTER = "local[*]"
+#: How long a lease lasts unrenewed. Runs renew theirs every third of it while they work, so this
+#: is how soon a dead worker's shards are free again, not how long a run may take.
+LEASE_SECONDS = 300.0
+#: Kinesis' own per-shard read limits (5 GetRecords calls/s, 2 MiB/s): ``ReadLimits.parse``.
+READ_LIMITS = "kinesis"
+#: Where the stream's first run starts each shard (later shards always start at their start).
+INITIAL_POSITION = "trim_horizon"
+#: Where a backfill starts, when it names no start.
+BACKFILL_START = "trim_horizon"
+#: The output format: hive folders of Parquet on a local or HDFS-like file system.
+FORMAT = "parquet"
+#: The main output of the Airflow DAGs when ``[kinesis_batch] output`` is not set.
+OUTPUT = "/tmp/kinesis-batch/output"
+#: How far behind a stream may fall before the lag check fails.
+LAG_THRESHOLD_SECONDS = 3600.0
+#: The Airflow connection the DAGs and the UI page reach AWS with.
+AWS_CONN_ID = "aws_default"
+#: How often a stream's consumer runs: Airflow's preset, and the same as a cron expression (Dagster).
+SCHEDULE = "@hourly"
+CRON_SCHEDULE = "0 * * * *"
+#: How often Dagster's asset checks run on their own.
+CHECKS_CRON_SCHEDULE = "*/15 * * * *"
+
+
+def lease_table(stream: str) -> str:
+    """A stream's lease table when none is named (its history table adds ``-history``)."""
+    return f"kinesis-batch-{stream}"

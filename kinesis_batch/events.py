@@ -1,0 +1,79 @@
+"""What a run tells observers as it goes: each named step, in the order a run takes them.
+
+==========  =====================================================================  ===========
+step        what is true when it is told                                           where
+==========  =====================================================================  ===========
+prepared    the leases are taken and marked with the batch, its plan is written    driver
+reading     a shard's first rows are written (the task is not finished)            Spark task
+read        every task's files and results are in the batch's staging              driver
+staged      the leases carry the read's ends and are still ours: publish is next   driver
+published   the batch is in the output                                             driver
+committed   the checkpoints moved                                                  driver
+==========  =====================================================================  ===========
+
+Observers are process-wide (:func:`observe`), like logging's handlers: whoever starts a run
+(the command line, an Airflow task, a Dagster step) needs no way to pass them in. One
+registered ``in_tasks`` is also shipped by the read to its Spark tasks, which tell it
+``reading`` in the task's own process: it must pickle. An observer that raises an Exception is
+logged and the run goes on; a BaseException (a test's simulated crash) ends the run as a crash
+would. Nothing is observed unless someone registers an observer: production runs have none.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+log = logging.getLogger(__name__)
+
+STEPS = ("prepared", "reading", "read", "staged", "published", "committed")
+
+
+@dataclass(frozen=True)
+class Event:
+    step: str  # one of STEPS
+    batch_id: str
+    shard_id: str | None = None  # the shard of a ``reading`` event
+
+
+Observer = Callable[[Event], None]
+_observers: dict[Observer, bool] = {}  # observer -> shipped to the Spark tasks too
+
+
+def observe(observer: Observer, *, in_tasks: bool = False) -> None:
+    """Tell ``observer`` about every step of every run of this process from now on; with
+    ``in_tasks`` about the steps inside the runs' Spark tasks too (it must pickle)."""
+    _observers[observer] = in_tasks
+
+
+def forget(observer: Observer) -> None:
+    _observers.pop(observer, None)
+
+
+@contextmanager
+def observing(observer: Observer, *, in_tasks: bool = False) -> Iterator[None]:
+    """``observe`` for the time of the block."""
+    observe(observer, in_tasks=in_tasks)
+    try:
+        yield
+    finally:
+        forget(observer)
+
+
+def task_observers() -> tuple[Observer, ...]:
+    """The observers registered ``in_tasks`` now: what a read ships to its Spark tasks."""
+    return tuple(observer for observer, in_tasks in _observers.items() if in_tasks)
+
+
+def emit(event: Event, to: Iterable[Observer] | None = None) -> None:
+    """Tell ``to`` (default: every registered observer) about ``event``, in order."""
+    for observer in tuple(_observers if to is None else to):
+        try:
+            observer(event)
+        except Exception:
+            log.exception("an observer of %s failed", event)
+
+
+__all__ = ["STEPS", "Event", "Observer", "emit", "forget", "observe", "observing", "task_observers"]

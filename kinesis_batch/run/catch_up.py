@@ -1,0 +1,140 @@
+"""One catch-up run of one stream: its steps, in order. Each step is a module of this package;
+this facade only composes them. Exactly-once rests on three facts:
+
+- a batch's output becomes visible in one atomic step of its sink (a folder rename, or the
+  table's own commit), and its commit record travels with it (kinesis_batch.output);
+- a checkpoint moves only after its batch is published, fenced by leaseOwner + leaseCounter;
+- settling (recovery) finishes every pending batch before anything is read again.
+
+The SparkContext is passed in (``spark``, started on first use) so callers share one; pyspark
+is imported only by the read step and kinesis_batch.spark.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from kinesis_batch.leases.model import Lease
+from kinesis_batch.leases.renewer import LeaseRenewer
+from kinesis_batch.planning import RunPlan
+from kinesis_batch.run import commit as committing
+from kinesis_batch.run import lease as leasing
+from kinesis_batch.run import publish as publishing
+from kinesis_batch.run import read as reading
+from kinesis_batch.run import release as releasing
+from kinesis_batch.run import survey as surveying
+from kinesis_batch.run.context import RunContext
+from kinesis_batch.run.report import RunReport
+from kinesis_batch.run.settle import recover_pending
+from kinesis_batch.shards.lineage import Lineage
+from kinesis_batch.shards.listing import retention_hours
+
+log = logging.getLogger(__name__)
+
+
+class CatchUpRun(RunContext):
+    """``CatchUpRun(config, kinesis=..., dynamodb=..., spark=...).run()`` runs every step in this
+    process with the leases renewed throughout. Each step may also run in a process of its own
+    (the DAG's tasks: ``start``, ``read``, ``publish``, ``commit``, ``finish``), finding the
+    run's state in the lease table and the batch's staging. The constructor is
+    :class:`~kinesis_batch.run.context.RunContext`'s: what every step works with."""
+
+    def run(self, read: reading.Read | None = None) -> RunReport:
+        """Every step; ``read``: the read step run elsewhere (a spark-submit) instead of here."""
+        started = time.monotonic()
+        try:
+            with self.timings.step("start"):
+                recovered, plan, elsewhere = self.start()
+            with self.renewing():
+                self.read() if read is None else self.read_elsewhere(read)
+                with self.timings.step("publish"):
+                    published = self.publish()
+                with self.timings.step("commit"):
+                    self.commit()
+        except BaseException:
+            with releasing.after_failure():
+                self.finish()
+            raise
+        self.finish()
+        record = self.output.committed(self.run_id) if published else None
+        return RunReport(
+            run_id=self.run_id,
+            batch_id=self.run_id,
+            published=published,
+            shards=record.shards if record else (),
+            recovered=recovered,
+            leased_elsewhere=elsewhere,
+            waiting=dict(plan.waiting),
+            seconds=time.monotonic() - started,
+            output=self.output.location(self.run_id) if published else "",
+            timings=self.timings.rounded(),
+            tasks=self.tasks,
+            failed_task_attempts=self.failed_task_attempts,
+        )
+
+    def start(self) -> tuple[dict[str, str], RunPlan, dict[str, str]]:
+        """Settle, survey and plan, take the leases and mark them with the batch, write the plan.
+        Returns (settled shards, plan, shards leased elsewhere -> owner)."""
+        retention_hours(self.kinesis, self.config.stream)  # an unknown stream is said before anything is made
+        self.output.prepare()
+        self.checkpoints.create_checkpoint_store_if_not_exists()
+        lineage, leases = self.survey()
+        recovered = recover_pending(leases, self.manager, self.checkpoints, self.output, self.progress)
+        if recovered:
+            lineage, leases = self.survey()
+        plan, elsewhere = leasing.take(self, lineage, leases)
+        self.emit("prepared")
+        return recovered, plan, elsewhere
+
+    def survey(self) -> tuple[Lineage, dict[str, Lease]]:
+        return surveying.survey(self.kinesis, self.store, self.config.stream)
+
+    def plan(self) -> RunPlan:
+        """What a run would read now, without reading, leasing or creating anything."""
+        config = self.config
+        return surveying.plan_now(
+            self.kinesis,
+            self.store.client,
+            config.stream,
+            table=config.table,
+            worker_id=config.worker_id,
+            initial=config.initial_position,
+            until=config.until,
+            clock=self.clock,
+        )
+
+    def read(self) -> None:
+        reading.read(self)
+
+    def read_elsewhere(self, step: reading.Read) -> None:
+        reading.read_elsewhere(self, step)
+
+    def publish(self) -> bool:
+        return publishing.publish(self)
+
+    def commit(self) -> int:
+        return committing.commit(self)
+
+    def finish(self) -> list[str]:
+        return releasing.finish(self)
+
+    @contextmanager
+    def renewing(self) -> Iterator[None]:
+        """Hold this worker's leases (again, in a step's own process) and renew them until the
+        block ends; a lease lost meanwhile cancels the read in progress. One process renews a
+        run's leases at a time: a renewal bumps the counter the others would fence with."""
+        self.manager.adopt()
+        with LeaseRenewer(self.manager, on_lost=self._on_lost):
+            yield
+
+    def _on_lost(self, lost: list[str]) -> None:
+        current = self.current_read
+        if current is not None:
+            log.warning("lost leases %s: stopping the read", ", ".join(lost))
+            current.cancel()
+
+
+__all__ = ["CatchUpRun"]

@@ -1,0 +1,41 @@
+"""Step 6, commit: the published batch's checkpoints move, fenced, parents' generations first.
+
+A generation (the shards whose parents in the batch moved before) moves side by side, as many
+DynamoDB transactions in flight as ``config.commit_concurrency`` says; each appends the move
+to the history in the same transaction. Held shards the batch does not cover have their
+marker cleared. Idempotent: a shard already moved is not moved again (its marker is gone).
+"""
+
+from __future__ import annotations
+
+from kinesis_batch.planning import generations
+from kinesis_batch.run.context import RunContext
+
+
+def commit(context: RunContext) -> int:
+    """Returns how many checkpoints moved."""
+    manager, checkpoints, batch_id = context.manager, context.checkpoints, context.run_id
+    manager.adopt()
+    record = context.output.committed(batch_id)
+    by_shard = {commit.shard_id: commit for commit in (record.shards if record else ())}
+    held = manager.held()
+    parents = {shard: held[shard].parent_shard_ids for shard in by_shard if shard in held}
+    for generation in generations(list(by_shard), parents):
+        manager.write_each(
+            generation,
+            lambda lease: checkpoints.commit(
+                lease,
+                batch_id,
+                run_id=context.run_id,
+                records=by_shard[lease.lease_key].records,
+                lag_at_start_ms=by_shard[lease.lease_key].lag_at_start_ms,
+            ),
+            concurrency=context.config.commit_concurrency,
+        )
+    uncovered = sorted(set(manager.held()) - set(by_shard))
+    manager.write_each(uncovered, lambda lease: checkpoints.abort(lease, batch_id))
+    context.emit("committed")
+    return len(by_shard)
+
+
+__all__ = ["commit"]

@@ -1,0 +1,126 @@
+"""What every step of one run works with: its settings, the clients and stores built from them,
+the lease manager, the run's id, and what the run learns as it goes (timings, the read in
+progress). Built in one place; the steps (the other modules of this package) take it.
+
+A step may run in a process of its own (an Airflow task): it then builds a context of its own
+for the same run id and worker id, and finds the run's state in the lease table and the
+batch's staging, never in this object.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Collection, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Protocol
+
+from kinesis_batch.aws import s3_settings
+from kinesis_batch.checkpoints.store import DynamoDBCheckpointStore
+from kinesis_batch.config import RunConfig
+from kinesis_batch.errors import InvalidStateError, LeaseLostError
+from kinesis_batch.events import Event, emit
+from kinesis_batch.leases.lost import lost_line
+from kinesis_batch.leases.manager import LeaseManager
+from kinesis_batch.leases.store import LeaseStore
+from kinesis_batch.output import Output, Sink
+from kinesis_batch.planning import RunPlan, plan_from_json
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_kinesis import KinesisClient
+    from pyspark import SparkContext
+
+Progress = Callable[[str], None]
+
+
+class Cancellable(Protocol):
+    def cancel(self) -> None:
+        """Stop at once, from any thread (the lease renewer's); the work then raises."""
+
+
+def new_run_id() -> str:
+    return f"{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}-{uuid.uuid4().hex[:8]}"
+
+
+class Timings:
+    """Where a run's time went, by step (seconds, summed over repeats)."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    @contextmanager
+    def step(self, name: str) -> Iterator[None]:
+        started = time.monotonic()
+        try:
+            yield
+        finally:
+            self.seconds[name] = self.seconds.get(name, 0.0) + time.monotonic() - started
+
+    def rounded(self) -> dict[str, float]:
+        return {name: round(seconds, 3) for name, seconds in self.seconds.items()}
+
+
+class RunContext:
+    def __init__(
+        self,
+        config: RunConfig,
+        *,
+        kinesis: KinesisClient,
+        dynamodb: DynamoDBClient,
+        spark: Callable[[], SparkContext],
+        progress: Progress = lambda message: None,
+        clock: Callable[[], float] = time.time,
+        run_id: str | None = None,
+        sink: Sink | None = None,
+    ) -> None:
+        """``spark`` gives the SparkContext the read uses (started on first use, shared by the
+        caller's runs); ``sink``: where batches are published, by default the one ``config``
+        names, reaching S3 as the standard AWS environment says."""
+        self.config = config
+        self.kinesis = kinesis
+        self.spark = spark
+        self.progress = progress
+        self.clock = clock
+        self.store = LeaseStore(dynamodb, config.table)
+        self.checkpoints = DynamoDBCheckpointStore(self.store, initial=config.initial_position)
+        self.output = sink or Output.of(config).open(app=config.table, stream=config.stream, s3=s3_settings())
+        self.manager = LeaseManager(self.store, config.worker_id, config.lease_seconds, clock=clock)
+        self.run_id = run_id or new_run_id()  # also the batch id
+        self.timings = Timings()
+        self.current_read: Cancellable | None = None  # for the lease renewer to cancel
+        self.tasks = self.failed_task_attempts = 0  # the read's Spark tasks, and their retried attempts
+
+    def emit(self, step: str) -> None:
+        emit(Event(step, self.run_id))
+
+    def lost(self, keys: Collection[str], when: str) -> LeaseLostError:
+        """The error of a run that lost ``keys``: one line naming them and who has them now."""
+        line = lost_line(self.store, self.checkpoints.history, keys, worker_id=self.config.worker_id, when=when)
+        return LeaseLostError(line)
+
+    def still_ours(self, when: str) -> None:
+        """Raise LeaseLostError unless every held lease is still this worker's in the table.
+        Read-only: the process that renews the leases may be another one."""
+        gone = self.manager.lost_leases() | self.manager.taken_over()
+        if gone:
+            raise self.lost(gone, when)
+
+    def manifest(self, when: str) -> RunPlan:
+        """The run's plan as its start step wrote it. Gone while this worker holds none of its
+        leases: another worker settled the batch after they lapsed (LeaseLostError)."""
+        body = self.output.read_manifest(self.run_id)
+        if body is not None:
+            return plan_from_json(body)
+        if self.manager.held():
+            self.still_ours(when)
+        else:
+            raise LeaseLostError(
+                f"run {self.run_id} holds none of its leases and its plan is gone from {self.output.uri}: another "
+                f"worker took its shards and settled its batch {when}; nothing was published"
+            )
+        raise InvalidStateError(f"run {self.run_id} has no plan in {self.output.uri}: its staging was removed")
+
+
+__all__ = ["Cancellable", "Progress", "RunContext", "Timings", "new_run_id"]

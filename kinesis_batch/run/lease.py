@@ -1,0 +1,46 @@
+"""Step 3, lease: take the planned shards' leases, plan again from the leases as taken, mark
+each held lease with the batch, and write the plan where the later steps find it.
+
+- Shards leased by a live worker elsewhere are skipped and reported, never taken.
+- The plan is made again after the take: another run may have committed (and released) a shard
+  between the survey and the take, and its old checkpoint would read records twice. Leases the
+  second plan does not need are released at once.
+- Every held lease is marked with the batch (``pendingBatchId``, fenced) before anything is
+  read, so a crash from here on leaves a batch that recovery settles.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from kinesis_batch.leases.model import Lease
+from kinesis_batch.planning import RunPlan, plan_to_json
+from kinesis_batch.run.context import RunContext
+from kinesis_batch.run.survey import plan_for
+from kinesis_batch.shards.lineage import Lineage
+
+
+def take(context: RunContext, lineage: Lineage, leases: Mapping[str, Lease]) -> tuple[RunPlan, dict[str, str]]:
+    """Returns (the plan as leased, shards leased elsewhere -> owner)."""
+    manager = context.manager
+    plan = plan_for(context, lineage, leases)
+    manager.ensure_leases(plan.new_leases)
+    taken = manager.take(plan.shard_ids)
+    plan = plan_for(context, lineage, {lease.lease_key: lease for lease in context.store.list_leases()})
+    manager.release([key for key in manager.held() if key not in set(plan.shard_ids)])
+    elsewhere = {**plan.leased_elsewhere, **taken.held_elsewhere}
+    elsewhere.update({key: "(lost race)" for key in taken.lost_race})
+    bound = plan.until.isoformat() if plan.until else "the tip"
+    context.progress(
+        f"plan: {len(plan.ranges)} shards in {len(plan.waves())} waves, {len(plan.finished)} finished, "
+        f"{len(elsewhere)} leased elsewhere, {len(plan.waiting)} waiting for parents; bound {bound}"
+    )
+    # Marked before anything is written; where the batch ends is not known yet.
+    manager.write_each(
+        sorted(manager.held()), lambda lease: context.checkpoints.prepare(lease, lease.checkpoint, context.run_id)
+    )
+    context.output.write_manifest(context.run_id, plan_to_json(plan))
+    return plan, elsewhere
+
+
+__all__ = ["take"]

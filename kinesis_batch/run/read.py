@@ -1,0 +1,138 @@
+"""Step 4, read: one Spark job over the held shards of the plan, a group of ranges per task
+(kinesis_batch.grouping), or the same step run elsewhere (a spark-submit) while this process
+holds and renews the leases.
+
+- A child is read once every parent reached SHARD_END, in the same task (no wave barrier).
+- Rows go to the batch's data place, what each range read to its ``_results``; the files of
+  failed task attempts are deleted. Nothing is kept when the leases were lost meanwhile (a run
+  frozen, then thawed after another worker settled its batch): that ends as LeaseLostError,
+  with the line naming who has the shards now.
+- A lease lost while reading (the renewer cancels the job) raises LeaseLostError; an error
+  inside a task is raised as the library's own error, not as Spark's wrapper.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from typing import NoReturn, Protocol
+
+from kinesis_batch.errors import InvalidStateError, KinesisBatchError
+from kinesis_batch.events import task_observers
+from kinesis_batch.grouping import group_ranges
+from kinesis_batch.planning import ShardRange, parents_ended, readable, shard_commit
+from kinesis_batch.run.context import Cancellable, RunContext
+from kinesis_batch.run.retention import check_gaps, warn_if_at_risk
+from kinesis_batch.shards.listing import retention_hours
+from kinesis_batch.shards.reader import ReadResult
+
+
+class Read(Cancellable, Protocol):
+    """A read step run elsewhere (a spark-submit): ``run`` reads, ``cancel`` stops it."""
+
+    def run(self) -> None: ...
+
+
+def read(context: RunContext) -> None:
+    """Read the plan's held ranges in one Spark job."""
+    from kinesis_batch.spark.job import ReadJob, read_results, warm_up
+    from kinesis_batch.spark.spec import GroupSpec
+
+    context.manager.adopt()
+    plan = context.manifest("while reading")
+    ranges = readable(plan.ranges, set(context.manager.held()))
+    if not ranges:
+        return
+    output, batch_id = context.output, context.run_id
+    output.clear_staged_rows(batch_id)  # an earlier attempt of this step
+    data = output.data(batch_id)
+    data.make_dirs()
+    with context.timings.step("spark_start"):  # once, outside the read's timing
+        spark = context.spark()
+        warm_up(spark)
+    groups = group_ranges(ranges, slots=spark.defaultParallelism, shards_per_task=context.config.shards_per_task)
+    column = output.format != "parquet"  # parquet has the batch id from its folder
+    specs = [
+        GroupSpec.of(context.config, context.kinesis, group, plan.until, data, batch_id, batch_column=column)
+        for group in groups
+    ]
+    job = ReadJob(spark, batch_id, observers=task_observers())
+    context.current_read = job
+    started = time.monotonic()
+    try:
+        with context.timings.step("read"):
+            done = job.run(specs)
+    except Exception as exc:
+        _raise_failure(context, exc)
+    finally:
+        context.tasks, context.failed_task_attempts = job.tasks, job.failed_attempts
+        context.current_read = None
+    seconds = time.monotonic() - started
+    context.still_ours("while reading")  # before writing anything more into the batch's staging
+    job.keep(done, specs, output.results(batch_id))
+    _report(context, ranges, read_results(output.results(batch_id)), seconds, len(specs))
+    context.emit("read")
+
+
+def read_elsewhere(context: RunContext, step: Read) -> None:
+    """The read step in another process (a spark-submit of ``--step read``), while this one
+    holds and renews the leases: a lease lost meanwhile stops it and raises LeaseLostError."""
+    context.current_read = step
+    try:
+        with context.timings.step("read"):
+            step.run()
+    except Exception as exc:
+        _raise_failure(context, exc)
+    finally:
+        context.current_read = None
+    context.emit("read")
+
+
+def _raise_failure(context: RunContext, exc: Exception) -> NoReturn:
+    """A failed or cancelled read: a lost lease explains it first, then a task's own error.
+    Read-only: the process that renews the leases may be another one."""
+    from kinesis_batch.spark.spec import raised_in_task
+
+    lost = context.manager.lost_leases()
+    if not lost:
+        with contextlib.suppress(KinesisBatchError):  # cannot tell now: the task's error stands
+            lost = context.manager.taken_over()
+    if lost:
+        raise context.lost(lost, "while reading") from exc
+    error = raised_in_task(exc)
+    if error is None:
+        raise exc
+    raise error from exc
+
+
+def _report(
+    context: RunContext, ranges: tuple[ShardRange, ...], results: dict[str, ReadResult], seconds: float, tasks: int
+) -> None:
+    """Check the results (every range a task had to read was read; gaps), and say them."""
+    missing = [r.shard_id for r in ranges if r.shard_id not in results and parents_ended(r, results)]
+    if missing:
+        raise InvalidStateError(f"the Spark job reported nothing for shards {', '.join(missing)}")
+    config, progress = context.config, context.progress
+    check_gaps(
+        {shard: r.trimmed_after for shard, r in results.items()}, allow_gaps=config.allow_gaps, progress=progress
+    )
+    hours = retention_hours(context.kinesis, config.stream)
+    for shard_range in ranges:
+        result = results.get(shard_range.shard_id)
+        if result is None:
+            progress(f"  {shard_range.shard_id}: not read, a parent stopped at the bound")
+            continue
+        moved = shard_commit(shard_range, result)
+        warn_if_at_risk(shard_range.shard_id, result.first_millis_behind_latest, hours, progress)
+        progress(
+            f"  {shard_range.shard_id}: {result.records} records, now at {moved.end if moved else shard_range.start}"
+        )
+    records = sum(result.records for result in results.values())
+    retried = f"; {context.failed_task_attempts} failed task attempts retried" if context.failed_task_attempts else ""
+    progress(
+        f"read: {len(results)} shards in {tasks} tasks, {records} records in {seconds:.1f} s "
+        f"({records / max(seconds, 1e-9):,.0f} rec/s){retried}"
+    )
+
+
+__all__ = ["Read", "read", "read_elsewhere"]

@@ -1,0 +1,46 @@
+"""Step 7, release: the teardown, also after a failure. An unpublished batch is discarded
+(fenced: a task of this run still alive somewhere must not publish it later) and its markers
+cleared; every lease this run holds is released. What a failure leaves behind here (a lease
+another worker took meanwhile, an endpoint that is down) is settled by the next run's recovery.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from kinesis_batch.errors import KinesisBatchError
+from kinesis_batch.run.context import RunContext
+
+log = logging.getLogger(__name__)
+
+
+def finish(context: RunContext) -> list[str]:
+    """Returns the keys released."""
+    if not context.store.table_exists():
+        return []  # the run failed before it created or leased anything
+    manager, batch_id = context.manager, context.run_id
+    manager.adopt()
+    if context.output.committed(batch_id) is None:
+        context.output.discard(batch_id)
+        for key in sorted(manager.held()):
+            try:
+                with manager.fenced(key) as settle:
+                    settle(context.checkpoints.abort(manager.lease(key), batch_id))
+            except KinesisBatchError as exc:  # recovery by the next run clears what is left
+                log.warning("could not clear pending batch %s on %s: %s", batch_id, key, exc)
+    return manager.release()
+
+
+@contextmanager
+def after_failure() -> Iterator[None]:
+    """Around the teardown after a step failed: the step's error is the one to report, so a
+    failure of the teardown itself is only logged."""
+    try:
+        yield
+    except KinesisBatchError as exc:
+        log.warning("teardown after a failed run also failed: %s", exc)
+
+
+__all__ = ["after_failure", "finish"]

@@ -1,0 +1,69 @@
+"""What a run did, as the library reports it: a value, its JSON (``kinesis-batch run --json``,
+the orchestrators' metadata) and its lines for people (the command line's summary)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from kinesis_batch.output.records import ShardCommit
+
+
+@dataclass(frozen=True)
+class RunReport:
+    run_id: str
+    batch_id: str
+    published: bool
+    shards: tuple[ShardCommit, ...]
+    recovered: dict[str, str]  # shard -> "rolled forward" | "discarded" | "cleared"
+    leased_elsewhere: dict[str, str]
+    waiting: dict[str, tuple[str, ...]]
+    seconds: float
+    output: str = ""
+    # Where the time went: start (recover, plan, lease), spark_start, read (the job), publish, commit.
+    timings: dict[str, float] = field(default_factory=dict)
+    tasks: int = 0  # Spark tasks of the read, each a group of shards
+    failed_task_attempts: int = 0  # task attempts that failed and were retried
+
+    @property
+    def records(self) -> int:
+        return sum(s.records for s in self.shards)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "batch_id": self.batch_id,
+            "published": self.published,
+            "output": self.output,
+            "records": self.records,
+            "seconds": round(self.seconds, 3),
+            "timings": self.timings,
+            "tasks": self.tasks,
+            "failed_task_attempts": self.failed_task_attempts,
+            "shards": [
+                {
+                    "shard_id": s.shard_id,
+                    "start": str(s.start),
+                    "end": str(s.end),
+                    "records": s.records,
+                    "reached_shard_end": s.reached_shard_end,
+                }
+                for s in self.shards
+            ],
+            "recovered": self.recovered,
+            "leased_elsewhere": self.leased_elsewhere,
+            "waiting": {shard: list(parents) for shard, parents in self.waiting.items()},
+        }
+
+    def lines(self, what: str = "run") -> list[str]:
+        """The shards skipped, then one summary line (``what`` names the run: run, backfill)."""
+        skipped = [f"skipped {shard}: leased by {owner}" for shard, owner in sorted(self.leased_elsewhere.items())]
+        published = self.output if self.published else "nothing new to publish"
+        summary = (
+            f"{what} {self.run_id}: {self.records} records from {len(self.shards)} shards in {self.seconds:.1f} s; "
+            f"{published}"
+        )
+        return [*skipped, summary]
+
+
+__all__ = ["RunReport"]

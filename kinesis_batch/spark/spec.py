@@ -1,0 +1,123 @@
+"""What crosses between the driver and a Spark task, both ways: a task's work as JSON, and a
+task's error as one marker line in Spark's failure text that the driver turns back into the
+library's own typed error (so a user never sees Spark's wrapper).
+
+The driver passes Kinesis' endpoint and region in the spec: Python workers do not see
+environment changes made in the driver after the JVM started.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from kinesis_batch import errors
+from kinesis_batch.config import RunConfig
+from kinesis_batch.errors import KinesisBatchError
+from kinesis_batch.output.place import Place
+
+if TYPE_CHECKING:
+    from mypy_boto3_kinesis import KinesisClient
+
+    from kinesis_batch.planning import ShardRange
+
+ERROR_MARKER = "kinesis-batch-task-error:"  # a line of a failed task's message: the typed error as JSON
+
+
+@dataclass(frozen=True)
+class RangeSpec:
+    """One shard range of a group, as JSON-able values."""
+
+    shard_id: str
+    closed: bool
+    depth: int
+    start: dict[str, Any]  # a checkpoint as CommitRecord JSON has it
+    parents: tuple[str, ...] = ()  # planned parents: read only once these reached SHARD_END
+
+
+@dataclass(frozen=True)
+class GroupSpec:
+    """One task's work, as JSON-able values."""
+
+    stream: str
+    ranges: tuple[RangeSpec, ...]  # parents before children
+    until: str | None
+    data: dict[str, Any]  # the sink's data place (Place JSON): the Parquet files go here
+    batch_id: str
+    batch_column: bool  # batch_id written as a column (the table formats; parquet has it from its folder)
+    endpoint_url: str | None
+    region: str | None
+    limits: dict[str, Any]
+
+    @classmethod
+    def of(
+        cls,
+        config: RunConfig,
+        kinesis: KinesisClient,
+        ranges: Sequence[ShardRange],
+        until: datetime | None,
+        data: Place,
+        batch_id: str,
+        *,
+        batch_column: bool = True,
+    ) -> GroupSpec:
+        return cls(
+            stream=config.stream,
+            ranges=tuple(
+                RangeSpec(r.shard_id, r.closed, r.depth, r.start.to_json(), tuple(r.planned_parents)) for r in ranges
+            ),
+            until=until.isoformat() if until else None,
+            data=data.to_json(),
+            batch_id=batch_id,
+            batch_column=batch_column,
+            endpoint_url=kinesis.meta.endpoint_url,
+            region=kinesis.meta.region_name,
+            limits=asdict(config.read_limits),
+        )
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_json(cls, text: str) -> GroupSpec:
+        body = json.loads(text)
+        ranges = tuple(RangeSpec(**{**r, "parents": tuple(r["parents"])}) for r in body.pop("ranges"))
+        return cls(ranges=ranges, **body)
+
+
+def task_error(exc: Exception) -> str:
+    """The marker line a task's failure carries: the error's class name and message, one line
+    of JSON."""
+    return ERROR_MARKER + json.dumps({"type": type(exc).__name__, "message": str(exc)})
+
+
+def raised_in_task(exc: BaseException) -> KinesisBatchError | None:
+    """The error a task raised, rebuilt from the marker line in Spark's failure text (same
+    class, same message); None when the failure did not come from a task's own error."""
+    text = str(exc)
+    at = text.find(ERROR_MARKER)
+    if at < 0:
+        return None
+    try:
+        body, _ = json.JSONDecoder().raw_decode(text, at + len(ERROR_MARKER))
+    except ValueError:
+        return None
+    kind = _ERRORS.get(body.get("type", ""))
+    if kind is None:  # not one of ours: a bug, or a library below us
+        return KinesisBatchError(f"a read task failed: {body.get('type')}: {body.get('message')}")
+    return kind(body.get("message", ""))
+
+
+def _subclasses(root: type[KinesisBatchError]) -> Iterator[type[KinesisBatchError]]:
+    yield root
+    for child in root.__subclasses__():
+        yield from _subclasses(child)
+
+
+_ERRORS = {kind.__name__: kind for kind in _subclasses(errors.KinesisBatchError)}
+
+
+__all__ = ["ERROR_MARKER", "GroupSpec", "RangeSpec", "raised_in_task", "task_error"]

@@ -1,0 +1,97 @@
+"""Fault injection at a run's named steps, for the crash, freeze and zombie tests (test code only:
+production code has no fault switch, only observers of its steps, kinesis_batch.events).
+
+:class:`FaultAt` is an observer that acts when the run reaches its step:
+
+- ``crash STEP``: kill -9 the run's whole process group (driver, Spark's JVM) at a driver-side
+  step; at ``reading`` (a Spark task wrote a shard's first rows) the whole session, from the
+  task's Python worker (pyspark's worker daemon has a process group of its own);
+  ``crash task``: kill -9 only that Python worker, in the task's first attempt, so Spark
+  retries the task;
+- ``freeze STEP``: SIGSTOP the driver at a driver-side step, as a long pause would; at
+  ``reading``, the driver, the JVM and the worker itself, once, in the task's first attempt.
+
+``python -m tests.faultpoints crash|freeze STEP kinesis-batch ARGS...`` is the command line with
+such an observer installed: the crash and zombie tests start their runs this way.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from kinesis_batch.events import STEPS, Event
+
+REPO = Path(__file__).resolve().parents[1]
+_FROZEN = threading.Lock()
+_FROZEN_ONCE: list[bool] = []  # per process: a worker freezes the run once
+
+
+@dataclass(frozen=True)
+class FaultAt:
+    """An observer (it pickles: the run ships it to its Spark tasks) that crashes or freezes the
+    run at ``step``; ``batch_id`` set: only that batch's run."""
+
+    action: str  # "crash" | "freeze"
+    step: str  # one of STEPS, or "task" (crash only)
+    batch_id: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.action not in ("crash", "freeze") or self.step not in (*STEPS, "task"):
+            raise ValueError(f"not a fault: {self.action} {self.step}")
+
+    def __call__(self, event: Event) -> None:
+        if self.batch_id is not None and event.batch_id != self.batch_id:
+            return
+        in_task = event.step == "reading"
+        if self.step == "task" and in_task and self.action == "crash":
+            if _first_attempt():
+                os.kill(os.getpid(), signal.SIGKILL)
+            return
+        if event.step != self.step:
+            return
+        if self.action == "crash":
+            os.killpg(os.getsid(0) if in_task else os.getpgrp(), signal.SIGKILL)
+        elif not in_task:
+            os.kill(os.getpid(), signal.SIGSTOP)
+        elif _first_attempt():
+            with _FROZEN:
+                if not _FROZEN_ONCE:
+                    _FROZEN_ONCE.append(True)
+                    os.killpg(os.getsid(0), signal.SIGSTOP)
+                    os.kill(os.getpid(), signal.SIGSTOP)
+
+
+def _first_attempt() -> bool:
+    from pyspark import TaskContext
+
+    context = TaskContext.get()
+    return context is not None and context.attemptNumber() == 0
+
+
+def command(action: str, step: str, *args: str) -> list[str]:
+    """The argv of ``kinesis-batch ARGS`` that crashes or freezes at ``step``."""
+    return [sys.executable, "-m", "tests.faultpoints", action, step, *args]
+
+
+def main(argv: list[str]) -> int:
+    from kinesis_batch import cli, events
+
+    action, step, *args = argv
+    # Spark's Python workers unpickle the observer, so they must find this module too: the JVM
+    # passes PYTHONPATH on to them.
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
+    events.observe(FaultAt(action, step), in_tasks=True)
+    return cli.main(args)
+
+
+if __name__ == "__main__":
+    # As tests.faultpoints, not __main__: the observer then pickles by reference (its module's lock
+    # stays behind), and Spark's Python workers import this module to unpickle it.
+    from tests.faultpoints import main as imported_main
+
+    sys.exit(imported_main(sys.argv[1:]))

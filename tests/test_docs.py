@@ -1,0 +1,88 @@
+"""The docs stay true: every link of the README and docs/ resolves (files and headings), the
+module map of docs/architecture.md is the tree, the library's example runs, and the README
+stays a page a new user reads."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kinesis_batch import LeaseStore
+from tests.runs import REPO
+from tests.streams import StreamFactory, put
+
+PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), REPO / "benchmarks" / "README.md"]
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+#: The folders the module map draws whole, and the files it may leave out.
+MAPPED = ("kinesis_batch", "dags", "spark_jobs", "tools/devkit")
+
+
+def anchors(page: Path) -> set[str]:
+    """GitHub's anchors for the page's headings."""
+    headings = re.findall(r"^#+ (.+)$", page.read_text(), flags=re.MULTILINE)
+    return {re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-") for heading in headings}
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: str(page.relative_to(REPO)))
+def test_every_link_of_the_page_resolves(page: Path) -> None:
+    broken = []
+    for target in LINK.findall(page.read_text()):
+        if target.startswith(("http://", "https://", "mailto:")):
+            continue
+        path, _, anchor = target.partition("#")
+        linked = (page.parent / path).resolve() if path else page
+        if not linked.exists() or (anchor and anchor not in anchors(linked)):
+            broken.append(target)
+    assert broken == [], f"{page.name}: links to nowhere: {broken}"
+
+
+def module_map() -> set[str]:
+    """The paths the ```tree block of docs/architecture.md names (folders end with /)."""
+    text = (REPO / "docs" / "architecture.md").read_text()
+    (block,) = re.findall(r"```tree\n(.*?)```", text, flags=re.DOTALL)
+    paths, folders = set(), []
+    for line in block.splitlines():
+        depth = (len(line) - len(line.lstrip(" "))) // 2
+        name = line.split()[0]
+        del folders[depth:]
+        path = "".join(folders) + name
+        paths.add(path)
+        if name.endswith("/"):
+            folders.append(name)
+    return paths
+
+
+def test_the_module_map_of_the_architecture_page_is_the_tree() -> None:
+    drawn = module_map()
+    missing = sorted(path for path in drawn if not (REPO / path).exists())
+    modules = {
+        str(path.relative_to(REPO))
+        for folder in MAPPED
+        for path in (REPO / folder).rglob("*.py")
+        if "__pycache__" not in path.parts and path.name != "__init__.py"
+    }
+    assert missing == [], f"the map names what is not there: {missing}"
+    assert sorted(modules - drawn) == [], "modules the map leaves out"
+
+
+def test_the_readme_is_a_page_a_new_user_reads() -> None:
+    lines = (REPO / "README.md").read_text().splitlines()
+    assert len(lines) < 200
+    assert "make demo" in lines[lines.index("```sh") + 1] and "make test" in lines[lines.index("```sh") + 2]
+
+
+def test_the_librarys_example_of_a_consumer_of_ones_own_runs(
+    kinesis: Any, dynamodb: Any, streams: StreamFactory
+) -> None:
+    blocks = re.findall(r"```python\n(.*?)```", (REPO / "docs" / "library.md").read_text(), flags=re.DOTALL)
+    (example,) = [block for block in blocks if "ShardReader(" in block]
+    streams.create(shards=1, name="clicks")  # the example's stream
+    put(kinesis, "clicks", 25)
+
+    exec(compile(example, "docs/library.md", "exec"), {})  # the page's own code, as a reader copies it
+
+    (lease,) = LeaseStore(dynamodb, "clicks-consumer").list_leases()
+    assert lease.lease_owner is None and lease.last_batch_id == "batch-1" and not lease.checkpoint.is_start
