@@ -39,7 +39,7 @@ from kinesis_batch.run import CatchUpRun, RunReport
 from kinesis_batch.shards.limits import ReadLimits
 from kinesis_batch.spark.job import read_results, staged_files
 from tests import faultpoints
-from tests.output.support import output_args, read_rows, sink_of
+from tests.output.support import output_args, read_rows, run_config, sink_of
 from tests.runs import REPO, assert_exactly_once, assert_per_key_order, diamond_stream, session_is_gone
 from tests.streams import StreamFactory
 
@@ -100,25 +100,16 @@ def lease_owners(stream: str) -> dict[str, str]:
     return {lease.lease_key: lease.lease_owner for lease in store.list_leases() if lease.lease_owner}
 
 
-def run_config(stream: str, output: tuple[str, ...], worker_id: str, lease_seconds: float = LEASE_SECONDS) -> RunConfig:
-    """What ``kinesis-batch run --stream STREAM OUTPUT... --worker-id WORKER_ID`` runs with."""
-    options = dict(zip(output[::2], output[1::2], strict=True))
-    return RunConfig(
-        stream,
-        output=options["--output"],
-        format=options["--format"],
-        catalog=options.get("--catalog"),
-        worker_id=worker_id,
-        lease_seconds=lease_seconds,
-        read_limits=ReadLimits.unlimited(),
-    )
+def config_of(stream: str, output: tuple[str, ...], worker_id: str, lease_seconds: float = LEASE_SECONDS) -> RunConfig:
+    """The crash tests' runs, unpaced on the emulator."""
+    return run_config(stream, output, worker_id, lease_seconds=lease_seconds, read_limits=ReadLimits.unlimited())
 
 
 def catch_up(
     spark: Any, stream: str, output: tuple[str, ...], worker_id: str, clock: Callable[[], float] = time.time
 ) -> RunReport:
     """``kinesis-batch run`` in this process, on the shared Spark, as ``worker_id`` with ``clock``."""
-    config = run_config(stream, output, worker_id)
+    config = config_of(stream, output, worker_id)
     run = CatchUpRun(config, kinesis=kinesis_client(), dynamodb=dynamodb_client(), spark=lambda: spark, clock=clock)
     return run.run()
 
@@ -252,7 +243,7 @@ def hold_one_shard_each(spark: Any, stream: str, output: tuple[str, ...], worker
     lease and the other publishes nothing; this way both publish into the one output. The other
     shards are raced for."""
     for worker, shard_id in zip(workers, ["shardId-000000000000", "shardId-000000000001"], strict=True):
-        config = run_config(stream, output, worker, lease_seconds=300)  # the runs' own (the default)
+        config = config_of(stream, output, worker, lease_seconds=300)  # the runs' own (the default)
         run = CatchUpRun(config, kinesis=kinesis_client(), dynamodb=dynamodb_client(), spark=lambda: spark)
         run.checkpoints.create_checkpoint_store_if_not_exists()
         run.manager.ensure_leases(run.plan().new_leases)

@@ -17,10 +17,9 @@ from typing import Any
 import pytest
 
 from kinesis_batch import LeaseStore
-from kinesis_batch.config import RunConfig
 from kinesis_batch.run import CatchUpRun
 from tests import faultpoints
-from tests.output.support import output_args, read_rows, sink_of
+from tests.output.support import output_args, read_rows, run_config, sink_of
 from tests.runs import REPO, assert_exactly_once, diamond_stream
 from tests.streams import StreamFactory
 
@@ -43,8 +42,19 @@ def frozen(pid: int, timeout: float = 120.0) -> bool:
     return False
 
 
-def past_the_lease(config: RunConfig, kinesis: Any, dynamodb: Any, spark: Any) -> CatchUpRun:
-    """Another worker's run, on the shared Spark, whose clock is past the zombie's lease."""
+def start_zombie(step: str, name: str, output: tuple[str, ...], *extra: str) -> subprocess.Popen[str]:
+    """``kinesis-batch run`` as worker "zombie", in a session of its own, freezing at ``step``."""
+    run = ("run", "--stream", name, *output, "--lease-seconds", str(LEASE_SECONDS), "--worker-id", "zombie")
+    return subprocess.Popen(
+        faultpoints.command("freeze", step, *run, "--read-limits", "none", *extra),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, cwd=REPO,
+    )  # fmt: skip
+
+
+def recoverer(name: str, output: tuple[str, ...], kinesis: Any, dynamodb: Any, spark: Any) -> CatchUpRun:
+    """Another worker's run on the same output, on the shared Spark, whose clock is past the
+    zombie's lease."""
+    config = run_config(name, output, "recoverer", lease_seconds=LEASE_SECONDS)
     return CatchUpRun(
         config, kinesis=kinesis, dynamodb=dynamodb, spark=lambda: spark, clock=lambda: time.time() + LEASE_SECONDS + 1
     )
@@ -64,29 +74,16 @@ def test_a_run_frozen_past_its_lease_cannot_publish_after_another_worker_recover
     name = streams.create(shards=3)
     sent = diamond_stream(kinesis, name, 40)
     output = output_args(format, where, tmp_path, monkeypatch)
-    options = dict(zip(output[::2], output[1::2], strict=True))
 
     # The zombie: it read everything, checked its leases, and freezes just before publishing.
-    zombie = subprocess.Popen(
-        faultpoints.command("freeze", "staged", "run", "--stream", name, *output,
-                            "--lease-seconds", str(LEASE_SECONDS), "--worker-id", "zombie", "--read-limits", "none"),
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, cwd=REPO,
-    )  # fmt: skip
+    zombie = start_zombie("staged", name, output)
     try:
         assert frozen(zombie.pid), f"the run did not freeze: {zombie.communicate(timeout=60)[1][-2000:]}"
 
         # Another worker, past the zombie's lease by its clock: recovery discards the zombie's
         # batch and the same range is read again into a batch of its own.
-        config = RunConfig(
-            name,
-            output=options["--output"],
-            format=format,
-            catalog=options.get("--catalog"),
-            worker_id="recoverer",
-            lease_seconds=LEASE_SECONDS,
-        )
-        recoverer = past_the_lease(config, kinesis, dynamodb, spark)
-        report = recoverer.run()
+        recovery = recoverer(name, output, kinesis, dynamodb, spark)
+        report = recovery.run()
         assert set(report.recovered.values()) == {"discarded"}, report.recovered
         assert report.published
     finally:
@@ -103,8 +100,8 @@ def test_a_run_frozen_past_its_lease_cannot_publish_after_another_worker_recover
     rows = read_rows(sink)
     assert_exactly_once(rows, sent)
     assert set(rows["batch_id"]) == {report.batch_id}, "the zombie's batch reached the output"
-    status = json.dumps([lease.pending_batch_id for lease in recoverer.store.list_leases()])
-    assert status == json.dumps([None] * len(recoverer.store.list_leases())), "a pending marker was left"
+    status = json.dumps([lease.pending_batch_id for lease in recovery.store.list_leases()])
+    assert status == json.dumps([None] * len(recovery.store.list_leases())), "a pending marker was left"
 
 
 def thaw(sid: int) -> None:
@@ -130,27 +127,13 @@ def test_a_run_frozen_while_reading_then_thawed_after_another_worker_finished_ex
     name = streams.create(shards=3)
     sent = diamond_stream(kinesis, name, 40)
     output = output_args(format, where, tmp_path, monkeypatch)
-    options = dict(zip(output[::2], output[1::2], strict=True))
 
     # The zombie freezes mid-read (its driver, JVM and the Python worker that wrote rows): the
     # lease renewer stops with it, and its leases lapse.
-    zombie = subprocess.Popen(
-        faultpoints.command("freeze", "reading", "run", "--stream", name, *output,
-                            "--lease-seconds", str(LEASE_SECONDS), "--worker-id", "zombie", "--read-limits", "none",
-                            "--spark-master", "local[1]", "--run-id", ZOMBIE),
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, cwd=REPO,
-    )  # fmt: skip
+    zombie = start_zombie("reading", name, output, "--spark-master", "local[1]", "--run-id", ZOMBIE)
     try:
         assert frozen(zombie.pid), f"the run did not freeze: {zombie.communicate(timeout=60)[1][-2000:]}"
-        config = RunConfig(
-            name,
-            output=options["--output"],
-            format=format,
-            catalog=options.get("--catalog"),
-            worker_id="recoverer",
-            lease_seconds=LEASE_SECONDS,
-        )
-        report = past_the_lease(config, kinesis, dynamodb, spark).run()
+        report = recoverer(name, output, kinesis, dynamodb, spark).run()
         assert report.published and set(report.recovered.values()) == {"discarded"}, report
     finally:
         thaw(zombie.pid)

@@ -41,7 +41,8 @@ def read(context: RunContext) -> None:
     context.manager.adopt()
     plan = context.manifest("while reading")
     ranges = readable(plan.ranges, set(context.manager.held()))
-    if not ranges:
+    if not ranges:  # nothing this worker may read: no Spark
+        context.emit("read")
         return
     output, batch_id = context.output, context.run_id
     output.clear_staged_rows(batch_id)  # an earlier attempt of this step

@@ -5,8 +5,8 @@ never the SQL session, whose start would cost about 1.7 s of CPU more. On a clus
 configures the context (kinesis_batch.spark.submit); everything here is for ``local[...]``
 masters, where the JVM only schedules the Python tasks and passes their small results back:
 - the client compiler and the serial collector start it about 2 s sooner and cost nothing;
-- Spark logs errors only (``log4j2.properties``): its default profile's start-up notices would
-  come before every run's own lines;
+- Spark logs errors only (``log4j2.properties``) in a context started here: its default
+  profile's start-up notices would come before every run's own lines;
 - a class-data archive of the classes a run loads (Java's AppCDS) maps them from one file
   instead of loading and verifying thousands of classes from Spark's jars: about 4 s less.
   ``python -m kinesis_batch.spark.session --class-archive`` makes it (tools/bootstrap.sh does,
@@ -32,9 +32,11 @@ if TYPE_CHECKING:
 #: Where the class-data archive is looked for: KINESIS_BATCH_SPARK_ARCHIVE, else in the
 #: environment Python runs from (it belongs to that environment's pyspark).
 ARCHIVE_SETTING = "KINESIS_BATCH_SPARK_ARCHIVE"
-#: Errors only (Spark's default profile prints its start-up notices on every run's stderr).
-LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
-LOCAL_JVM_OPTIONS = f"-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Dlog4j2.configurationFile={LOG_CONFIG}"
+LOCAL_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+#: Errors only, for the context a process starts for itself: Spark's default profile would print
+#: its start-up notices before every run's own lines. A spark-submitted step keeps Spark's own
+#: logging, which goes to the orchestrator's log with the step's output.
+QUIET_LOGS = f"-Dlog4j2.configurationFile={Path(__file__).with_name('log4j2.properties')}"
 # A refused archive would print a warning on stdout (the run's --json report goes there).
 QUIET_CDS = "-Xlog:cds=off -Xlog:cds+dynamic=off"
 
@@ -73,7 +75,7 @@ def spark_context(
     }.items():
         conf.set(key, value)
     if master.startswith("local"):
-        conf.set("spark.driver.extraJavaOptions", jvm_options or local_jvm_options())
+        conf.set("spark.driver.extraJavaOptions", f"{jvm_options or local_jvm_options()} {QUIET_LOGS}")
     context = SparkContext.getOrCreate(conf)
     # A failed task is reported by the run itself, as one line with the task's own error; Spark's
     # ERROR log of it would print the same failure again as a JVM stack trace.

@@ -14,6 +14,7 @@ import pytest
 
 from kinesis_batch import Checkpoint
 from kinesis_batch.aws import s3_settings
+from kinesis_batch.config import RunConfig
 from kinesis_batch.output import Sink, open_sink
 from kinesis_batch.output.records import CommitRecord, ShardCommit
 from kinesis_batch.output.tables import ROW_SCHEMA, table_schema
@@ -55,6 +56,20 @@ def output_args(format: str, where: str, tmp_path: Path, monkeypatch: pytest.Mon
     for key, value in settings.items():
         monkeypatch.setenv(f"PYICEBERG_CATALOG__{catalog.upper()}__{key}", value)
     return ("--format", "iceberg", "--output", f"lake.t{name}", "--catalog", catalog)
+
+
+def run_config(stream: str, output: tuple[str, ...], worker_id: str, **settings: Any) -> RunConfig:
+    """What ``kinesis-batch run --stream STREAM OUTPUT... --worker-id WORKER_ID`` runs with
+    (``output``: output_args' arguments; ``settings``: RunConfig's others)."""
+    options = dict(zip(output[::2], output[1::2], strict=True))
+    return RunConfig(
+        stream,
+        output=options["--output"],
+        format=options["--format"],
+        catalog=options.get("--catalog"),
+        worker_id=worker_id,
+        **settings,
+    )
 
 
 def sink_of(args: tuple[str, ...], *, app: str = "kinesis-batch-tests", stream: str = "s") -> Sink:
