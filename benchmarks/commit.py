@@ -92,7 +92,7 @@ def commit_record(batch_id: str, files: int) -> CommitRecord:
 
 
 def stage(sink: Sink, record: CommitRecord) -> list[str]:
-    """One Parquet file per shard where and as the Spark tasks write it (``part-<shard>-<attempt>``
+    """One Parquet file per shard where and as the Spark tasks write it (``part-<shard>-<uuid>``
     through the data place, visible once complete), and the plan manifest."""
     import pyarrow as pa
     import pyarrow.parquet as pq

@@ -161,7 +161,7 @@ class DeltaSink(TableSink):
 
 
 def _shard_of(name: str) -> str:
-    """The shard of a task's file, ``part-<shard id>-<attempt>.parquet`` (kinesis_batch.spark.job)."""
+    """The shard of a task's file, ``part-<shard id>-<uuid>.parquet`` (kinesis_batch.spark.task)."""
     return name.removeprefix("part-").rsplit("-", 1)[0]
 
 

@@ -2,7 +2,7 @@
 
 Layout (readers ignore paths that start with ``_``)::
 
-    ROOT/_staging/<batch>/            part-<shard>-<attempt>.parquet from the Spark tasks, _results/,
+    ROOT/_staging/<batch>/            part-<shard>-<uuid>.parquet from the Spark tasks, _results/,
                                       _plan.json, and _commit.json once the batch is complete
     ROOT/batch_id=<batch>/            the published batch (hive-style: readers get a batch_id column)
     ROOT/_discarded/<batch>-<nonce>/  a staging that lost (deleted right after)

@@ -137,3 +137,17 @@ def test_the_backfill_task_writes_to_the_derived_table_unless_one_is_named(airfl
         params | {"output": str(tmp_path / "mine")}, dag_id="kinesis_backfill", run_id="manual__x", main=main
     )
     assert named.output.uri == str(tmp_path / "mine")
+
+
+def test_without_a_configured_stream_the_dag_has_no_schedule_and_says_so(
+    airflow_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("AIRFLOW__KINESIS_BATCH__STREAM", raising=False)
+    dag = configured_dagbag(monkeypatch).get_dag("kinesis_catchup")
+    assert dag.timetable.can_be_scheduled is False
+    assert (dag.doc_md or "").startswith("**No stream is configured**")
+    assert dag.params.get_param("stream").has_value is False, "the form asks for a stream; none is invented"
+
+    configured = configured_dagbag(monkeypatch, stream="clicks").get_dag("kinesis_catchup")
+    assert configured.timetable.can_be_scheduled and configured.params["stream"] == "clicks"
+    assert "No stream is configured" not in (configured.doc_md or "")
