@@ -27,6 +27,9 @@ from tests.streams import StreamFactory
 # freezes; it costs no time, since the recoverer's clock is set past it.
 LEASE_SECONDS = 60
 ZOMBIE = "zombie-batch"  # the run id (and batch id) of the run that freezes while reading
+EVERY_FORMAT = pytest.mark.parametrize(
+    ("format", "where"), [("parquet", "local"), ("delta", "s3"), ("iceberg", "local")], ids=str
+)
 
 
 def frozen(pid: int, timeout: float = 120.0) -> bool:
@@ -60,7 +63,7 @@ def recoverer(name: str, output: tuple[str, ...], kinesis: Any, dynamodb: Any, s
     )
 
 
-@pytest.mark.parametrize(("format", "where"), [("parquet", "local"), ("delta", "s3"), ("iceberg", "local")], ids=str)
+@EVERY_FORMAT
 def test_a_run_frozen_past_its_lease_cannot_publish_after_another_worker_recovered_its_batch(
     format: str,
     where: str,
@@ -113,7 +116,7 @@ def thaw(sid: int) -> None:
             os.kill(pid, signal.SIGCONT)
 
 
-@pytest.mark.parametrize(("format", "where"), [("parquet", "local"), ("delta", "s3"), ("iceberg", "local")], ids=str)
+@EVERY_FORMAT
 def test_a_run_frozen_while_reading_then_thawed_after_another_worker_finished_exits_3_with_one_line(
     format: str,
     where: str,
