@@ -52,7 +52,8 @@ if [[ ! -f $stamp || $(cat "$stamp") != "$want" ]]; then
   # pip is the fallback, e.g. where only pip is configured for a private index. Bytecode is
   # compiled here (about 30 s), as pip does: else every process compiles what it imports, and
   # where PYTHONDONTWRITEBYTECODE is set (CI images often do) does so every time it starts.
-  if .venv/bin/python -m pip install -q -c constraints.txt uv \
+  # -qq: pip's errors, not its warnings (a pip.conf naming index folders a machine lacks warns twice).
+  if .venv/bin/python -m pip install -qq -c constraints.txt uv \
     && VIRTUAL_ENV="$root/.venv" .venv/bin/uv pip install -q --compile-bytecode -c constraints.txt -e ".[dev]"; then :
   else
     say "uv could not install them; installing with pip"
