@@ -14,7 +14,9 @@
     │   ├── LeaseTableNotFoundError
     │   ├── MalformedLeaseError        a lease item that does not parse
     │   ├── LineageError               a shard listing that is not a DAG
-    │   └── TrimmedDataError           a checkpoint points at data retention already removed
+    │   ├── TrimmedDataError           a checkpoint points at data retention already removed
+    │   ├── ForeignTableError          a lease table that is not this consumer's
+    │   └── StreamRecreatedError       the stream was created again after its lease table was made
     └── IllegalArgumentError           the caller asked for something impossible; retrying cannot help
         └── CheckpointOrderError       a checkpoint that would move backwards or beyond what was read
 
@@ -96,6 +98,16 @@ class LineageError(InvalidStateError):
 
 class TrimmedDataError(InvalidStateError):
     """A checkpoint points at records the stream's retention has already removed."""
+
+
+class ForeignTableError(InvalidStateError):
+    """The lease table is not this consumer's: another application's (a KCL one), another
+    stream's, or of a newer kinesis-batch. Nothing of it is touched."""
+
+
+class StreamRecreatedError(InvalidStateError):
+    """The stream was deleted and created again after its lease table was made: the
+    checkpoints are the old stream's (``kinesis-batch reset`` starts over)."""
 
 
 class IllegalArgumentError(KinesisBatchError, ValueError):

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
-from kinesis_batch import defaults
+from kinesis_batch import defaults, ownership
 from kinesis_batch.aws import S3Settings
 from kinesis_batch.backfill import backfill_table, seed, start_checkpoints
 from kinesis_batch.checkpoints.history import HistoryTable
@@ -208,11 +208,15 @@ def seed_backfill(run: CatchUpRun, *, main_table: str, start: str, shards: Itera
     ``run=RUN_ID`` (the main checkpoints before that run, from ``main_table``'s history) or
     ``after_sequence=N``. Returns shard -> start checkpoint. Checks every value before creating
     anything; creating is idempotent (a retried seed changes nothing)."""
-    lineage = Lineage.build(list_shards(run.kinesis, run.config.stream))
+    stream = run.config.stream
     main = LeaseStore(run.store.client, main_table)
+    ownership.check(run.kinesis, main, stream)  # its history is read: it must be this stream's
+    claim = ownership.check(run.kinesis, run.store, stream)
+    lineage = Lineage.build(list_shards(run.kinesis, stream))
     history = HistoryTable(main.client, main.table_name) if main.table_exists() else None
     starts = start_checkpoints(start or defaults.BACKFILL_START, lineage, list(shards) or lineage.order, history)
     run.checkpoints.create_checkpoint_store_if_not_exists()
+    ownership.mark(run.store, claim, run.progress)
     seed(run.store, lineage, starts)
     return {shard: str(checkpoint) for shard, checkpoint in starts.items()}
 

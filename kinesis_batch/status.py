@@ -1,4 +1,5 @@
-"""What the status views show (the CLI and the Airflow UI page): JSON-able rows per shard, and history."""
+"""What the status views show (the CLI and the Airflow UI page): JSON-able rows per shard, and
+history. Read-only, and only of a table that is this stream's (kinesis_batch.ownership)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from kinesis_batch import ownership
 from kinesis_batch.checkpoints.history import HistoryEntry, HistoryTable
 from kinesis_batch.checkpoints.model import Checkpoint
 from kinesis_batch.checkpoints.runs import summarize_runs
@@ -14,7 +16,7 @@ from kinesis_batch.leases.store import LeaseStore
 from kinesis_batch.output.sink import Sink
 from kinesis_batch.shards.lag import RetentionRisk, ShardLag, shard_lag
 from kinesis_batch.shards.lineage import Lineage
-from kinesis_batch.shards.listing import list_shards, retention_hours
+from kinesis_batch.shards.listing import list_shards
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -37,7 +39,7 @@ def stream_status(
     """The stream's consumer at a glance: retention, the per-shard rows (with lag) and a summary;
     with ``output``, also the output's last batch beside the checkpoints."""
     now = now or datetime.now(UTC)
-    hours = retention_hours(kinesis, stream)
+    hours = ownership.check(kinesis, LeaseStore(dynamodb, table), stream).stream.retention_hours
     rows = shard_status(kinesis, dynamodb, stream, table, now=now, hours=hours)
     unfinished = [row for row in rows if row["checkpoint"] != "SHARD_END"]
     last = output_status(output, rows) if output is not None else None
@@ -144,8 +146,11 @@ def _worst(risks: list[str]) -> str:
     return max(risks, key=order.index, default=RetentionRisk.OK.value)
 
 
-def history_rows(dynamodb: DynamoDBClient, table: str, *, run_id: str | None = None) -> list[dict[str, Any]]:
+def history_rows(
+    kinesis: KinesisClient, dynamodb: DynamoDBClient, stream: str, table: str, *, run_id: str | None = None
+) -> list[dict[str, Any]]:
     """Every committed move, oldest first (``run_id``: that run's only)."""
+    ownership.check(kinesis, LeaseStore(dynamodb, table), stream)
     return [
         {
             "shard_id": e.lease_key,
@@ -161,8 +166,11 @@ def history_rows(dynamodb: DynamoDBClient, table: str, *, run_id: str | None = N
     ]
 
 
-def run_rows(dynamodb: DynamoDBClient, table: str, *, last: int = RUNS_SHOWN) -> list[dict[str, Any]]:
+def run_rows(
+    kinesis: KinesisClient, dynamodb: DynamoDBClient, stream: str, table: str, *, last: int = RUNS_SHOWN
+) -> list[dict[str, Any]]:
     """The newest ``last`` runs over the history, oldest first: records and lag at each run."""
+    ownership.check(kinesis, LeaseStore(dynamodb, table), stream)
     return [
         {
             "run": run.run,

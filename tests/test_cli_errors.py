@@ -45,7 +45,9 @@ def seeded(kinesis: Any, dynamodb: Any, streams: StreamFactory) -> Seeded:
     put(kinesis, name, 3, start=4)
     store = LeaseStore(dynamodb, default_table(name))
     DynamoDBCheckpointStore(store).create_checkpoint_store_if_not_exists()
-    assert store.create_lease_if_not_exists(Lease(first["ShardId"], checkpoint=Checkpoint.at(first["SequenceNumber"])))
+    # As a run leaves it: a run's lease items carry lineageDepth (what tells them from a KCL lease).
+    lease = Lease(first["ShardId"], checkpoint=Checkpoint.at(first["SequenceNumber"]), lineage_depth=0)
+    assert store.create_lease_if_not_exists(lease)
     return Seeded(name, store.table_name, store)
 
 

@@ -60,7 +60,8 @@ PUBLIC_API = {
     # the error tree, and what to do with an error
     "KinesisBatchError", "RetryableError", "ThrottledError", "DependencyError", "LeaseError", "LeaseLostError",
     "ShutdownError", "InvalidStateError", "StreamNotFoundError", "LeaseTableNotFoundError", "MalformedLeaseError",
-    "LineageError", "TrimmedDataError", "IllegalArgumentError", "CheckpointOrderError", "classify",
+    "LineageError", "TrimmedDataError", "ForeignTableError", "StreamRecreatedError", "IllegalArgumentError",
+    "CheckpointOrderError", "classify",
     # the building blocks
     "Shard", "Record", "Lineage", "list_shards", "ShardReader", "ReadResult", "StartPosition", "EndBound",
     "Lease", "LeaseStore", "LeaseManager", "LeaseRenewer", "Checkpoint", "DynamoDBCheckpointStore", "HistoryEntry",

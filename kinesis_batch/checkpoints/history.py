@@ -10,14 +10,15 @@ checkpoint of run X" by looking up the entries of that run.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from kinesis_batch.checkpoints.model import Checkpoint
 from kinesis_batch.errors import KinesisBatchError, MalformedLeaseError
+from kinesis_batch.leases.dynamodb import ConditionFailed, call_dynamodb, create_table, table_status, wait_until_active
 from kinesis_batch.leases.model import Item, checkpoint_attributes
-from kinesis_batch.leases.store import call_dynamodb, create_table, table_status, wait_until_active
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -97,6 +98,13 @@ class HistoryTable:
 
     def delete(self) -> None:
         call_dynamodb("DeleteTable", self.table_name, lambda: self.client.delete_table(TableName=self.table_name))
+
+    def record(self, entry: HistoryEntry) -> None:
+        """Record ``entry`` on its own: an operator's move (a reset, a KCL hand-over), not a
+        commit. Once: the same entry again changes nothing."""
+        put = self.put_request(entry)["Put"]
+        with contextlib.suppress(ConditionFailed):
+            call_dynamodb("PutItem", self.table_name, lambda: self.client.put_item(**put))
 
     def put_request(self, entry: HistoryEntry) -> dict[str, Any]:
         """The TransactWriteItems element that records ``entry`` (once: a replay fails)."""

@@ -85,7 +85,28 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _reading(backfill)
     backfill.add_argument("--json", action="store_true", help="print the run report as JSON")
+    _handover(commands)
     return parser
+
+
+def _handover(commands: argparse._SubParsersAction[_Parser]) -> None:
+    """The commands that move every checkpoint at once: never implicit."""
+    reset = commands.add_parser(
+        "reset", help="start a consumer over from one position; the old checkpoints stay in the history"
+    )
+    _stream_and_table(reset)
+    reset.add_argument("--start", required=True, help="trim_horizon | latest | at_timestamp=ISO8601")
+    reset.add_argument("--yes", action="store_true", help="do it (every checkpoint of the table is replaced)")
+    for name, verb in (("import-kcl", "create a lease table from"), ("export-kcl", "write the checkpoints into")):
+        handover = commands.add_parser(name, help=f"{verb} a stopped KCL application's lease table")
+        _stream_and_table(handover)
+        handover.add_argument("--kcl-table", required=True, help="the KCL application's lease table (its name)")
+        handover.add_argument(
+            "--watch-seconds",
+            type=float,
+            default=30.0,
+            help="how long no leaseCounter of the KCL table may move (default 30: three of KCL's failover periods)",
+        )
 
 
 def _output(parser: argparse.ArgumentParser, *, required: bool) -> None:

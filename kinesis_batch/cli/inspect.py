@@ -65,14 +65,14 @@ def _output_line(output: dict[str, Any]) -> str:
 
 
 def history_command(args: argparse.Namespace) -> int:
-    from kinesis_batch.aws import dynamodb_client
+    from kinesis_batch.aws import dynamodb_client, kinesis_client
     from kinesis_batch.status import history_rows
 
     validate_stream_name(args.stream)
     table = lease_table(args)
     if args.runs:
         return _runs(args, table)
-    rows = history_rows(dynamodb_client(), table, run_id=args.run)
+    rows = history_rows(kinesis_client(), dynamodb_client(), args.stream, table, run_id=args.run)
     if args.json:
         print(json.dumps(rows, indent=1))
         return 0
@@ -92,12 +92,12 @@ def history_command(args: argparse.Namespace) -> int:
 
 
 def _runs(args: argparse.Namespace, table: str) -> int:
-    from kinesis_batch.aws import dynamodb_client
+    from kinesis_batch.aws import dynamodb_client, kinesis_client
     from kinesis_batch.status import run_rows
 
     if args.run:
         raise IllegalArgumentError("--runs lists every run; --run names one, leave one of them out")
-    rows = run_rows(dynamodb_client(), table)
+    rows = run_rows(kinesis_client(), dynamodb_client(), args.stream, table)
     if args.json:
         print(json.dumps(rows, indent=1))
         return 0

@@ -12,19 +12,11 @@ Contract:
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from botocore.exceptions import BotoCoreError, ClientError
-
-from kinesis_batch.errors import (
-    IllegalArgumentError,
-    InvalidStateError,
-    LeaseTableNotFoundError,
-    error_code,
-    from_botocore,
-)
+from kinesis_batch.errors import IllegalArgumentError
+from kinesis_batch.leases.dynamodb import ConditionFailed, call_dynamodb, create_table, table_status, wait_until_active
 from kinesis_batch.leases.model import Item, Lease
 
 if TYPE_CHECKING:
@@ -64,6 +56,10 @@ class LeaseStore:
     def list_leases(self) -> list[Lease]:
         return [Lease.from_item(item) for item in self._scan()]
 
+    def items(self) -> list[Item]:
+        """Every item as stored, unparsed: what a table that may not be ours holds."""
+        return list(self._scan())
+
     def get_lease(self, lease_key: str) -> Lease | None:
         response = self._call(
             "GetItem",
@@ -89,7 +85,7 @@ class LeaseStore:
                     ConditionExpression="attribute_not_exists(leaseKey)",
                 ),
             )
-        except _ConditionFailed:
+        except ConditionFailed:
             return False
         return True
 
@@ -148,6 +144,25 @@ class LeaseStore:
         assignments = ", ".join(f"#f{i} = :f{i}" for i in range(len(fields)))
         return self.update(lease, f"SET leaseCounter = leaseCounter + :one, {assignments}", values, names=names)
 
+    def delete_lease_as_seen(self, lease: Lease) -> bool:
+        """Delete ``lease`` only as last seen (every take, renew and write bumps the counter it is
+        fenced on); False if it changed meanwhile."""
+        fence = {":counter": {"N": str(lease.lease_counter)}}
+        condition = "leaseCounter = :counter"
+        try:
+            self._call(
+                "DeleteItem",
+                lambda: self.client.delete_item(
+                    TableName=self.table_name,
+                    Key=_key(lease.lease_key),
+                    ConditionExpression=condition,
+                    ExpressionAttributeValues=fence,
+                ),
+            )
+        except ConditionFailed:
+            return False
+        return True
+
     def delete_lease(self, lease_key: str) -> None:
         """Delete the item whatever its state (an operator's or a cleanup action)."""
         self._call("DeleteItem", lambda: self.client.delete_item(TableName=self.table_name, Key=_key(lease_key)))
@@ -199,7 +214,7 @@ class LeaseStore:
             request["ExpressionAttributeNames"] = names
         try:
             response = self._call("UpdateItem", lambda: self.client.update_item(**request))
-        except _ConditionFailed:
+        except ConditionFailed:
             return None
         return Lease.from_item(response["Attributes"])
 
@@ -218,72 +233,6 @@ class LeaseStore:
 
     def _call(self, operation: str, call: Callable[[], T]) -> T:
         return call_dynamodb(operation, self.table_name, call)
-
-
-class _ConditionFailed(Exception):
-    """Internal: a conditional write lost; public methods turn it into a return value."""
-
-
-class _TableInUse(Exception):
-    """Internal: the table exists already (or is being created); create_table says False."""
-
-
-def call_dynamodb(operation: str, table_name: str, call: Callable[[], T]) -> T:
-    """Run one DynamoDB call, translating botocore errors (the boundary for DynamoDB stores)."""
-    try:
-        return call()
-    except ClientError as exc:
-        code = error_code(exc)
-        if code == "ConditionalCheckFailedException":
-            raise _ConditionFailed() from exc
-        if code == "ResourceInUseException":
-            raise _TableInUse() from exc
-        if code == "ResourceNotFoundException":
-            raise LeaseTableNotFoundError(
-                f"DynamoDB table {table_name!r} does not exist (create it with the lease store, "
-                "or check the region and endpoint)"
-            ) from exc
-        raise from_botocore(exc, operation=operation, resource=table_name) from exc
-    except BotoCoreError as exc:
-        raise from_botocore(exc, operation=operation, resource=table_name) from exc
-
-
-KeySpec = tuple[str, Literal["S", "N", "B"], Literal["HASH", "RANGE"]]
-
-
-def create_table(client: DynamoDBClient, table_name: str, keys: list[KeySpec]) -> bool:
-    """Create an on-demand table with ``keys`` as (name, type, HASH|RANGE); False if it existed."""
-    try:
-        call_dynamodb(
-            "CreateTable",
-            table_name,
-            lambda: client.create_table(
-                TableName=table_name,
-                AttributeDefinitions=[{"AttributeName": n, "AttributeType": t} for n, t, _ in keys],
-                KeySchema=[{"AttributeName": n, "KeyType": k} for n, _, k in keys],
-                BillingMode="PAY_PER_REQUEST",
-            ),
-        )
-    except _TableInUse:
-        return False
-    return True
-
-
-def table_status(client: DynamoDBClient, table_name: str) -> str | None:
-    """The table's status, or ``None`` if it does not exist."""
-    try:
-        described = call_dynamodb("DescribeTable", table_name, lambda: client.describe_table(TableName=table_name))
-    except LeaseTableNotFoundError:
-        return None
-    return str(described["Table"]["TableStatus"])
-
-
-def wait_until_active(client: DynamoDBClient, table_name: str, *, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while (status := table_status(client, table_name)) != "ACTIVE":
-        if time.monotonic() > deadline:
-            raise InvalidStateError(f"table {table_name!r} is {status or 'missing'} after {timeout:.0f} s")
-        time.sleep(0.2)
 
 
 def _key(lease_key: str) -> dict[str, dict[str, Any]]:

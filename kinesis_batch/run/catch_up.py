@@ -17,6 +17,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from kinesis_batch import ownership
 from kinesis_batch.leases.model import Lease
 from kinesis_batch.leases.renewer import LeaseRenewer
 from kinesis_batch.planning import RunPlan
@@ -30,7 +31,6 @@ from kinesis_batch.run.context import RunContext
 from kinesis_batch.run.report import RunReport
 from kinesis_batch.run.settle import recover_pending
 from kinesis_batch.shards.lineage import Lineage
-from kinesis_batch.shards.listing import retention_hours
 
 log = logging.getLogger(__name__)
 
@@ -76,11 +76,13 @@ class CatchUpRun(RunContext):
         )
 
     def start(self) -> tuple[dict[str, str], RunPlan, dict[str, str]]:
-        """Settle, survey and plan, take the leases and mark them with the batch, write the plan.
-        Returns (settled shards, plan, shards leased elsewhere -> owner)."""
-        retention_hours(self.kinesis, self.config.stream)  # an unknown stream is said before anything is made
+        """Check the table is this stream's, settle, survey and plan, take the leases and mark
+        them with the batch, write the plan. Returns (settled shards, plan, shards leased
+        elsewhere -> owner)."""
+        claim = ownership.check(self.kinesis, self.store, self.config.stream)  # before anything is made
         self.output.prepare()
         self.checkpoints.create_checkpoint_store_if_not_exists()
+        ownership.mark(self.store, claim, self.progress)
         lineage, leases = self.survey()
         recovered = recover_pending(leases, self.manager, self.checkpoints, self.output, self.progress)
         if recovered:

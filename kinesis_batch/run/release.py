@@ -10,7 +10,8 @@ import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from kinesis_batch.errors import KinesisBatchError
+from kinesis_batch import ownership
+from kinesis_batch.errors import ForeignTableError, KinesisBatchError, StreamRecreatedError
 from kinesis_batch.run.context import RunContext
 
 log = logging.getLogger(__name__)
@@ -20,6 +21,10 @@ def finish(context: RunContext) -> list[str]:
     """Returns the keys released."""
     if not context.store.table_exists():
         return []  # the run failed before it created or leased anything
+    try:
+        ownership.check(context.kinesis, context.store, context.config.stream)
+    except (ForeignTableError, StreamRecreatedError):
+        return []  # refused at its start: nothing of that table is this run's
     manager, batch_id = context.manager, context.run_id
     manager.adopt()
     if context.output.committed(batch_id) is None:

@@ -9,12 +9,13 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from kinesis_batch import ownership
 from kinesis_batch.checkpoints.model import Checkpoint
 from kinesis_batch.leases.model import Lease
 from kinesis_batch.leases.store import LeaseStore
 from kinesis_batch.planning import RunPlan, plan_run
 from kinesis_batch.shards.lineage import Lineage
-from kinesis_batch.shards.listing import list_shards, retention_hours
+from kinesis_batch.shards.listing import list_shards
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -43,9 +44,10 @@ def plan_now(
     clock: Callable[[], float] = time.time,
 ) -> RunPlan:
     """What a run of ``worker_id`` would read now: no output, no Spark, nothing leased or
-    created. A stream without a lease table yet plans its first run."""
-    retention_hours(kinesis, stream)  # an unknown stream is said first
+    created. A stream without a lease table yet plans its first run. The table must be this
+    stream's (kinesis_batch.ownership)."""
     store = LeaseStore(dynamodb, table)
+    ownership.check(kinesis, store, stream)  # an unknown stream, or a table not this stream's, is said first
     if store.table_exists():
         lineage, leases = survey(kinesis, store, stream)
     else:

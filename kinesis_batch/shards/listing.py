@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -76,8 +78,23 @@ def _call_with_backoff(
             backoff.sleep(attempt, sleep)
 
 
-def retention_hours(client: KinesisClient, stream_name: str) -> int:
-    """The stream's retention period (DescribeStreamSummary)."""
+@dataclass(frozen=True)
+class StreamDescription:
+    """Which stream this is: a name alone does not say, since a stream deleted and created again
+    under the same name (same ARN) is another incarnation, told apart by its creation time."""
+
+    name: str
+    arn: str
+    created_at: datetime
+    retention_hours: int
+
+    @property
+    def account(self) -> str:
+        return self.arn.split(":")[4]
+
+
+def describe_stream(client: KinesisClient, stream_name: str) -> StreamDescription:
+    """DescribeStreamSummary; StreamNotFoundError when there is no such stream."""
     try:
         summary = client.describe_stream_summary(StreamName=stream_name)["StreamDescriptionSummary"]
     except ClientError as exc:
@@ -86,4 +103,15 @@ def retention_hours(client: KinesisClient, stream_name: str) -> int:
         raise from_botocore(exc, operation="DescribeStreamSummary", resource=stream_name) from exc
     except BotoCoreError as exc:
         raise from_botocore(exc, operation="DescribeStreamSummary", resource=stream_name) from exc
-    return int(summary["RetentionPeriodHours"])
+    created = summary["StreamCreationTimestamp"]
+    return StreamDescription(
+        name=summary["StreamName"],
+        arn=summary["StreamARN"],
+        created_at=created.astimezone(UTC) if isinstance(created, datetime) else datetime.fromtimestamp(created, UTC),
+        retention_hours=int(summary["RetentionPeriodHours"]),
+    )
+
+
+def retention_hours(client: KinesisClient, stream_name: str) -> int:
+    """The stream's retention period (DescribeStreamSummary)."""
+    return describe_stream(client, stream_name).retention_hours

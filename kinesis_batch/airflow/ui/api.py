@@ -109,13 +109,14 @@ def create_app() -> FastAPI:
 
     @app.get("/api/streams/{stream}/history")
     def history(stream: str, table: str | None = None, run: str | None = None) -> list[dict[str, Any]]:
-        _, _, dynamodb = clients.get()
-        return history_rows(dynamodb, _table(validate_stream_name(stream), table), run_id=run or None)
+        _, kinesis, dynamodb = clients.get()
+        lease_table = _table(validate_stream_name(stream), table)
+        return history_rows(kinesis, dynamodb, stream, lease_table, run_id=run or None)
 
     @app.get("/api/streams/{stream}/runs")
     def runs(stream: str, table: str | None = None) -> list[dict[str, Any]]:
-        _, _, dynamodb = clients.get()
-        return run_rows(dynamodb, _table(validate_stream_name(stream), table))
+        _, kinesis, dynamodb = clients.get()
+        return run_rows(kinesis, dynamodb, stream, _table(validate_stream_name(stream), table))
 
     return app
 

@@ -1,0 +1,157 @@
+"""Whose lease table this is: checked before anything is written (a run, a backfill, a reset, the
+KCL hand-over) and before anything is shown (plan, status, history, the Airflow page).
+
+A table pair kinesis-batch made carries its mark (kinesis_batch.checkpoints.mark). :func:`check`
+reads it and refuses, in one line each (exit 2), having written nothing:
+
+- a table that holds leases but is not ours, saying what it looks like (a KCL application's, or
+  unknown: kinesis_batch.leases.foreign);
+- a table of another stream, naming both;
+- a stream created again after its table was made, giving both creation times and the way out
+  (``kinesis-batch reset``);
+- a table of a newer format than this install understands.
+
+A table without a mark but with leases was made by an earlier kinesis-batch, or is someone
+else's. It is adopted once, when every item is ours and every stored sequence number belongs to
+this stream: :func:`mark` then writes the mark and says so in one line. A table that does not
+exist yet, or holds nothing, is new: :func:`mark` marks it once the run has made it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from kinesis_batch.checkpoints.history import HistoryTable
+from kinesis_batch.checkpoints.mark import FORMAT_VERSION, TableMark, read_mark, write_mark
+from kinesis_batch.errors import ForeignTableError, StreamRecreatedError, error_code, from_botocore
+from kinesis_batch.leases.foreign import looks_like
+from kinesis_batch.leases.model import Lease
+from kinesis_batch.leases.store import LeaseStore
+from kinesis_batch.shards.listing import StreamDescription, describe_stream, list_shards
+
+if TYPE_CHECKING:
+    from mypy_boto3_kinesis import KinesisClient
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What :func:`check` found: the stream, the table's mark as read (None: a new table, or one
+    to adopt), and whether the table holds an earlier kinesis-batch's leases to adopt."""
+
+    stream: StreamDescription
+    table: str
+    mark: TableMark | None
+    adopt: bool = False
+
+    def mark_now(self, marked_by: str) -> TableMark:
+        """The mark this table gets now, for this stream's incarnation."""
+        stream = self.stream
+        return TableMark(stream.name, stream.arn, stream.created_at, datetime.now(UTC), marked_by)
+
+
+def check(kinesis: KinesisClient, store: LeaseStore, stream_name: str, *, recreated_ok: bool = False) -> Claim:
+    """Read-only. Raises ForeignTableError or StreamRecreatedError (unless ``recreated_ok``: the
+    reset that is its way out) with one line; StreamNotFoundError for an unknown stream."""
+    stream = describe_stream(kinesis, stream_name)
+    table = store.table_name
+    mark = read_mark(HistoryTable(store.client, table))
+    if mark is not None:
+        _check_mark(mark, stream, table, recreated_ok)
+        return Claim(stream, table, mark)
+    if not store.table_exists():
+        return Claim(stream, table, None)
+    items = store.items()
+    if not items:
+        return Claim(stream, table, None)
+    looks = looks_like(items)
+    if looks is not None:
+        raise ForeignTableError(
+            f"lease table {table} holds {len(items)} leases but is not kinesis-batch's: it looks like {looks}; "
+            "nothing in it was touched. Name a table of this consumer's own with --table "
+            f"(default kinesis-batch-{stream_name}), or hand a stopped KCL application's over with import-kcl"
+        )
+    check_sequences(kinesis, stream, table, store.list_leases())
+    return Claim(stream, table, None, adopt=True)
+
+
+def mark(
+    store: LeaseStore, claim: Claim, progress: Callable[[str], None] = lambda message: None, *, marked_by: str = ""
+) -> None:
+    """Mark a new or adopted table once its tables exist (conditional: one mark, whoever is
+    first; a table marked meanwhile by another process is checked as read). ``marked_by``
+    says how, for the history (default: created, or adopted)."""
+    if claim.mark is not None:
+        return
+    history = HistoryTable(store.client, store.table_name)
+    marked_by = marked_by or ("adopted" if claim.adopt else "created")
+    if not write_mark(history, claim.mark_now(marked_by)):
+        other = read_mark(history)
+        if other is not None:
+            _check_mark(other, claim.stream, store.table_name, recreated_ok=False)
+        return
+    if claim.adopt:
+        progress(
+            f"adopted lease table {store.table_name}, made by an earlier kinesis-batch: its leases and checkpoints "
+            f"are stream {claim.stream.name}'s; marked as this consumer's"
+        )
+
+
+def _check_mark(mark: TableMark, stream: StreamDescription, table: str, recreated_ok: bool) -> None:
+    if mark.format_version > FORMAT_VERSION:
+        raise ForeignTableError(
+            f"lease table {table} is of kinesis-batch's table format {mark.format_version}, newer than this "
+            f"install's {FORMAT_VERSION}: upgrade kinesis-batch to use it; nothing was changed"
+        )
+    if (mark.stream, mark.stream_arn) != (stream.name, stream.arn):
+        raise ForeignTableError(
+            f"lease table {table} is stream {mark.stream}'s ({mark.stream_arn}), not {stream.name}'s "
+            f"({stream.arn}); nothing in it was touched. Name {stream.name}'s own table with --table "
+            f"(default kinesis-batch-{stream.name})"
+        )
+    if mark.stream_created_at != stream.created_at and not recreated_ok:
+        raise StreamRecreatedError(
+            f"stream {stream.name} was created again at {stream.created_at.isoformat()}, after lease table {table} "
+            f"was made for the stream created at {mark.stream_created_at.isoformat()}: its checkpoints are the "
+            f"old stream's. To start over: kinesis-batch reset --stream {stream.name} --table {table} "
+            "--start trim_horizon --yes (the old checkpoints stay in the history)"
+        )
+
+
+def check_sequences(kinesis: KinesisClient, stream: StreamDescription, table: str, leases: list[Lease]) -> None:
+    """Every stored sequence number is one of this stream's: the stream hands out an iterator
+    after it (AWS refuses a sequence number of another stream or incarnation)."""
+    shards = {shard.shard_id for shard in list_shards(kinesis, stream.name)}
+    for lease in leases:
+        for checkpoint in (lease.checkpoint, lease.pending_checkpoint):
+            if checkpoint is None or checkpoint.sentinel is not None:
+                continue
+            where = f"{table}: shard {lease.lease_key}'s checkpoint {checkpoint.value}"
+            if lease.lease_key not in shards:
+                raise ForeignTableError(
+                    f"{where} is not of stream {stream.name}, which has no such shard: {table} is another stream's; "
+                    "nothing in it was touched"
+                )
+            try:
+                kinesis.get_shard_iterator(
+                    StreamName=stream.name,
+                    ShardId=lease.lease_key,
+                    ShardIteratorType="AFTER_SEQUENCE_NUMBER",
+                    StartingSequenceNumber=checkpoint.value,
+                )
+            except ClientError as exc:
+                if error_code(exc) != "InvalidArgumentException":
+                    raise from_botocore(exc, operation="GetShardIterator", resource=stream.name) from exc
+                raise ForeignTableError(
+                    f"{where} did not come from stream {stream.name} (another stream's, or one deleted and created "
+                    "again): nothing in it was touched"
+                ) from exc
+            except BotoCoreError as exc:
+                raise from_botocore(exc, operation="GetShardIterator", resource=stream.name) from exc
+
+
+__all__ = ["Claim", "check", "check_sequences", "mark"]
