@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 from kinesis_batch.checkpoints.model import Checkpoint
-from kinesis_batch.errors import IllegalArgumentError, InvalidStateError, KinesisBatchError
+from kinesis_batch.errors import InvalidStateError, KinesisBatchError, StreamRecreatedError
 from kinesis_batch.leases.dynamodb import call_dynamodb
 from kinesis_batch.leases.foreign import MULTI_STREAM_KEY
 from kinesis_batch.shards.listing import StreamDescription
@@ -87,14 +87,17 @@ def kcl_key(stream: StreamDescription, shard_id: str, *, multi_stream: bool) -> 
 
 def leases_of(stream: StreamDescription, leases: list[KclLease], table: str) -> list[KclLease]:
     """The leases of ``stream``'s incarnation: all of a single-stream table's; a multi-stream
-    table's for that stream, refused when they are of another incarnation of it."""
-    mine = [lease for lease in leases if lease.stream in (None, stream.name)]
+    table's for that stream's current incarnation. Leases of an earlier incarnation are KCL's
+    leftovers beside current ones, and refused (StreamRecreatedError) when they are all there is."""
     epoch = int(stream.created_at.timestamp())
-    older = sorted({lease.created_epoch for lease in mine if lease.created_epoch not in (None, epoch)}, key=str)
-    if older:
-        raise IllegalArgumentError(
+    named = [lease for lease in leases if lease.stream in (None, stream.name)]
+    mine = [lease for lease in named if lease.created_epoch in (None, epoch)]
+    older = sorted({lease.created_epoch for lease in named if lease.created_epoch not in (None, epoch)}, key=str)
+    if older and not mine:
+        raise StreamRecreatedError(
             f"{table} holds stream {stream.name}'s checkpoints of the stream created at epoch {older[0]}, not of the "
-            f"one created at epoch {epoch} (it was deleted and created again): they do not apply"
+            f"one created at epoch {epoch} (it was deleted and created again): they do not apply; start kinesis-batch "
+            "on its own table at a position of your choice instead"
         )
     return mine
 

@@ -17,7 +17,7 @@ import pytest
 
 from kinesis_batch import LeaseStore
 from kinesis_batch.config import RunConfig
-from kinesis_batch.errors import IllegalArgumentError, InvalidStateError
+from kinesis_batch.errors import InvalidStateError, StreamRecreatedError
 from kinesis_batch.kcl.handover import export_kcl, import_kcl
 from kinesis_batch.run import CatchUpRun
 from kinesis_batch.shards.listing import describe_stream, list_shards
@@ -172,17 +172,20 @@ def test_a_multi_stream_applications_checkpoints_are_imported_for_this_streams_i
         dynamodb, KCL_TABLE, kcl_leases(kcl_stream, lambda shard: f"{stream.account}:{stream.name}:{epoch}:{shard}")
     )
     other = kcl_lease(f"{stream.account}:other-stream:{epoch}:shardId-000000000000", "TRIM_HORIZON")
-    dynamodb.put_item(TableName=KCL_TABLE, Item=other)
+    leftover = kcl_lease(f"{stream.account}:{stream.name}:{epoch - 3600}:{kcl_stream.parent.shard_id}", "4968")
+    for item in (other, leftover):  # another stream's lease; one of this stream's earlier incarnation
+        dynamodb.put_item(TableName=KCL_TABLE, Item=item)
 
     imported = import_kcl(
         kinesis, LeaseStore(dynamodb, "kb-multi"), KCL_TABLE, stream.name, who="t", watch_seconds=WATCH
     )
     assert set(imported.checkpoints) == {kcl_stream.parent.shard_id, kcl_stream.children[0].shard_id,
                                          kcl_stream.aggregated.shard_id}  # fmt: skip
+    assert imported.checkpoints[kcl_stream.parent.shard_id] == "SHARD_END"  # not the leftover's 4968
 
     older = kcl_leases(kcl_stream, lambda shard: f"{stream.account}:{stream.name}:{epoch - 3600}:{shard}")
     make_table(dynamodb, "old-app", older)
-    with pytest.raises(IllegalArgumentError, match=f"created at epoch {epoch - 3600}, not of the one created at"):
+    with pytest.raises(StreamRecreatedError, match=f"created at epoch {epoch - 3600}, not of the one created at"):
         import_kcl(kinesis, LeaseStore(dynamodb, "kb-old"), "old-app", stream.name, who="t", watch_seconds=WATCH)
 
 
