@@ -33,10 +33,11 @@ from devkit.stack import STATIC_ENV, local_stack
 
 from benchmarks.common import OUTPUT_KINDS, RECORD_BYTES, machine, open_output, output_args
 from kinesis_batch.checkpoints.model import Checkpoint
+from kinesis_batch.columns import RAW, ROW_SCHEMA
 from kinesis_batch.output import Sink
 from kinesis_batch.output.place import Place
 from kinesis_batch.output.records import CommitRecord, ShardCommit
-from kinesis_batch.output.tables import ROW_SCHEMA, table_schema
+from kinesis_batch.output.staged import StagedFile
 from kinesis_batch.run import new_run_id
 
 ROWS_PER_FILE = 10
@@ -91,18 +92,18 @@ def commit_record(batch_id: str, files: int) -> CommitRecord:
     )
 
 
-def stage(sink: Sink, record: CommitRecord) -> list[str]:
+def stage(sink: Sink, record: CommitRecord) -> list[StagedFile]:
     """One Parquet file per shard where and as the Spark tasks write it (``part-<shard>-<uuid>``
     through the data place, visible once complete), and the plan manifest."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    schema = ROW_SCHEMA if sink.format == "parquet" else table_schema()  # tasks add batch_id for tables
+    schema = ROW_SCHEMA if sink.format == "parquet" else RAW.schema(batch_column=True)  # tasks add batch_id for tables
     data = sink.data(record.batch_id)
     payload = b"x" * (RECORD_BYTES - 16)
     arrived = datetime.now(UTC)
 
-    def write(shard: ShardCommit) -> str:
+    def write(shard: ShardCommit) -> StagedFile:
         columns: dict[str, list[Any]] = {
             "shard_id": [shard.shard_id] * ROWS_PER_FILE,
             "sequence_number": [str(SEQUENCE + i) for i in range(ROWS_PER_FILE)],
@@ -120,7 +121,7 @@ def stage(sink: Sink, record: CommitRecord) -> list[str]:
             pq.ParquetWriter(stream, schema, use_dictionary=["shard_id", "partition_key"]) as writer,
         ):
             writer.write_table(pa.table(columns, schema=schema))
-        return name
+        return StagedFile(name, ROWS_PER_FILE)
 
     data.make_dirs()  # as the driver does before the read step (tasks never create folders)
     with ThreadPoolExecutor(STAGING_THREADS) as pool:

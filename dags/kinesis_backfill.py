@@ -19,11 +19,13 @@ from typing import Any
 from airflow.sdk import Param, dag, get_current_context, task
 
 from kinesis_batch import defaults
+from kinesis_batch.airflow.dags import decoding_params
 from kinesis_batch.airflow.outputs import configured_output, configured_stream
 from kinesis_batch.airflow.steps import run_steps
 from kinesis_batch.airflow.streams import read_streams, streams_file
 from kinesis_batch.airflow.tasks import backfill_run, seed_backfill
 from kinesis_batch.config import FORMATS
+from kinesis_batch.decoding.settings import RAW
 from kinesis_batch.errors import IllegalArgumentError
 
 MAIN = configured_output()
@@ -84,6 +86,7 @@ def _run() -> Any:
             "", type="string", description="a Spark connection: spark-submit the read step to that cluster instead"
         ),
         "aws_conn_id": Param(defaults.AWS_CONN_ID, type="string"),
+        **{name: param for name, param in decoding_params(RAW, 1.0).items() if name != "dead_letter_threshold"},
     },
     tags=["kinesis-batch"],
 )

@@ -40,7 +40,7 @@ def doc(entry: StreamEntry) -> str:
         f"| lease table | `{entry.table or 'kinesis-batch-' + entry.stream}` |\n"
         f"| Spark | {spark} |\n| AWS connection | `{entry.aws_conn_id}` |\n"
         f"| lag threshold | {entry.lag_threshold_seconds:g} s |\n| lease | {entry.lease_seconds:g} s |\n"
-        f"| read limits | `{entry.read_limits}` |\n\n"
+        f"| read limits | `{entry.read_limits}` |\n| decode | `{entry.decode}` |\n\n"
         f"From `{PATH}`. `check_lag` fails the run past the lag threshold or at retention risk."
     )
 
@@ -59,6 +59,8 @@ for entry in STREAMS:
             lease_seconds=entry.lease_seconds,
             read_limits=entry.read_limits,
             lag_threshold_seconds=entry.lag_threshold_seconds,
+            decoding=entry.as_decoding(),
+            dead_letter_threshold=entry.dead_letter_threshold,
         ),
         outlets=[Asset(output.asset_uri, uri=output.asset_uri)],
         schedule=entry.schedule,

@@ -2,8 +2,8 @@
 
 The public API is what this module exports (``__all__``, held by tests/test_package.py):
 
-- the run: :class:`CatchUpRun` with its settings (:class:`RunConfig`, :class:`ReadLimits`) and
-  its :class:`RunReport`; :func:`plan_now`, what a run would read;
+- the run: :class:`CatchUpRun` with its settings (:class:`RunConfig`, :class:`ReadLimits`,
+  :class:`DecodeSettings`) and its :class:`RunReport`; :func:`plan_now`, what a run would read;
 - the sinks: :class:`Output` (a format and where) opens a :class:`Sink`, which publishes a
   batch with its :class:`CommitRecord`;
 - the error tree (:mod:`kinesis_batch.errors`), and :func:`classify`, what to do with an error;
@@ -18,7 +18,9 @@ from kinesis_batch.checkpoints.history import HistoryEntry
 from kinesis_batch.checkpoints.model import Checkpoint
 from kinesis_batch.checkpoints.store import DynamoDBCheckpointStore
 from kinesis_batch.config import RunConfig
+from kinesis_batch.decoding.settings import DecodeSettings
 from kinesis_batch.errors import (
+    BadRecordError,
     CheckpointOrderError,
     DependencyError,
     ForeignTableError,
@@ -54,10 +56,12 @@ from kinesis_batch.shards.reader import ReadResult, ShardReader
 __version__ = "0.1.0"
 
 __all__ = [
+    "BadRecordError",
     "CatchUpRun",
     "Checkpoint",
     "CheckpointOrderError",
     "CommitRecord",
+    "DecodeSettings",
     "DependencyError",
     "DynamoDBCheckpointStore",
     "EndBound",

@@ -1,6 +1,8 @@
 """Falling behind, judged from a stream's status (kinesis_batch.status.stream_status): which
 shards are further behind than a threshold, and which have unread records close to leaving
-retention. Pure: the Airflow check task and Dagster's asset checks judge the same way.
+retention. And records that did not decode, judged from the output's last batch: more dead
+letters than a share of its records. Pure: the Airflow check task and Dagster's asset checks
+judge the same way.
 """
 
 from __future__ import annotations
@@ -8,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from kinesis_batch.output.records import CommitRecord
 from kinesis_batch.shards.lag import RetentionRisk
 
 #: The retention risks an alert is raised for.
@@ -71,6 +74,54 @@ def judge_lag(status: dict[str, Any], threshold_seconds: float) -> LagJudgement:
     )
 
 
+@dataclass(frozen=True)
+class DeadLetterJudgement:
+    """The output's last batch against a ``threshold`` share of its records: ``dead_letters`` of
+    ``records``, by shard (most first), and the most common reason."""
+
+    stream: str
+    batch_id: str | None
+    threshold: float
+    records: int
+    dead_letters: int
+    shards: tuple[tuple[str, int], ...]
+    reason: str | None
+
+    @property
+    def share(self) -> float:
+        return self.dead_letters / self.records if self.records else 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.share <= self.threshold
+
+    def message(self) -> str:
+        """One line: how many, which shards, the most common reason."""
+        limit = f"{self.threshold:.2%} threshold"
+        if self.batch_id is None:
+            return f"{self.stream}: no decoded batch yet"
+        counted = f"{self.dead_letters} of {self.records} records ({self.share:.2%}) of batch {self.batch_id}"
+        if self.ok:
+            return f"{self.stream}: {counted} are dead letters, within the {limit}"
+        shards = ", ".join(f"{shard} ({count})" for shard, count in self.shards)
+        return f"{self.stream}: {counted} are dead letters, over the {limit}: {shards}; most common: {self.reason}"
+
+
+def judge_dead_letters(stream: str, record: CommitRecord | None, threshold: float) -> DeadLetterJudgement:
+    """The output's last batch (``record``; None: none yet) against ``threshold`` (0..1)."""
+    if record is None or record.landing is None:
+        return DeadLetterJudgement(stream, None, threshold, 0, 0, (), None)
+    landing = record.landing
+    shards = sorted(
+        ((s.shard_id, s.landing.dead_letters) for s in record.shards if s.landing and s.landing.dead_letters),
+        key=lambda item: (-item[1], item[0]),
+    )
+    reason = max(landing.reasons.items(), key=lambda item: (item[1], item[0]))[0] if landing.reasons else None
+    return DeadLetterJudgement(
+        stream, record.batch_id, threshold, record.records, landing.dead_letters, tuple(shards), reason
+    )
+
+
 def _describe(behind: Behind) -> str:
     if behind.seconds_left <= 0:
         return f"{behind.shard_id} {duration(behind.lag_seconds)} behind (records already trimmed)"
@@ -92,4 +143,4 @@ def duration(seconds: float) -> str:
     return f"{seconds / 86400:.1f}d"
 
 
-__all__ = ["AT_RISK", "Behind", "LagJudgement", "duration", "judge_lag"]
+__all__ = ["AT_RISK", "Behind", "DeadLetterJudgement", "LagJudgement", "duration", "judge_dead_letters", "judge_lag"]

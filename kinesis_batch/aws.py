@@ -90,6 +90,11 @@ def dynamodb_client(session: boto3.Session | None = None, *, endpoint_url: str |
     return dynamodb
 
 
+def glue_client(session: boto3.Session | None = None, *, endpoint_url: str | None = None) -> Any:
+    """Glue: the Schema Registry's schema versions (Iceberg's Glue catalog is pyiceberg's own)."""
+    return _client(session or new_session(), "glue", endpoint_url, DYNAMODB_CONFIG)
+
+
 def _client(session: boto3.Session, service: str, endpoint_url: str | None, config: Config) -> Any:
     try:
         return session.client(service, endpoint_url=endpoint_url, config=config)  # type: ignore[call-overload]

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 
 from kinesis_batch import defaults
 from kinesis_batch.checkpoints.model import Checkpoint
+from kinesis_batch.decoding.settings import RAW, DecodeSettings
 from kinesis_batch.errors import IllegalArgumentError
 from kinesis_batch.shards.limits import ReadLimits
 
@@ -128,6 +129,7 @@ class RunConfig:
     shards_per_task: int | None = None  # None: one task per Spark task slot (kinesis_batch.grouping)
     # Checkpoint commits in flight at once within a lineage generation (DynamoDB transactions).
     commit_concurrency: int = field(default_factory=lambda: _env_int(COMMIT_CONCURRENCY, 16))
+    decoding: DecodeSettings = RAW  # raw rows, or typed ones with a dead-letter output (kinesis_batch.decoding)
 
     def __post_init__(self) -> None:
         validate_stream_name(self.stream)
@@ -150,3 +152,7 @@ class RunConfig:
             raise IllegalArgumentError(f"--shards-per-task must be a whole number of at least 1, not {per_task!r}")
         if not self.worker_id or len(self.worker_id) > 256:
             raise IllegalArgumentError("--worker-id must be 1-256 characters")
+        if self.decoding.dead_letter_output:
+            validate_output(self.format, self.decoding.dead_letter_output, self.catalog)
+            if self.decoding.dead_letter_output == self.output:
+                raise IllegalArgumentError("--dead-letter-output must differ from --output")

@@ -25,6 +25,8 @@ FORMAT = "parquet"
 OUTPUT = "/tmp/kinesis-batch/output"
 #: How far behind a stream may fall before the lag check fails.
 LAG_THRESHOLD_SECONDS = 3600.0
+#: The share of a decoded batch's records that may be dead letters before the check fails (1: never).
+DEAD_LETTER_THRESHOLD = 1.0
 #: The Airflow connection the DAGs and the UI page reach AWS with.
 AWS_CONN_ID = "aws_default"
 #: How often a stream's consumer runs: Airflow's preset, and the same as a cron expression (Dagster).

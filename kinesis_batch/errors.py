@@ -16,7 +16,8 @@
     │   ├── LineageError               a shard listing that is not a DAG
     │   ├── TrimmedDataError           a checkpoint points at data retention already removed
     │   ├── ForeignTableError          a lease table that is not this consumer's
-    │   └── StreamRecreatedError       the stream was created again after its lease table was made
+    │   ├── StreamRecreatedError       the stream was created again after its lease table was made
+    │   └── BadRecordError             a record that does not decode, with --on-bad-record fail
     └── IllegalArgumentError           the caller asked for something impossible; retrying cannot help
         └── CheckpointOrderError       a checkpoint that would move backwards or beyond what was read
 
@@ -108,6 +109,11 @@ class ForeignTableError(InvalidStateError):
 class StreamRecreatedError(InvalidStateError):
     """The stream was deleted and created again after its lease table was made: the
     checkpoints are the old stream's (``kinesis-batch reset`` starts over)."""
+
+
+class BadRecordError(InvalidStateError):
+    """A record that cannot be decoded, with ``--on-bad-record fail``: the run stops, publishing
+    nothing and moving no checkpoint."""
 
 
 class IllegalArgumentError(KinesisBatchError, ValueError):

@@ -7,6 +7,8 @@ prepared    the leases are taken and marked with the batch, its plan is written 
 reading     a shard's first rows are written (the task is not finished)            Spark task
 read        every task's files and results are in the batch's staging              driver
 staged      the leases carry the read's ends and are still ours: publish is next   driver
+dead_letters_published  (decoding) the batch is in the dead-letter output, not
+            yet in the table (kinesis_batch.output.paired)                         driver
 published   the batch is in the output                                             driver
 committed   the checkpoints moved                                                  driver
 ==========  =====================================================================  ===========
@@ -28,7 +30,7 @@ from dataclasses import dataclass
 
 log = logging.getLogger(__name__)
 
-STEPS = ("prepared", "reading", "read", "staged", "published", "committed")
+STEPS = ("prepared", "reading", "read", "staged", "dead_letters_published", "published", "committed")
 
 
 @dataclass(frozen=True)

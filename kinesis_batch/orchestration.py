@@ -15,13 +15,14 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kinesis_batch import defaults, ownership
 from kinesis_batch.aws import S3Settings
 from kinesis_batch.backfill import backfill_table, seed, start_checkpoints
 from kinesis_batch.checkpoints.history import HistoryTable
 from kinesis_batch.config import RunConfig, default_table, parse_initial_position, parse_time
+from kinesis_batch.decoding.settings import RAW, DecodeSettings
 from kinesis_batch.errors import IllegalArgumentError, KinesisBatchError, classify
 from kinesis_batch.leases.store import LeaseStore
 from kinesis_batch.output import Output
@@ -46,6 +47,7 @@ class AwsClients(Protocol):
 
     def kinesis(self) -> KinesisClient: ...
     def dynamodb(self) -> DynamoDBClient: ...
+    def glue(self) -> Any: ...
     def s3(self) -> S3Settings: ...
     def aws_env(self) -> dict[str, str]: ...
 
@@ -86,6 +88,7 @@ class RunRequest:
     spark_master: str = defaults.SPARK_MASTER
     allow_gaps: bool = False
     read_limits: str = defaults.READ_LIMITS
+    decoding: DecodeSettings = RAW
 
     def config(self, worker_id: str) -> RunConfig:
         return RunConfig(
@@ -101,6 +104,7 @@ class RunRequest:
             spark_master=self.spark_master,
             allow_gaps=self.allow_gaps,
             read_limits=ReadLimits.parse(self.read_limits),
+            decoding=self.decoding,
         )
 
     def backfill(
@@ -138,10 +142,10 @@ def orchestrated_run(
     spark: Callable[[], SparkContext],
     progress: Progress = print,
 ) -> CatchUpRun:
-    """The CatchUpRun of an orchestrated run, its sink reaching S3 with the adapter's settings
-    (pyarrow and deltalake would not find a connection's endpoint on their own)."""
+    """The CatchUpRun of an orchestrated run, its sink (and dead-letter output) reaching S3 with
+    the adapter's settings (pyarrow and deltalake would not find a connection's endpoint on
+    their own), the Glue Schema Registry with its Glue client."""
     config = request.config(worker_id)
-    sink = request.output.open(app=config.table, stream=config.stream, s3=aws.s3())
     return CatchUpRun(
         config,
         kinesis=aws.kinesis(),
@@ -149,7 +153,8 @@ def orchestrated_run(
         spark=spark,
         progress=progress,
         run_id=batch_id,
-        sink=sink,
+        sink=request.output.open_run(config, aws.s3()),
+        glue=aws.glue,
     )
 
 

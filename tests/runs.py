@@ -20,23 +20,23 @@ from tests.streams import merge, open_shards, put, split
 REPO = Path(__file__).resolve().parents[1]
 
 
-def diamond_stream(client: Any, name: str, per_phase: int) -> list[str]:
+def diamond_stream(client: Any, name: str, per_phase: int, **putting: Any) -> list[str]:
     """3 shards; split the lowest; merge the other two; split a child and merge it back (a diamond).
 
-    Records are put before and after each reshard, so every shard of the history holds data.
-    Returns the data of every record put, in put order.
+    Records are put before and after each reshard, so every shard of the history holds data
+    (``putting``: put's options, e.g. ``payload``). Returns the data of every record put, in put order.
     """
-    sent = put(client, name, per_phase)
+    sent = put(client, name, per_phase, **putting)
     low, mid, high = sorted(open_shards(client, name), key=lambda s: s.starting_hash_key)
     split(client, name, low)
-    sent += put(client, name, per_phase, start=len(sent))
+    sent += put(client, name, per_phase, start=len(sent), **putting)
     merge(client, name, mid, high)
-    sent += put(client, name, per_phase, start=len(sent))
+    sent += put(client, name, per_phase, start=len(sent), **putting)
     left, right = sorted(
         (s for s in open_shards(client, name) if s.parent_shard_id == low.shard_id), key=lambda s: s.starting_hash_key
     )
     merge(client, name, left, right)  # low -> (left, right) -> merged: the diamond
-    sent += put(client, name, per_phase, start=len(sent))
+    sent += put(client, name, per_phase, start=len(sent), **putting)
     return sent
 
 

@@ -6,6 +6,7 @@ import contextlib
 import re
 import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from devkit.stack import wait_active
@@ -58,12 +59,22 @@ def merge(client: Any, name: str, lower: Shard, upper: Shard) -> None:
     wait_active(client, name)
 
 
-def put(client: Any, name: str, count: int, *, key_prefix: str = "key", keys: int = 16, start: int = 0) -> list[str]:
-    """Put ``count`` records (data ``b"<i>"``) over ``keys`` partition keys; returns their data."""
+def put(
+    client: Any,
+    name: str,
+    count: int,
+    *,
+    key_prefix: str = "key",
+    keys: int = 16,
+    start: int = 0,
+    payload: Callable[[int], bytes] = lambda i: str(i).encode(),
+) -> list[str]:
+    """Put ``count`` records (data ``payload(i)``, by default ``b"<i>"``) over ``keys`` partition
+    keys; returns their data."""
     sent = []
     for first in range(start, start + count, 500):
         batch = [
-            {"Data": str(i).encode(), "PartitionKey": f"{key_prefix}-{i % keys}"}
+            {"Data": payload(i), "PartitionKey": f"{key_prefix}-{i % keys}"}
             for i in range(first, min(first + 500, start + count))
         ]
         response = client.put_records(StreamName=name, Records=batch)

@@ -34,10 +34,10 @@ from kinesis_batch.aws import dynamodb_client, kinesis_client
 from kinesis_batch.config import RunConfig, default_table
 from kinesis_batch.output import CommitRecord, Sink
 from kinesis_batch.output.parquet import ParquetSink
+from kinesis_batch.output.staged import StagedFile, read_results, staged_files
 from kinesis_batch.planning import plan_from_json, shard_commit
 from kinesis_batch.run import CatchUpRun, RunReport
 from kinesis_batch.shards.limits import ReadLimits
-from kinesis_batch.spark.job import read_results, staged_files
 from tests import faultpoints
 from tests.output.support import output_args, read_rows, run_config, sink_of
 from tests.runs import REPO, assert_exactly_once, assert_per_key_order, diamond_stream, session_is_gone
@@ -153,7 +153,7 @@ class Crash:
         return self.process
 
 
-def what_the_dead_run_would_publish(crash: Crash) -> tuple[CommitRecord, list[str]]:
+def what_the_dead_run_would_publish(crash: Crash) -> tuple[CommitRecord, list[StagedFile]]:
     """The record and files of the crashed batch, as the run's publish step builds them (the
     run's read step had finished): what a late publish by a run thought dead would commit."""
     sink = crash.sink
@@ -161,7 +161,7 @@ def what_the_dead_run_would_publish(crash: Crash) -> tuple[CommitRecord, list[st
     results = read_results(sink.results(CRASHED))
     commits = [shard_commit(r, results[r.shard_id]) for r in plan.ranges if r.shard_id in results]
     shards = tuple(commit for commit in commits if commit is not None)
-    files = sorted(staged_files(sink.results(CRASHED)))
+    files = staged_files(sink.results(CRASHED))
     assert shards and files, "the read step had finished: the batch is staged"
     return CommitRecord(CRASHED, CRASHED, crash.stream, datetime.now(UTC), shards), files
 

@@ -54,14 +54,14 @@ def test_the_dagster_adapter_does_not_import_airflow() -> None:
 #: building blocks of a consumer of one's own (README, "Using the library").
 PUBLIC_API = {
     # the run
-    "CatchUpRun", "RunConfig", "RunReport", "ReadLimits", "plan_now",
+    "CatchUpRun", "RunConfig", "RunReport", "ReadLimits", "DecodeSettings", "plan_now",
     # the sinks
     "Output", "Sink", "CommitRecord", "ShardCommit", "open_sink",
     # the error tree, and what to do with an error
     "KinesisBatchError", "RetryableError", "ThrottledError", "DependencyError", "LeaseError", "LeaseLostError",
     "ShutdownError", "InvalidStateError", "StreamNotFoundError", "LeaseTableNotFoundError", "MalformedLeaseError",
     "LineageError", "TrimmedDataError", "ForeignTableError", "StreamRecreatedError", "IllegalArgumentError",
-    "CheckpointOrderError", "classify",
+    "CheckpointOrderError", "BadRecordError", "classify",
     # the building blocks
     "Shard", "Record", "Lineage", "list_shards", "ShardReader", "ReadResult", "StartPosition", "EndBound",
     "Lease", "LeaseStore", "LeaseManager", "LeaseRenewer", "Checkpoint", "DynamoDBCheckpointStore", "HistoryEntry",

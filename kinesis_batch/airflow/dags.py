@@ -5,8 +5,10 @@ list_shards >> acquire_leases >> run_spark_job >> publish >> commit_checkpoints 
 (a teardown) >> check_lag. The read bound is the run's data interval end, so a retried or re-run
 interval reads the same range. ``check_lag`` runs at the end of every run, also after a failed
 one: past the ``lag_threshold_seconds`` param, or with unread records at retention risk, it fails
-with one line naming the shards, how far behind they are and when retention trims them, and
-Airflow's notifiers and callbacks (``on_failure_callback``) can page someone.
+with one line naming the shards, how far behind they are and when retention trims them; a
+decoding run's also past ``dead_letter_threshold`` (a share of the last batch's records), naming
+how many, the shards and the most common reason. Airflow's notifiers and callbacks
+(``on_failure_callback``) can then page someone.
 """
 
 from __future__ import annotations
@@ -21,8 +23,16 @@ from airflow.sdk.exceptions import AirflowFailException
 from kinesis_batch import defaults
 from kinesis_batch.airflow.steps import run_steps
 from kinesis_batch.airflow.tasks import catch_up_run, step
-from kinesis_batch.alerts import judge_lag
+from kinesis_batch.alerts import judge_dead_letters, judge_lag
 from kinesis_batch.config import FORMATS
+from kinesis_batch.decoding.settings import (
+    DECODERS,
+    DECOMPRESSION,
+    ON_BAD_RECORD,
+    RAW,
+    SCHEMA_EVOLUTION,
+    DecodeSettings,
+)
 from kinesis_batch.orchestration import ORCHESTRATED_LEASE_SECONDS
 from kinesis_batch.output import Output
 from kinesis_batch.run import CatchUpRun
@@ -42,6 +52,8 @@ def catch_up_params(
     lease_seconds: float = ORCHESTRATED_LEASE_SECONDS,
     read_limits: str = defaults.READ_LIMITS,
     lag_threshold_seconds: float = defaults.LAG_THRESHOLD_SECONDS,
+    decoding: DecodeSettings = RAW,
+    dead_letter_threshold: float = defaults.DEAD_LETTER_THRESHOLD,
 ) -> dict[str, Param]:
     """The form of a catch-up DAG, with these defaults (a manual trigger may change them).
     ``stream`` "": no default, so the form asks for one (and the DAG cannot be scheduled)."""
@@ -88,6 +100,35 @@ def catch_up_params(
             type="number",
             exclusiveMinimum=0,
             description="check_lag fails when an unfinished shard is further behind than this",
+        ),
+        **decoding_params(decoding, dead_letter_threshold),
+    }
+
+
+def decoding_params(decoding: DecodeSettings, dead_letter_threshold: float) -> dict[str, Param]:
+    """How records become rows (kinesis_batch.decoding.settings): raw bytes by default."""
+    return {
+        "decode": Param(decoding.decode, type="string", enum=list(DECODERS), description="raw bytes, or typed columns"),
+        "schema": Param(
+            decoding.schema or "",
+            type="string",
+            description="json: a JSON Schema file (empty: inferred, or the table's); avro: an Avro schema file; "
+            "protobuf: a descriptor set; or glue://REGISTRY/SCHEMA",
+        ),
+        "message": Param(decoding.message or "", type="string", description="protobuf: the message name"),
+        "decompress": Param(decoding.decompress, type="string", enum=list(DECOMPRESSION)),
+        "transform": Param(decoding.transform or "", type="string", description="module:function, or cloudwatch-logs"),
+        "dead_letter_output": Param(
+            decoding.dead_letter_output or "", type="string", description="empty: OUTPUT_dead_letter, same format"
+        ),
+        "on_bad_record": Param(decoding.on_bad_record, type="string", enum=list(ON_BAD_RECORD)),
+        "schema_evolution": Param(decoding.schema_evolution, type="string", enum=list(SCHEMA_EVOLUTION)),
+        "dead_letter_threshold": Param(
+            dead_letter_threshold,
+            type="number",
+            minimum=0,
+            maximum=1,
+            description="check_lag fails when more than this share of the last batch's records are dead letters",
         ),
     }
 
@@ -144,12 +185,20 @@ def catch_up_dag(
             from kinesis_batch.status import stream_status
 
             run = make_run()
-            threshold = float(get_current_context()["params"]["lag_threshold_seconds"])
+            params = get_current_context()["params"]
+            threshold = float(params["lag_threshold_seconds"])
             status = step(lambda: stream_status(run.kinesis, run.store.client, run.config.stream, run.config.table))
             judged = judge_lag(status, threshold)
-            if not judged.ok:
-                raise AirflowFailException(judged.message())
-            return {"max_lag_seconds": status["summary"]["max_lag_seconds"], "threshold_seconds": threshold}
+            problems = [] if judged.ok else [judged.message()]
+            checked: dict[str, Any] = {}
+            if run.config.decoding.decoding:
+                last = step(run.output.table_sink().last_batch)
+                letters = judge_dead_letters(run.config.stream, last, float(params.get("dead_letter_threshold", 1.0)))
+                problems += [] if letters.ok else [letters.message()]
+                checked = {"dead_letters": letters.dead_letters, "records": letters.records}
+            if problems:
+                raise AirflowFailException("; ".join(problems))
+            return {"max_lag_seconds": status["summary"]["max_lag_seconds"], "threshold_seconds": threshold, **checked}
 
         first, release = run_steps(make_run, outlets=outlets)
         list_shards() >> first

@@ -5,11 +5,11 @@ for a local Kinesis, DynamoDB and S3 on different ports)."""
 from __future__ import annotations
 
 import hashlib
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from airflow.providers.amazon.aws.hooks.base_aws import AwsBaseHook
 
-from kinesis_batch.aws import SERVICES, S3Settings, aws_env, dynamodb_client, kinesis_client, s3_settings
+from kinesis_batch.aws import SERVICES, S3Settings, aws_env, dynamodb_client, glue_client, kinesis_client, s3_settings
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -33,6 +33,10 @@ class KinesisBatchHook(AwsBaseHook):
 
     def dynamodb(self) -> DynamoDBClient:
         return dynamodb_client(self.get_session(), endpoint_url=self.conn_config.get_service_endpoint_url("dynamodb"))
+
+    def glue(self) -> Any:
+        """Glue, for the Schema Registry (``service_config.glue.endpoint_url`` for a local one)."""
+        return glue_client(self.get_session(), endpoint_url=self.conn_config.get_service_endpoint_url("glue"))
 
     def s3(self) -> S3Settings:
         """S3 for the table sinks (pyarrow, deltalake, pyiceberg): this connection's session and

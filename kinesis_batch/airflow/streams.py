@@ -16,6 +16,15 @@ required::
     lag_threshold_seconds = 3600         # the end-of-run check fails past it
     lease_seconds = 300
     read_limits = "kinesis"              # kinesis | none | CALLS,BYTES per shard and second
+    decode = "raw"                       # raw | json | avro | protobuf, and the decoding settings:
+    schema = ""                          # a schema file, or glue://REGISTRY/SCHEMA
+    message = ""                         # protobuf: the message name
+    decompress = "auto"                  # auto | gzip | none
+    transform = ""                       # module:function, or cloudwatch-logs
+    dead_letter_output = ""              # default: OUTPUT_dead_letter
+    on_bad_record = "dead-letter"        # dead-letter | fail
+    schema_evolution = "add-columns"     # add-columns | fail
+    dead_letter_threshold = 1.0          # the end-of-run check fails past this share of dead letters
 
 Where: ``[kinesis_batch] streams_file`` in Airflow's configuration
 (``AIRFLOW__KINESIS_BATCH__STREAMS_FILE``), default ``$AIRFLOW_HOME/kinesis-batch-streams.toml``.
@@ -33,6 +42,7 @@ from typing import Any
 
 from kinesis_batch import defaults
 from kinesis_batch.config import validate_stream_name, validate_table_name
+from kinesis_batch.decoding.settings import DecodeSettings
 from kinesis_batch.errors import IllegalArgumentError
 from kinesis_batch.orchestration import ORCHESTRATED_LEASE_SECONDS
 from kinesis_batch.output import Output
@@ -40,6 +50,8 @@ from kinesis_batch.shards.limits import ReadLimits
 from kinesis_batch.streams_file import BrokenEntry, StreamsFile
 
 SECTION = "kinesis_batch"
+#: The entry's fields that are decoding settings (kinesis_batch.decoding.settings), by their names.
+DECODING = tuple(field.name for field in fields(DecodeSettings))
 FILE_NAME = "kinesis-batch-streams.toml"
 
 
@@ -60,6 +72,15 @@ class StreamEntry:
     lag_threshold_seconds: float = defaults.LAG_THRESHOLD_SECONDS
     lease_seconds: float = ORCHESTRATED_LEASE_SECONDS
     read_limits: str = defaults.READ_LIMITS
+    decode: str = "raw"
+    schema: str = ""
+    message: str = ""
+    decompress: str = "auto"
+    transform: str = ""
+    dead_letter_output: str = ""
+    on_bad_record: str = "dead-letter"
+    schema_evolution: str = "add-columns"
+    dead_letter_threshold: float = defaults.DEAD_LETTER_THRESHOLD
 
     def __post_init__(self) -> None:
         for field in fields(self):
@@ -81,9 +102,15 @@ class StreamEntry:
             raise IllegalArgumentError(f"lag_threshold_seconds: {self.lag_threshold_seconds:g} is not positive")
         if not 10 <= self.lease_seconds <= 86_400:
             raise IllegalArgumentError(f"lease_seconds: {self.lease_seconds:g} is outside 10..86400")
+        if not 0 <= self.dead_letter_threshold <= 1:
+            raise IllegalArgumentError(f"dead_letter_threshold: {self.dead_letter_threshold:g} is not a share (0..1)")
+        _checked(DECODING, lambda _: self.as_decoding(), self.decode)
 
     def as_output(self) -> Output:
         return Output(self.format, self.output, self.catalog or None)
+
+    def as_decoding(self) -> DecodeSettings:
+        return DecodeSettings.from_json({name: getattr(self, name) or None for name in DECODING})
 
     @property
     def dag_id(self) -> str:

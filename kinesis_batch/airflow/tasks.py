@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import AbstractContextManager
+from dataclasses import fields
 from datetime import datetime
 from typing import Any
 
@@ -25,6 +26,7 @@ from airflow.sdk.exceptions import AirflowFailException
 from kinesis_batch import defaults, orchestration
 from kinesis_batch.airflow.hook import KinesisBatchHook
 from kinesis_batch.config import default_table
+from kinesis_batch.decoding.settings import DecodeSettings
 from kinesis_batch.orchestration import RunRequest
 from kinesis_batch.output import Output
 from kinesis_batch.run import CatchUpRun
@@ -48,7 +50,7 @@ def step(call: Callable[[], Any]) -> Any:
 
 def catch_up_run(params: dict[str, Any], *, dag_id: str, run_id: str, until: datetime | None) -> CatchUpRun:
     """The run for this DAG run, from its params (stream, output, format, catalog, table,
-    spark_master, aws_conn_id, lease_seconds, read_limits, allow_gaps)."""
+    spark_master, aws_conn_id, lease_seconds, read_limits, allow_gaps, and the decoding ones)."""
     with failing_fast():
         output = Output(params.get("format") or defaults.FORMAT, params["output"], params.get("catalog") or None)
         return _run(_request(params, output, until), params, dag_id=dag_id, run_id=run_id)
@@ -111,10 +113,12 @@ def published_event(run: CatchUpRun, published: bool, asset_uri: str) -> dict[st
     output = Output.of(run.config).asset_uri
     if output != asset_uri:
         print(f"WARNING: this run wrote to {output}, not to the Asset's output {asset_uri}")
+    landing = record.landing if record else None
     return {
         "published": published,
         "batch_id": run.run_id,
         "records": record.records if record else 0,
+        **({"rows": landing.rows, "dead_letters": landing.dead_letters} if landing else {}),
         "format": run.config.format,
         "output": output,
     }
@@ -131,7 +135,14 @@ def _request(params: dict[str, Any], output: Output, until: datetime | None = No
         spark_master=params.get("spark_master") or defaults.SPARK_MASTER,
         allow_gaps=bool(params.get("allow_gaps")),
         read_limits=params.get("read_limits") or defaults.READ_LIMITS,
+        decoding=decoding(params),
     )
+
+
+def decoding(params: dict[str, Any]) -> DecodeSettings:
+    """The decoding settings among a DAG run's params (empty values: not set)."""
+    names = [field.name for field in fields(DecodeSettings)]
+    return DecodeSettings.from_json({name: params.get(name) or None for name in names if name in params})
 
 
 def _run(request: RunRequest, params: dict[str, Any], *, dag_id: str, run_id: str) -> CatchUpRun:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from kinesis_batch.checkpoints.model import Checkpoint
 from kinesis_batch.errors import KinesisBatchError, MalformedLeaseError
+from kinesis_batch.landing import Landing
 from kinesis_batch.leases.dynamodb import ConditionFailed, call_dynamodb, create_table, table_status, wait_until_active
 from kinesis_batch.leases.model import Item, checkpoint_attributes
 
@@ -40,6 +41,7 @@ class HistoryEntry:
     records: int
     lease_counter: int = 0  # the leaseCounter the commit was fenced on
     lag_at_start_ms: int | None = None  # the shard's lag when the batch's read began (None: not known)
+    landing: Landing | None = None  # decoded: rows, dead letters, filtered, the commonest reasons
 
     @property
     def commit_id(self) -> str:
@@ -62,6 +64,13 @@ class HistoryEntry:
             item["runId"] = {"S": self.run_id}
         if self.lag_at_start_ms is not None:
             item["lagAtStartMillis"] = {"N": str(self.lag_at_start_ms)}
+        if self.landing is not None:
+            item |= {
+                "rows": {"N": str(self.landing.rows)},
+                "deadLetters": {"N": str(self.landing.dead_letters)},
+                "filtered": {"N": str(self.landing.filtered)},
+                "deadLetterReasons": {"M": {k: {"N": str(v)} for k, v in self.landing.reasons.items()}},
+            }
         return item
 
     @classmethod
@@ -78,6 +87,7 @@ class HistoryEntry:
                 records=int(item["records"]["N"]),
                 lease_counter=int(item["leaseCounter"]["N"]) if "leaseCounter" in item else 0,
                 lag_at_start_ms=int(item["lagAtStartMillis"]["N"]) if "lagAtStartMillis" in item else None,
+                landing=_landing(item),
             )
         except (KeyError, ValueError, KinesisBatchError) as exc:
             raise MalformedLeaseError(f"malformed checkpoint history item: {exc}") from exc
@@ -153,6 +163,13 @@ def utc_now() -> datetime:
 
 def _prefixed(prefix: str, item: Item) -> Item:
     return {prefix + name[0].upper() + name[1:]: value for name, value in item.items()}
+
+
+def _landing(item: dict[str, dict[str, Any]]) -> Landing | None:
+    if "deadLetters" not in item:
+        return None
+    reasons = {kind: int(count["N"]) for kind, count in item.get("deadLetterReasons", {}).get("M", {}).items()}
+    return Landing(int(item["rows"]["N"]), int(item["deadLetters"]["N"]), int(item["filtered"]["N"]), reasons)
 
 
 def _checkpoint(item: dict[str, dict[str, Any]], prefix: str) -> Checkpoint:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from kinesis_batch.checkpoints.history import HistoryEntry
+from kinesis_batch.landing import Landing, total
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,7 @@ class RunSummary:
     # The largest of its shards' lags when its read began; None when no entry knows it (a
     # commit written before the history kept lags, or one made outside a run).
     lag_at_start_ms: int | None
+    landing: Landing | None = None  # decoded: rows, dead letters, filtered, reasons (all shards)
 
 
 def summarize_runs(entries: Iterable[HistoryEntry], *, last: int | None = None) -> list[RunSummary]:
@@ -42,6 +44,7 @@ def _summary(run: str, entries: list[HistoryEntry]) -> RunSummary:
         records=sum(entry.records for entry in entries),
         shards=len({entry.lease_key for entry in entries}),
         lag_at_start_ms=max(lags) if lags else None,
+        landing=total([entry.landing for entry in entries]),
     )
 
 

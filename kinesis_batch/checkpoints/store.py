@@ -27,6 +27,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from kinesis_batch.checkpoints.history import HistoryEntry, HistoryTable, utc_now
 from kinesis_batch.checkpoints.model import Checkpoint, validate_move
 from kinesis_batch.errors import IllegalArgumentError, InvalidStateError, error_code, from_botocore
+from kinesis_batch.landing import Landing
 from kinesis_batch.leases.model import Lease
 from kinesis_batch.leases.store import LeaseStore
 
@@ -151,9 +152,11 @@ class DynamoDBCheckpointStore:
         run_id: str | None = None,
         records: int = 0,
         lag_at_start_ms: int | None = None,
+        landing: Landing | None = None,
     ) -> Lease | None:
         """Move the checkpoint to the pending one of ``batch_id`` and append the history entry
-        (``records`` and ``lag_at_start_ms``, the shard's lag when the batch's read began, go in it).
+        (``records``, ``lag_at_start_ms``, the shard's lag when the batch's read began, and the
+        ``landing`` of decoded records go in it).
 
         A pending batch without a pending checkpoint (see :meth:`prepare`) keeps the checkpoint;
         its history entry still says which run and batch covered the shard.
@@ -164,7 +167,9 @@ class DynamoDBCheckpointStore:
             )
         target = lease.checkpoint if lease.pending_checkpoint is None else lease.pending_checkpoint
         validate_move(lease.checkpoint, target)
-        return self._move(lease, target, batch_id, run_id=run_id, records=records, lag_at_start_ms=lag_at_start_ms)
+        return self._move(
+            lease, target, batch_id, run_id=run_id, records=records, lag_at_start_ms=lag_at_start_ms, landing=landing
+        )
 
     def abort(self, lease: Lease, batch_id: str) -> Lease | None:
         """Forget pending batch ``batch_id`` (its output was discarded); the checkpoint stays."""
@@ -188,6 +193,7 @@ class DynamoDBCheckpointStore:
         records: int,
         require_pending: bool = True,
         lag_at_start_ms: int | None = None,
+        landing: Landing | None = None,
     ) -> Lease | None:
         owner = lease.lease_owner
         if owner is None:
@@ -203,6 +209,7 @@ class DynamoDBCheckpointStore:
             records=records,
             lease_counter=lease.lease_counter,
             lag_at_start_ms=lag_at_start_ms,
+            landing=landing,
         )
         values: dict[str, dict[str, Any]] = {
             ":one": {"N": "1"},

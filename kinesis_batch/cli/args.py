@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 from kinesis_batch import defaults
 from kinesis_batch.config import FORMATS, default_table, validate_stream_name, validate_table_name
+from kinesis_batch.decoding.settings import DECODERS, DECOMPRESSION, ON_BAD_RECORD, SCHEMA_EVOLUTION, DecodeSettings
 from kinesis_batch.errors import BAD_INPUT, IllegalArgumentError
 
 if TYPE_CHECKING:
@@ -38,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--until", help="read records that arrived up to this ISO 8601 time (default: now)")
     _reading(run)
+    _decoding(run)
     run.add_argument("--run-id", help="the run's id, also its batch id (default: time + random)")
     # One step of a run whose other steps run elsewhere: the DAG's spark-submit of its read step.
     run.add_argument("--step", choices=("all", "read"), default="all", help=argparse.SUPPRESS)
@@ -84,6 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--backfill-id", help="the backfill's id, also its batch id (default: time + random); again to resume one"
     )
     _reading(backfill)
+    _decoding(backfill)
     backfill.add_argument("--json", action="store_true", help="print the run report as JSON")
     _handover(commands)
     return parser
@@ -163,6 +166,46 @@ def _reading(parser: argparse.ArgumentParser) -> None:
         "--shards-per-task",
         type=int,
         help="shards one Spark task reads side by side (default: the plan spread over every task slot)",
+    )
+
+
+def _decoding(parser: argparse.ArgumentParser) -> None:
+    """How records become rows (kinesis_batch.decoding.settings): raw bytes, or typed columns."""
+    group = parser.add_argument_group("decoding (raw bytes by default)")
+    group.add_argument("--decode", choices=DECODERS, default="raw", help="raw (a data column of bytes) or a format")
+    group.add_argument(
+        "--schema",
+        help="json: a JSON Schema file (default: inferred, or the table's own); avro: an Avro schema file; "
+        "protobuf: a descriptor set (protoc --descriptor_set_out); any: glue://REGISTRY/SCHEMA for records in "
+        "the Glue Schema Registry's format",
+    )
+    group.add_argument("--message", help="protobuf: the message name in the descriptor set")
+    group.add_argument("--decompress", choices=DECOMPRESSION, default="auto", help="auto (gzip when it is), gzip, none")
+    group.add_argument("--transform", help="module:function over each page of rows, or cloudwatch-logs")
+    group.add_argument(
+        "--dead-letter-output", help="where records that do not decode go (default: OUTPUT_dead_letter, same format)"
+    )
+    group.add_argument(
+        "--on-bad-record", choices=ON_BAD_RECORD, default="dead-letter", help="dead-letter (default) or fail the run"
+    )
+    group.add_argument(
+        "--schema-evolution",
+        choices=SCHEMA_EVOLUTION,
+        default="add-columns",
+        help="add-columns (default): a new field is a new column; fail: a record with one is a dead letter",
+    )
+
+
+def decode_settings(args: argparse.Namespace) -> DecodeSettings:
+    return DecodeSettings(
+        decode=args.decode,
+        schema=args.schema,
+        message=args.message,
+        decompress=args.decompress,
+        transform=args.transform,
+        dead_letter_output=args.dead_letter_output,
+        on_bad_record=args.on_bad_record,
+        schema_evolution=args.schema_evolution,
     )
 
 

@@ -52,8 +52,10 @@ def _output_line(output: dict[str, Any]) -> str:
     where = f"output ({output['format']}) {output['uri']}"
     if output["last_batch"] is None:
         return f"{where}: no batch of this consumer yet"
+    landed = f", {output['rows']} rows, {output['dead_letters']} dead letters" if "dead_letters" in output else ""
     line = (
-        f"{where}: last batch {output['last_batch']} ({output['records']} records, committed {output['committed_at']})"
+        f"{where}: last batch {output['last_batch']} ({output['records']} records{landed}, "
+        f"committed {output['committed_at']})"
     )
     behind = output["disagreeing_shards"]
     if not behind:
@@ -87,7 +89,8 @@ def history_command(args: argparse.Namespace) -> int:
     for row in rows:
         moved = f"{row['from']} -> {row['to']}"
         run_id = row["run_id"] or "-"
-        print(f"{row['committed_at']}  {run_id:<28} {row['shard_id']:<22} {moved}  ({row['records']} records)")
+        landed = f", {row['dead_letters']} dead letters" if "dead_letters" in row else ""
+        print(f"{row['committed_at']}  {run_id:<28} {row['shard_id']:<22} {moved}  ({row['records']} records{landed})")
     return 0
 
 
@@ -105,5 +108,7 @@ def _runs(args: argparse.Namespace, table: str) -> int:
         lag = row["lag_at_start_ms"]
         began = "lag not recorded" if lag is None else f"began {duration(lag / 1000)} behind"
         counts = f"{row['records']:>9} records  {row['shards']:>3} shards"
+        if "dead_letters" in row:
+            counts += f"  {row['rows']:>9} rows  {row['dead_letters']:>7} dead letters"
         print(f"{row['committed_at']}  {row['run']:<28} {counts}  {began}")
     return 0

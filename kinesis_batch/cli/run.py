@@ -9,7 +9,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from kinesis_batch.cli.args import lease_table
+from kinesis_batch.cli.args import decode_settings, lease_table
 from kinesis_batch.config import RunConfig, parse_initial_position, parse_time, validate_run_id
 from kinesis_batch.planning import plan_report
 from kinesis_batch.shards.limits import ReadLimits
@@ -46,6 +46,7 @@ def run_config(args: argparse.Namespace, **settings: Any) -> RunConfig:
         "format": args.format,
         "catalog": args.catalog,
         "shards_per_task": args.shards_per_task,
+        "decoding": decode_settings(args),
         **settings,
     }
     if args.worker_id is not None:

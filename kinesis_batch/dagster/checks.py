@@ -3,7 +3,10 @@
 - ``lag``: the oldest unread record of any unfinished shard is younger than the threshold;
 - ``retention``: no shard's unread records are at ``critical`` or ``lost`` retention risk;
 - ``output_agrees``: the output's last batch ends where the checkpoints are (else a crash came
-  between the table commit and the checkpoint commit; the next run rolls the checkpoints forward).
+  between the table commit and the checkpoint commit; the next run rolls the checkpoints forward);
+- ``dead_letters`` (a decoding stream's): no more than ``dead_letter_threshold`` of the output's
+  last batch's records are dead letters (ERROR: it names how many, the shards, the most common
+  reason).
 
 They run after each materialization (the catch-up job selects the asset and so its checks) and
 on their own in the checks job. Before the first run there is nothing to check: each fails
@@ -16,7 +19,7 @@ from typing import Any
 
 import dagster as dg
 
-from kinesis_batch.alerts import judge_lag
+from kinesis_batch.alerts import judge_dead_letters, judge_lag
 from kinesis_batch.dagster.resources import AwsClients
 from kinesis_batch.dagster.runs import StreamSettings, failing_for_good
 from kinesis_batch.errors import LeaseTableNotFoundError
@@ -25,6 +28,7 @@ from kinesis_batch.status import stream_status
 LAG = "lag"
 RETENTION = "retention"
 OUTPUT_AGREES = "output_agrees"
+DEAD_LETTERS = "dead_letters"
 
 
 def check_specs(settings: StreamSettings, asset: dg.AssetKey) -> list[dg.AssetCheckSpec]:
@@ -33,7 +37,16 @@ def check_specs(settings: StreamSettings, asset: dg.AssetKey) -> list[dg.AssetCh
         dg.AssetCheckSpec(LAG, asset=asset, description=f"the consumer is less than {threshold:g} s behind"),
         dg.AssetCheckSpec(RETENTION, asset=asset, description="no unread record is about to leave retention"),
         dg.AssetCheckSpec(OUTPUT_AGREES, asset=asset, description="the output's last batch matches the checkpoints"),
+        *(
+            [dg.AssetCheckSpec(DEAD_LETTERS, asset=asset, description=_dead_letters_described(settings))]
+            if settings.decoding.decoding
+            else []
+        ),
     ]
+
+
+def _dead_letters_described(settings: StreamSettings) -> str:
+    return f"no more than {settings.dead_letter_threshold:.2%} of the last batch's records are dead letters"
 
 
 def check_results(settings: StreamSettings, aws: AwsClients, asset: dg.AssetKey) -> list[dg.AssetCheckResult]:
@@ -43,7 +56,13 @@ def check_results(settings: StreamSettings, aws: AwsClients, asset: dg.AssetKey)
         try:
             status = stream_status(aws.kinesis(), aws.dynamodb(), settings.stream, settings.table, output=output)
         except LeaseTableNotFoundError as exc:
-            return [_result(asset, name, False, dg.AssetCheckSeverity.WARN, reason=str(exc)) for name in _NAMES]
+            names = [*_NAMES, *([DEAD_LETTERS] if settings.decoding.decoding else [])]
+            return [_result(asset, name, False, dg.AssetCheckSeverity.WARN, reason=str(exc)) for name in names]
+        letters = (
+            judge_dead_letters(settings.stream, output.last_batch(), settings.dead_letter_threshold)
+            if settings.decoding.decoding
+            else None
+        )
     summary, last = status["summary"], status["output"] or {}
     judged = judge_lag(status, settings.lag_threshold_seconds)
     lagging = {behind.shard_id: behind.lag_seconds for behind in judged.lagging}
@@ -75,6 +94,24 @@ def check_results(settings: StreamSettings, aws: AwsClients, asset: dg.AssetKey)
             dg.AssetCheckSeverity.WARN,
             last_batch=last.get("last_batch"),
             disagreeing_shards=disagreeing,
+        ),
+        *(
+            [
+                _result(
+                    asset,
+                    DEAD_LETTERS,
+                    letters.ok,
+                    dg.AssetCheckSeverity.ERROR,
+                    dead_letters=letters.dead_letters,
+                    records=letters.records,
+                    threshold=letters.threshold,
+                    shards=dict(letters.shards),
+                    most_common_reason=letters.reason,
+                    message=letters.message(),
+                )
+            ]
+            if letters is not None
+            else []
         ),
     ]
 

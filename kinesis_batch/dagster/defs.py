@@ -23,6 +23,7 @@ No ``from __future__ import annotations``: Dagster reads the asset's and op's pa
 annotations (config, resources) at runtime.
 """
 
+import dataclasses
 import os
 import re
 from collections.abc import Iterator
@@ -46,6 +47,7 @@ from kinesis_batch.dagster.runs import (
     run_all_steps,
     run_ids,
 )
+from kinesis_batch.decoding.settings import DecodeSettings
 from kinesis_batch.errors import IllegalArgumentError
 from kinesis_batch.orchestration import seed_backfill
 from kinesis_batch.output import Output
@@ -53,6 +55,7 @@ from kinesis_batch.run import RunReport
 from kinesis_batch.streams_file import StreamsFile
 
 STREAM_TAG = "kinesis_batch/stream"
+DECODING = tuple(field.name for field in dataclasses.fields(DecodeSettings))
 AWS = "kinesis_batch_aws"  # the resource keys (and so the parameter names below)
 SPARK = "kinesis_batch_spark"
 STREAMS_FILE = "KINESIS_BATCH_DAGSTER_STREAMS"
@@ -67,6 +70,8 @@ STREAM_SETTINGS = (
     "lag_threshold_seconds",
     "cron_schedule",
     "checks_cron_schedule",
+    *DECODING,
+    "dead_letter_threshold",
 )
 
 
@@ -82,11 +87,22 @@ def build_stream_defs(
     checks_cron_schedule: str = defaults.CHECKS_CRON_SCHEDULE,
     aws: AwsClients | None = None,
     spark: SparkResource | None = None,
+    dead_letter_threshold: float = defaults.DEAD_LETTER_THRESHOLD,
+    **decoding: str,
 ) -> dg.Definitions:
     """The definitions of one stream's consumer (see the module docstring). ``aws`` and ``spark``
     default to the standard AWS environment and local Spark; definitions of several streams
-    merge when they share the same resource objects (as :func:`definitions_from_file` does)."""
-    settings = StreamSettings(stream, Output(format, output, catalog), table or "", lag_threshold_seconds)
+    merge when they share the same resource objects (as :func:`definitions_from_file` does).
+    ``decoding``: the decoding settings by name (decode, schema, message, decompress, transform,
+    dead_letter_output, on_bad_record, schema_evolution; kinesis_batch.decoding.settings)."""
+    settings = StreamSettings(
+        stream,
+        Output(format, output, catalog),
+        table or "",
+        lag_threshold_seconds,
+        DecodeSettings.from_json(decoding),
+        dead_letter_threshold,
+    )
     prefix = "kinesis_batch_" + re.sub(r"[^A-Za-z0-9_]", "_", stream)
     key = dg.AssetKey(["kinesis_batch", stream])
     source = dg.AssetSpec(
@@ -185,10 +201,13 @@ def build_stream_defs(
 
 
 def materialization(report: RunReport, output: Output) -> dict[str, Any]:
-    """A run's metadata: rows, batch, where it went, a row per shard read, and the timings."""
+    """A run's metadata: rows (and, decoding, dead letters), batch, where it went, a row per
+    shard read, and the timings."""
+    landing = report.landing
     columns = [
         dg.TableColumn("shard_id", "string"),
         dg.TableColumn("records", "int"),
+        *([dg.TableColumn("dead_letters", "int")] if landing else []),
         dg.TableColumn("from_checkpoint", "string"),
         dg.TableColumn("to_checkpoint", "string"),
         dg.TableColumn("shard_end", "bool"),
@@ -198,6 +217,7 @@ def materialization(report: RunReport, output: Output) -> dict[str, Any]:
             {
                 "shard_id": shard.shard_id,
                 "records": shard.records,
+                **({"dead_letters": shard.landing.dead_letters if shard.landing else 0} if landing else {}),
                 "from_checkpoint": str(shard.start),
                 "to_checkpoint": str(shard.end),
                 "shard_end": shard.reached_shard_end,
@@ -205,8 +225,18 @@ def materialization(report: RunReport, output: Output) -> dict[str, Any]:
         )
         for shard in report.shards
     ]
+    landed: dict[str, Any] = {}
+    if landing is not None:
+        landed = {
+            "rows": landing.rows,
+            "dead_letters": landing.dead_letters,
+            "filtered": landing.filtered,
+            "dead_letter_reasons": dg.MetadataValue.json(dict(landing.reasons)),
+        }
     return {
-        "dagster/row_count": report.records,
+        "dagster/row_count": landing.rows if landing else report.records,
+        "records": report.records,
+        **landed,
         "batch_id": report.batch_id,
         "published": report.published,
         "output": dg.MetadataValue.path(report.output or output.asset_uri),

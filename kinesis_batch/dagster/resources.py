@@ -11,7 +11,7 @@ library keeps its own retry policy (the shard reader must see throttling).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import boto3
 import dagster as dg
@@ -19,7 +19,16 @@ from dagster_aws.utils import ResourceWithBoto3Configuration
 from pydantic import Field
 
 from kinesis_batch import defaults
-from kinesis_batch.aws import SERVICES, S3Settings, aws_env, dynamodb_client, kinesis_client, new_session, s3_settings
+from kinesis_batch.aws import (
+    SERVICES,
+    S3Settings,
+    aws_env,
+    dynamodb_client,
+    glue_client,
+    kinesis_client,
+    new_session,
+    s3_settings,
+)
 from kinesis_batch.spark.cluster import SparkCluster
 
 if TYPE_CHECKING:
@@ -29,8 +38,8 @@ if TYPE_CHECKING:
 
 
 class AwsClients(ResourceWithBoto3Configuration):
-    """Kinesis and DynamoDB clients, and the S3 settings of the table sinks, from one set of
-    AWS settings (None: the standard AWS environment)."""
+    """Kinesis, DynamoDB and Glue clients, and the S3 settings of the table sinks, from one set
+    of AWS settings (None: the standard AWS environment)."""
 
     def session(self) -> boto3.Session:
         return new_session(
@@ -46,6 +55,9 @@ class AwsClients(ResourceWithBoto3Configuration):
 
     def dynamodb(self) -> DynamoDBClient:
         return dynamodb_client(self.session(), endpoint_url=self.endpoint_url)
+
+    def glue(self) -> Any:
+        return glue_client(self.session(), endpoint_url=self.endpoint_url)
 
     def s3(self) -> S3Settings:
         return s3_settings(self.session(), endpoint_url=self.endpoint_url)

@@ -15,6 +15,7 @@ import dagster as dg
 
 from kinesis_batch import defaults, orchestration
 from kinesis_batch.config import default_table, validate_stream_name
+from kinesis_batch.decoding.settings import RAW, DecodeSettings
 from kinesis_batch.errors import IllegalArgumentError, InvalidStateError
 from kinesis_batch.orchestration import Backfill, RunRequest
 from kinesis_batch.output import Output, Sink
@@ -30,12 +31,15 @@ BACKFILL = "backfill"
 
 @dataclass(frozen=True)
 class StreamSettings:
-    """One stream's consumer: its output, lease table and lag threshold."""
+    """One stream's consumer: its output, lease table, lag threshold, and how it decodes (with
+    the share of dead letters its check allows)."""
 
     stream: str
     output: Output
     table: str = ""  # "" -> kinesis-batch-STREAM
     lag_threshold_seconds: float = defaults.LAG_THRESHOLD_SECONDS
+    decoding: DecodeSettings = RAW
+    dead_letter_threshold: float = defaults.DEAD_LETTER_THRESHOLD
 
     def __post_init__(self) -> None:
         validate_stream_name(self.stream)  # the output validated itself
@@ -43,6 +47,10 @@ class StreamSettings:
             object.__setattr__(self, "table", default_table(self.stream))
         if self.lag_threshold_seconds <= 0:
             raise IllegalArgumentError(f"lag_threshold_seconds must be positive, not {self.lag_threshold_seconds}")
+        if not 0 <= self.dead_letter_threshold <= 1:
+            raise IllegalArgumentError(
+                f"dead_letter_threshold must be a share (0..1), not {self.dead_letter_threshold}"
+            )
 
     def sink(self, aws: AwsClients) -> Sink:
         """The output, opened (S3 through ``aws``)."""
@@ -127,7 +135,13 @@ def _request(
 ) -> RunRequest:
     master = spark.master if spark else defaults.SPARK_MASTER
     return RunRequest(
-        settings.stream, settings.output, table=settings.table, until=until, spark_master=master, allow_gaps=allow_gaps
+        settings.stream,
+        settings.output,
+        table=settings.table,
+        until=until,
+        spark_master=master,
+        allow_gaps=allow_gaps,
+        decoding=settings.decoding,
     )
 
 

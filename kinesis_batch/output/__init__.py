@@ -20,6 +20,8 @@ from kinesis_batch.output.sink import Sink
 if TYPE_CHECKING:
     from kinesis_batch.config import RunConfig
 
+DEAD_LETTER_SUFFIX = "_dead_letter"
+
 
 @dataclass(frozen=True)
 class Output:
@@ -48,6 +50,22 @@ class Output:
         if is_s3(self.output):
             return "s3://" + self.output.split("://", 1)[1].strip("/")
         return "file://" + str(Path(self.output.removeprefix("file://")).absolute())
+
+    def dead_letter(self, named: str | None = None) -> Output:
+        """Where this output's dead letters go: ``named``, or beside it (``<output>_dead_letter``:
+        a folder, a table path or URI, ``NAMESPACE.TABLE_dead_letter``), in the same format."""
+        return Output(self.format, named or self.output.rstrip("/") + DEAD_LETTER_SUFFIX, self.catalog)
+
+    def open_run(self, config: RunConfig, s3: S3Settings | None = None) -> Sink:
+        """The sink a run publishes to: this output's, paired with its dead-letter output when
+        the run decodes (kinesis_batch.output.paired)."""
+        sink = self.open(app=config.table, stream=config.stream, s3=s3)
+        if not config.decoding.decoding:
+            return sink
+        from kinesis_batch.output.paired import PairedSink
+
+        dead = self.dead_letter(config.decoding.dead_letter_output).open(app=config.table, stream=config.stream, s3=s3)
+        return PairedSink(sink, dead)
 
     def open(self, *, app: str, stream: str, s3: S3Settings | None = None) -> Sink:
         """The sink. ``app`` names the consumer (its lease table) in the table markers, so two

@@ -30,17 +30,20 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pyarrow as pa
 
 from kinesis_batch.aws import S3Settings
+from kinesis_batch.columns import RAW, Columns
 from kinesis_batch.errors import InvalidStateError, from_storage
+from kinesis_batch.output.evolve import additions
 from kinesis_batch.output.place import Place
 from kinesis_batch.output.records import CommitRecord
 from kinesis_batch.output.sink import check_batch_id
-from kinesis_batch.output.tables import DISCARD, PUBLISH, TableSink, check_bucket, check_schema, marker, table_schema
+from kinesis_batch.output.staged import StagedFile
+from kinesis_batch.output.tables import DISCARD, PUBLISH, TableSink, check_bucket, check_schema, marker
 
 PUBLISHED, DISCARDED = 1, 0
 BATCH_NUMBER = "kinesis_batch.batch_number"
@@ -48,6 +51,7 @@ BATCH_NUMBER = "kinesis_batch.batch_number"
 
 class DeltaSink(TableSink):
     format = "delta"
+    widens = False  # deltalake cannot write Delta's type-widening feature
 
     def __init__(self, uri: str, *, app: str, stream: str, s3: S3Settings | None = None) -> None:
         self.root = Place(uri, s3 or S3Settings())
@@ -71,16 +75,45 @@ class DeltaSink(TableSink):
 
     # -- the table --------------------------------------------------------------------------------
 
-    def prepare(self) -> None:
+    def prepare(self, columns: Columns = RAW) -> None:
         from deltalake import DeltaTable
 
         if self.root.on_s3:
             check_bucket(self.root)
+        schema = columns.schema(batch_column=True)
         try:
-            DeltaTable.create(self.uri, schema=table_schema(), mode="ignore", storage_options=self._options)
+            DeltaTable.create(self.uri, schema=schema, mode="ignore", storage_options=self._options)
         except Exception as exc:  # deltalake raises its own OSError/DeltaError kinds
             raise from_storage(exc, f"cannot create the Delta table at {self.uri}", remote=self.root.on_s3) from exc
-        check_schema(pa.schema(self._load().schema().to_arrow()), f"Delta table {self.uri}")
+        table = self._load()
+        missing = check_schema(self._schema(table), f"Delta table {self.uri}", columns)
+        if missing:
+            self._evolve(table, pa.schema([*self._schema(table), *missing]))
+
+    def _schema(self, table: Any) -> pa.Schema:
+        return pa.schema(table.schema().to_arrow())
+
+    def _evolve(self, table: Any, target: pa.Schema) -> bool:
+        """New columns (and new fields of struct columns) in a commit of their own: deltalake
+        cannot change the schema in an append of files. Harmless if the batch is then
+        discarded: nullable columns with no rows yet. Delta widens no column (``widens``)."""
+        from deltalake import CommitProperties, Schema
+        from deltalake.exceptions import CommitFailedError
+
+        fields = additions(self._schema(table), target)
+        if not fields:
+            return False
+        delta_fields = list(Schema.from_arrow(pa.schema(fields)).fields)
+        properties = CommitProperties(custom_metadata={"kinesis_batch.app": self.app, "kinesis_batch.action": "evolve"})
+        try:
+            table.alter.add_columns(delta_fields, commit_properties=properties)
+        except CommitFailedError:
+            return True  # another commit got there first: reload and look again
+        except Exception as exc:
+            raise from_storage(
+                exc, f"cannot add columns to the Delta table at {self.uri}", remote=self.root.on_s3
+            ) from exc
+        return True
 
     def _load(self) -> Any:
         from deltalake import DeltaTable
@@ -93,7 +126,9 @@ class DeltaSink(TableSink):
         except Exception as exc:
             raise from_storage(exc, f"cannot open the Delta table at {self.uri}", remote=self.root.on_s3) from exc
 
-    def _commit(self, table: Any, batch_id: str, files: list[Any], record: CommitRecord | None) -> bool:
+    def _commit(
+        self, table: Any, batch_id: str, files: list[Any], record: CommitRecord | None, target: pa.Schema | None = None
+    ) -> bool:
         """One commit with the batch's marker through ``table``; False if a concurrent commit of
         ours got there first (reload and decide again). It also moves the consumer's own app
         transaction to the next batch number, which only grows: Spark-style readers of
@@ -118,24 +153,23 @@ class DeltaSink(TableSink):
             raise from_storage(exc, f"cannot commit to the Delta table at {self.uri}", remote=self.root.on_s3) from exc
         return True
 
-    def _files(self, record: CommitRecord, files: list[str]) -> list[Any]:
-        """One add action per file, with its size and row count (a file holds one shard's range)."""
+    def _files(self, record: CommitRecord, files: Sequence[StagedFile]) -> list[Any]:
+        """One add action per file, with its size and row count."""
         from deltalake.transaction import AddAction
 
         batch_id = record.batch_id
-        rows = {shard.shard_id: shard.records for shard in record.shards}
         sizes = self._staged(batch_id, files)
         now = int(time.time() * 1000)
         return [
             AddAction(
-                path=f"data/{batch_id}/{name}",  # relative to the root: absolute paths break readers
-                size=sizes[name],
+                path=f"data/{batch_id}/{file.name}",  # relative to the root: absolute paths break readers
+                size=sizes[file.name],
                 partition_values={},
                 modification_time=now,
                 data_change=True,
-                stats=json.dumps({"numRecords": rows[shard]} if (shard := _shard_of(name)) in rows else {}),
+                stats=json.dumps({"numRecords": file.rows}),
             )
-            for name in sorted(files)
+            for file in sorted(files, key=lambda f: f.name)
         ]
 
     def _state(self, table: Any, batch_id: str) -> str | None:
@@ -158,11 +192,6 @@ class DeltaSink(TableSink):
             if commit.get("kinesis_batch.app") == self.app and commit.get("kinesis_batch.action") == PUBLISH:
                 return CommitRecord.from_json(commit["kinesis_batch.commit_record"])
         return None
-
-
-def _shard_of(name: str) -> str:
-    """The shard of a task's file, ``part-<shard id>-<uuid>.parquet`` (kinesis_batch.spark.task)."""
-    return name.removeprefix("part-").rsplit("-", 1)[0]
 
 
 def _history(table: Any) -> Iterator[dict[str, Any]]:

@@ -25,16 +25,20 @@ see the publish: one of the two wins.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
+import pyarrow as pa
+
 from kinesis_batch.aws import S3Settings
+from kinesis_batch.columns import RAW, Columns
 from kinesis_batch.config import validate_output
 from kinesis_batch.errors import InvalidStateError, KinesisBatchError, from_storage
 from kinesis_batch.output.place import Place
 from kinesis_batch.output.records import CommitRecord
 from kinesis_batch.output.sink import check_batch_id
-from kinesis_batch.output.tables import DISCARD, PUBLISH, TableSink, check_bucket, check_schema, marker, table_schema
+from kinesis_batch.output.staged import StagedFile
+from kinesis_batch.output.tables import DISCARD, PUBLISH, TableSink, check_bucket, check_schema, marker
 
 NO_RETRIES = {"commit.retry.num-retries": "0"}
 
@@ -74,7 +78,7 @@ class IcebergSink(TableSink):
 
     # -- the table --------------------------------------------------------------------------------
 
-    def prepare(self) -> None:
+    def prepare(self, columns: Columns = RAW) -> None:
         from pyiceberg.exceptions import NoSuchTableError
 
         warehouse = str(self.catalog.properties.get("warehouse") or "")
@@ -86,14 +90,20 @@ class IcebergSink(TableSink):
                 table = self.catalog.load_table(self.identifier)
             except NoSuchTableError:
                 table = self.catalog.create_table_if_not_exists(
-                    self.identifier, schema=table_schema(), properties=NO_RETRIES
+                    self.identifier, schema=columns.schema(batch_column=True), properties=NO_RETRIES
                 )
-        check_schema(table.schema().as_arrow(), f"Iceberg table {self.identifier}")
-        if table.properties.get("commit.retry.num-retries") != "0":  # an existing table of someone else's
-            with _catalog_errors(f"Iceberg table {self.identifier}"), table.transaction() as tx:
+        missing = check_schema(self._schema(table), f"Iceberg table {self.identifier}", columns)
+        with _catalog_errors(f"Iceberg table {self.identifier}"), table.transaction() as tx:
+            if table.properties.get("commit.retry.num-retries") != "0":  # an existing table of someone else's
                 tx.set_properties(**NO_RETRIES)
+            if missing:  # a decoded table the user made: our columns, and declared fields it lacks
+                with tx.update_schema() as update:
+                    update.union_by_name(pa.schema(missing))
         if self.root().on_s3:
             check_bucket(self.root())
+
+    def _schema(self, table: Any) -> pa.Schema:
+        return table.schema().as_arrow()
 
     def _load(self) -> Any:
         from pyiceberg.exceptions import NoSuchTableError
@@ -112,14 +122,20 @@ class IcebergSink(TableSink):
                 return str(summary.get("kinesis_batch.action"))
         return None
 
-    def _commit(self, table: Any, batch_id: str, files: list[Any], record: CommitRecord | None) -> bool:
-        """One snapshot with the batch's marker on top of the snapshot ``table`` was checked at;
-        False if the table moved since (reload and decide again)."""
+    def _commit(
+        self, table: Any, batch_id: str, files: list[Any], record: CommitRecord | None, target: pa.Schema | None = None
+    ) -> bool:
+        """One snapshot with the batch's marker on top of the snapshot ``table`` was checked at,
+        in the same transaction as the schema's growth to ``target`` (new columns, widened
+        ones); False if the table moved since (reload and decide again)."""
         from pyiceberg.exceptions import CommitFailedException
 
         properties = marker(self.app, self.stream, batch_id, PUBLISH if record else DISCARD, record)
         try:
             with _catalog_errors(f"Iceberg table {self.identifier}"), table.transaction() as tx:
+                if target is not None:
+                    with tx.update_schema() as update:
+                        update.union_by_name(target)
                 if files:
                     tx.add_files(files, snapshot_properties=properties, check_duplicate_files=False)
                 else:
@@ -129,10 +145,10 @@ class IcebergSink(TableSink):
             return False
         return True
 
-    def _files(self, record: CommitRecord, files: list[str]) -> list[str]:
+    def _files(self, record: CommitRecord, files: Sequence[StagedFile]) -> list[str]:
         data = self.data(record.batch_id)
         self._staged(record.batch_id, files)
-        return [_file_uri(data.child(name)) for name in sorted(files)]
+        return [_file_uri(data.child(name)) for name in sorted(file.name for file in files)]
 
     def committed(self, batch_id: str) -> CommitRecord | None:
         for summary in self._summaries(self._load()):

@@ -6,6 +6,7 @@ Layout (readers ignore paths that start with ``_``)::
                                       _plan.json, and _commit.json once the batch is complete
     ROOT/batch_id=<batch>/            the published batch (hive-style: readers get a batch_id column)
     ROOT/_discarded/<batch>-<nonce>/  a staging that lost (deleted right after)
+    ROOT/_fields                      decoded rows: the fields the batches have had (types kept in line)
 
 How it keeps the sink contract:
 - :meth:`ParquetSink.publish` is one ``rename`` of the staging directory, with the commit record
@@ -21,16 +22,23 @@ import json
 import os
 import shutil
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+
+from kinesis_batch.columns import RAW, Columns, fields_of, schema_from_text, schema_to_text
 from kinesis_batch.config import validate_output
 from kinesis_batch.errors import InvalidStateError
+from kinesis_batch.output.evolve import conflicts, merged, normalize
 from kinesis_batch.output.place import Place
 from kinesis_batch.output.records import CommitRecord
 from kinesis_batch.output.sink import MANIFEST, Sink, check_batch_id, discarded
+from kinesis_batch.output.staged import StagedFile
 
 COMMIT_RECORD = "_commit.json"
+FIELDS = "_fields"  # the decoded fields the batches have had (readers skip paths starting with _)
 
 
 class ParquetSink(Sink):
@@ -47,14 +55,18 @@ class ParquetSink(Sink):
     def data(self, batch_id: str) -> Place:
         return self.staging(batch_id)
 
+    def writes_batch_column(self) -> bool:
+        return False  # readers get batch_id from the batch_id=... folder
+
     def published(self, batch_id: str) -> Path:
         return self.root / f"batch_id={check_batch_id(batch_id)}"
 
     def location(self, batch_id: str) -> str:
         return str(self.published(batch_id))
 
-    def prepare(self) -> None:
-        """Create the root if needed and prove we can write in it, or say why not."""
+    def prepare(self, columns: Columns = RAW) -> None:
+        """Create the root if needed and prove we can write in it, or say why not; for decoded
+        rows, check declared fields against those the folder's batches have."""
         try:
             (self.root / "_staging").mkdir(parents=True, exist_ok=True)
             probe = self.root / "_staging" / f".probe-{uuid.uuid4().hex}"
@@ -62,6 +74,28 @@ class ParquetSink(Sink):
             probe.unlink()
         except OSError as exc:
             raise InvalidStateError(f"output root {self.root} is not writable: {exc.strerror or exc}") from exc
+        if columns.decoded and columns.fields is not None:
+            known = self.fields()
+            wrong = conflicts(known, columns.fields) if known is not None else []
+            if wrong:
+                raise InvalidStateError(f"{self.root} has batches whose columns conflict ({'; '.join(wrong)})")
+            self._remember(columns.fields)
+
+    def fields(self) -> pa.Schema | None:
+        """The decoded fields the folder's batches have had, as the last publishes recorded them
+        (``_fields``): a folder has no table schema, so this keeps later batches' types in line."""
+        text = Place(str(self.root)).read_text(FIELDS)
+        return schema_from_text(text) if text else None
+
+    def _remember(self, fields: pa.Schema) -> None:
+        """Grow ``_fields`` by ``fields`` (a conflict keeps what is there: the files say the truth)."""
+        known = self.fields()
+        try:
+            grown = merged(known, [fields], widen=True, where=self.uri) if known is not None else normalize(fields)
+        except InvalidStateError:
+            return
+        if grown != known:
+            Place(str(self.root)).write_text(FIELDS, schema_to_text(grown))
 
     def read_manifest(self, batch_id: str) -> dict[str, Any] | None:
         """The run's plan, from its staging or (once published) from the batch."""
@@ -71,14 +105,14 @@ class ParquetSink(Sink):
             body = json.loads(text) if text is not None else None
         return body
 
-    def publish(self, record: CommitRecord, files: list[str]) -> bool:
+    def publish(self, record: CommitRecord, files: Sequence[StagedFile]) -> bool:
         batch_id = record.batch_id
         staging, published = Path(self.staging(batch_id).uri), self.published(batch_id)
         if published.exists():
             return False
         if not staging.exists():
             raise discarded(batch_id)
-        self.keep_only(batch_id, set(files))
+        self.keep_only(batch_id, {file.name for file in files})
         try:
             # Written into the staging folder without creating it: a staging another worker
             # discarded meanwhile must stay gone, not come back holding only a commit record.
@@ -94,6 +128,9 @@ class ParquetSink(Sink):
             if published.exists():
                 return False
             raise InvalidStateError(f"cannot publish batch {batch_id}: {exc}") from exc
+        schemas = [fields_of(schema_from_text(file.schema)) for file in files if file.schema]
+        for schema in schemas:
+            self._remember(schema)
         return True
 
     def discard(self, batch_id: str, *, fence: bool = True) -> bool:

@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from kinesis_batch.checkpoints.model import Checkpoint
+from kinesis_batch.landing import Landing, total
 
 
 @dataclass(frozen=True)
@@ -21,6 +22,7 @@ class ShardCommit:
     reached_shard_end: bool
     trimmed_after: str | None = None  # retention had trimmed past ``start`` (read with --allow-gaps)
     lag_at_start_ms: int | None = None  # the shard's lag when the read began (the history keeps it)
+    landing: Landing | None = None  # decoded: what its records became (rows, dead letters, filtered)
 
 
 @dataclass(frozen=True)
@@ -38,10 +40,23 @@ class CommitRecord:
     def records(self) -> int:
         return sum(s.records for s in self.shards)
 
+    @property
+    def landing(self) -> Landing | None:
+        """What the batch's records became, all shards together (None: raw rows)."""
+        return total([s.landing for s in self.shards])
+
     def to_json(self, *, indent: int | None = 1) -> str:
         body: dict[str, Any] = asdict(self)
         body["created_at"] = self.created_at.isoformat()
-        body["shards"] = [{**asdict(s), "start": s.start.to_json(), "end": s.end.to_json()} for s in self.shards]
+        body["shards"] = [
+            {
+                **asdict(s),
+                "start": s.start.to_json(),
+                "end": s.end.to_json(),
+                "landing": s.landing.to_json() if s.landing else None,
+            }
+            for s in self.shards
+        ]
         return json.dumps(body, indent=indent, sort_keys=True)
 
     @classmethod
@@ -61,6 +76,7 @@ class CommitRecord:
                     reached_shard_end=bool(s["reached_shard_end"]),
                     trimmed_after=s.get("trimmed_after"),
                     lag_at_start_ms=s.get("lag_at_start_ms"),
+                    landing=Landing.from_json(s.get("landing")),
                 )
                 for s in body["shards"]
             ),

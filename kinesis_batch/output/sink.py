@@ -23,11 +23,16 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
+import pyarrow as pa
+
+from kinesis_batch.columns import RAW, Columns
 from kinesis_batch.errors import IllegalArgumentError, LeaseLostError
 from kinesis_batch.output.place import Place
 from kinesis_batch.output.records import CommitRecord
+from kinesis_batch.output.staged import StagedFile
 
 MANIFEST = "_plan.json"
 RESULTS = "_results"
@@ -35,6 +40,8 @@ RESULTS = "_results"
 
 class Sink(ABC):
     format: ClassVar[str]
+    #: The format widens a column from int32 to int64 and float32 to float64 in place.
+    widens: ClassVar[bool] = True
 
     #: What readers open, and what the Airflow Asset names: a folder, table path or table URI.
     uri: str
@@ -80,15 +87,23 @@ class Sink(ABC):
     # -- the format's own -----------------------------------------------------------------------
 
     @abstractmethod
-    def prepare(self) -> None:
-        """Create the output if it is missing; check it can be written and has our columns.
-        Raises InvalidStateError / IllegalArgumentError with one line saying what is wrong."""
+    def prepare(self, columns: Columns = RAW) -> None:
+        """Create the output if it is missing, for ``columns`` (raw rows, dead letters, or decoded
+        rows with their declared fields); check it can be written and has those columns (adding
+        the declared ones a decoded table lacks). Raises InvalidStateError / IllegalArgumentError
+        with one line saying what is wrong."""
 
     @abstractmethod
-    def publish(self, record: CommitRecord, files: list[str]) -> bool:
-        """Make ``files`` (names in :meth:`data`) visible with ``record``, in one atomic step.
-        True if this call published; False if the batch already was (nothing is committed).
-        Raises LeaseLostError if the batch was discarded."""
+    def publish(self, record: CommitRecord, files: Sequence[StagedFile]) -> bool:
+        """Make ``files`` (in :meth:`data`) visible with ``record``, in one atomic step, the
+        table's schema grown by what decoded files add (kinesis_batch.output.evolve). True if
+        this call published; False if the batch already was (nothing is committed). Raises
+        LeaseLostError if the batch was discarded."""
+
+    def fields(self) -> pa.Schema | None:
+        """A decoded table's fields as they are now (None: none known yet): what the Spark tasks
+        fit rows to."""
+        return None
 
     @abstractmethod
     def committed(self, batch_id: str) -> CommitRecord | None:
@@ -108,6 +123,19 @@ class Sink(ABC):
     def location(self, batch_id: str) -> str:
         """Where a published batch is, for the run report."""
         return self.uri
+
+    def table_sink(self) -> Sink:
+        """The sink of the rows themselves (a pair's table; this one otherwise)."""
+        return self
+
+    def dead_letters(self) -> Sink | None:
+        """Where records that do not decode go (None: raw rows, which always do)."""
+        return None
+
+    def writes_batch_column(self) -> bool:
+        """The Spark tasks write ``batch_id`` into the rows (the parquet format has it from its
+        folder names instead)."""
+        return True
 
 
 def discarded(batch_id: str) -> LeaseLostError:

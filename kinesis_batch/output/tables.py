@@ -1,54 +1,61 @@
-"""What the table sinks (delta, iceberg) share: the columns, the marker, the one-line checks of
-bucket and schema, and publish and discard as one check-then-commit protocol (:class:`TableSink`)."""
+"""What the table sinks (delta, iceberg) share: the marker, the one-line checks of bucket and
+schema, and publish and discard as one check-then-commit protocol (:class:`TableSink`), which
+grows a decoded table's schema with the batch it publishes."""
 
 from __future__ import annotations
 
 from abc import abstractmethod
+from collections.abc import Sequence
 from typing import Any
 
 import pyarrow as pa
 
+from kinesis_batch.columns import BATCH_ID, METADATA, RAW, ROW_SCHEMA, Columns, fields_of, schema_from_text
 from kinesis_batch.errors import DependencyError, InvalidStateError, KinesisBatchError
+from kinesis_batch.output.evolve import conflicts, merged, normalize, normalized
 from kinesis_batch.output.place import Place
 from kinesis_batch.output.records import CommitRecord
 from kinesis_batch.output.sink import Sink, discarded
+from kinesis_batch.output.staged import StagedFile
 
 PUBLISH, DISCARD = "publish", "discard"
 
 #: Concurrent commits of one consumer (runs on disjoint shards) each reload and try again.
 COMMIT_ATTEMPTS = 20
 
-#: The rows the Spark tasks write. Sequence numbers stay strings: up to 129 digits, past any
-#: decimal type. Every column is nullable, as Arrow's schema is (a required Iceberg column
-#: would refuse the tasks' files).
-ROW_SCHEMA = pa.schema(
-    [
-        ("shard_id", pa.string()),
-        ("sequence_number", pa.string()),
-        ("sub_sequence_number", pa.int64()),
-        ("partition_key", pa.string()),
-        ("data", pa.binary()),
-        ("approximate_arrival_timestamp", pa.timestamp("us", tz="UTC")),
-        ("lineage_depth", pa.int32()),
+
+def check_schema(actual: pa.Schema, what: str, columns: Columns = RAW) -> list[pa.Field]:
+    """One line naming the difference when an existing table does not have the columns
+    ``columns`` needs; for decoded rows, the fields it still has to get (metadata columns of a
+    table the user made, declared fields it lacks)."""
+    if columns.fixed is not None:
+        _check_fixed(actual, what, columns.schema(batch_column=True))
+        return []
+    have = normalize(actual)
+    names = set(have.names)
+    if "data" in names and names >= set(ROW_SCHEMA.names):
+        raise InvalidStateError(
+            f"{what} holds raw rows (a data column of record bytes); decoded rows need a table of their own"
+        )
+    wrong = [
+        f"{field.name} is {have.field(field.name).type}, not {field.type}"
+        for field in METADATA.append(BATCH_ID)
+        if field.name in names and have.field(field.name).type != field.type
     ]
-)
-BATCH_ID = pa.field("batch_id", pa.string())
+    declared = columns.fields or pa.schema([])
+    wrong += conflicts(fields_of(have), declared)
+    if wrong:
+        raise InvalidStateError(f"{what} has columns that conflict with the decoded rows ({'; '.join(wrong)})")
+    wanted = columns.schema(batch_column=True)
+    return [field for field in wanted if field.name not in names]
 
 
-def table_schema() -> pa.Schema:
-    """A table's columns: the rows plus ``batch_id`` as a plain column (the parquet sink has it
-    from its folder names instead)."""
-    return ROW_SCHEMA.append(BATCH_ID)
-
-
-def check_schema(actual: pa.Schema, what: str) -> None:
-    """One line naming the difference when an existing table does not have our columns."""
-    expected = table_schema()
+def _check_fixed(actual: pa.Schema, what: str, expected: pa.Schema) -> None:
     have = {field.name: field.type for field in actual}
     problems = [
         f"{field.name} is {have[field.name]}, not {field.type}" if field.name in have else f"{field.name} is missing"
         for field in expected
-        if have.get(field.name) != field.type and not _same_type(have.get(field.name), field.type)
+        if have.get(field.name) != field.type and normalized(have.get(field.name) or pa.null()) != field.type
     ]
     extra = sorted(set(have) - set(expected.names))
     if extra:
@@ -58,19 +65,6 @@ def check_schema(actual: pa.Schema, what: str) -> None:
             f"{what} exists with other columns than kinesis-batch writes ({'; '.join(problems)}); "
             "choose another table or output"
         )
-
-
-def _same_type(have: pa.DataType | None, want: pa.DataType) -> bool:
-    """Types the formats hand back under another Arrow name for the same column type."""
-    if have is None:
-        return False
-    if pa.types.is_timestamp(want):
-        return pa.types.is_timestamp(have) and have.tz is not None
-    same = {
-        pa.string(): (pa.large_string(), pa.string_view()),
-        pa.binary(): (pa.large_binary(), pa.binary_view()),
-    }
-    return have in same.get(want, ())
 
 
 def check_bucket(root: Place) -> None:
@@ -113,24 +107,50 @@ class TableSink(Sink):
         """PUBLISH, DISCARD or None: what the table's markers say of the batch."""
 
     @abstractmethod
-    def _files(self, record: CommitRecord, files: list[str]) -> list[Any]:
+    def _files(self, record: CommitRecord, files: Sequence[StagedFile]) -> list[Any]:
         """What the batch's commit adds for ``files``, each checked to be there."""
 
-    def _staged(self, batch_id: str, files: list[str]) -> dict[str, int]:
+    @abstractmethod
+    def _schema(self, table: Any) -> pa.Schema:
+        """The loaded table's columns, as Arrow types."""
+
+    def _evolve(self, table: Any, target: pa.Schema) -> bool:
+        """Grow the table to ``target`` ahead of the data's commit, in a commit of its own; True
+        if that committed (the table moved: reload, check again). Formats that grow the schema in
+        the data's own commit (Iceberg) do nothing here."""
+        return False
+
+    def _staged(self, batch_id: str, files: Sequence[StagedFile]) -> dict[str, int]:
         """Sizes of ``files``, each checked to be there (a table must never name a missing file),
         after deleting what other attempts left."""
-        sizes = self.keep_only(batch_id, set(files))
-        missing = sorted(set(files) - set(sizes))
+        names = {file.name for file in files}
+        sizes = self.keep_only(batch_id, names)
+        missing = sorted(names - set(sizes))
         if missing:
             raise InvalidStateError(f"batch {batch_id}: {len(missing)} staged file(s) are missing, e.g. {missing[0]}")
         return sizes
 
     @abstractmethod
-    def _commit(self, table: Any, batch_id: str, files: list[Any], record: CommitRecord | None) -> bool:
+    def _commit(
+        self, table: Any, batch_id: str, files: list[Any], record: CommitRecord | None, target: pa.Schema | None = None
+    ) -> bool:
         """One commit through ``table`` with the batch's marker (publish with ``record``; without
-        it, a discard's marker alone). False when the table moved since ``table`` was loaded."""
+        it, a discard's marker alone), the schema grown to ``target`` if given. False when the
+        table moved since ``table`` was loaded."""
 
-    def publish(self, record: CommitRecord, files: list[str]) -> bool:
+    def fields(self) -> pa.Schema | None:
+        return fields_of(normalize(self._schema(self._load())))
+
+    def _target(self, table: Any, files: Sequence[StagedFile]) -> pa.Schema | None:
+        """The table's schema once it holds ``files`` (None: as it is)."""
+        schemas = [schema_from_text(file.schema) for file in files if file.schema]
+        if not schemas:
+            return None
+        current = self._schema(table)
+        target = merged(current, schemas, widen=self.widens, where=self.uri)
+        return target if target != normalize(current) else None
+
+    def publish(self, record: CommitRecord, files: Sequence[StagedFile]) -> bool:
         batch_id = record.batch_id
         added: list[Any] | None = None
         for _ in range(COMMIT_ATTEMPTS):
@@ -141,8 +161,11 @@ class TableSink(Sink):
             if state == DISCARD:
                 raise discarded(batch_id)
             try:
+                target = self._target(table, files)
+                if target is not None and self._evolve(table, target):
+                    continue  # the schema's own commit: check the batch's state again on the new table
                 added = added if added is not None else self._files(record, files)
-                done = self._commit(table, batch_id, added, record)
+                done = self._commit(table, batch_id, added, record, target)
             except KinesisBatchError:  # a file went missing: did another worker discard the batch?
                 if self._state(self._load(), batch_id) == DISCARD:
                     raise discarded(batch_id) from None
@@ -170,15 +193,4 @@ class TableSink(Sink):
         return True
 
 
-__all__ = [
-    "BATCH_ID",
-    "COMMIT_ATTEMPTS",
-    "DISCARD",
-    "PUBLISH",
-    "ROW_SCHEMA",
-    "TableSink",
-    "check_bucket",
-    "check_schema",
-    "marker",
-    "table_schema",
-]
+__all__ = ["COMMIT_ATTEMPTS", "DISCARD", "PUBLISH", "TableSink", "check_bucket", "check_schema", "marker"]

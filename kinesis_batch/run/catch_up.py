@@ -18,6 +18,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from kinesis_batch import ownership
+from kinesis_batch.columns import RAW, decoded
+from kinesis_batch.decoding.resolve import resolve
 from kinesis_batch.leases.model import Lease
 from kinesis_batch.leases.renewer import LeaseRenewer
 from kinesis_batch.planning import RunPlan
@@ -76,18 +78,20 @@ class CatchUpRun(RunContext):
         )
 
     def start(self) -> tuple[dict[str, str], RunPlan, dict[str, str]]:
-        """Check the table is this stream's, settle, survey and plan, take the leases and mark
-        them with the batch, write the plan. Returns (settled shards, plan, shards leased
+        """Resolve the decoding settings (bad input ends here, before anything is made), check the
+        table is this stream's, prepare the output, settle, survey and plan, take the leases and
+        mark them with the batch, write the plan. Returns (settled shards, plan, shards leased
         elsewhere -> owner)."""
+        decode = resolve(self.config.decoding, self.glue) if self.config.decoding.decoding else None  # bad input first
         claim = ownership.check(self.kinesis, self.store, self.config.stream)  # before anything is made
-        self.output.prepare()
+        self.output.prepare(decoded(decode.declared) if decode else RAW)
         self.checkpoints.create_checkpoint_store_if_not_exists()
         ownership.mark(self.store, claim, self.progress)
         lineage, leases = self.survey()
         recovered = recover_pending(leases, self.manager, self.checkpoints, self.output, self.progress)
         if recovered:
             lineage, leases = self.survey()
-        plan, elsewhere = leasing.take(self, lineage, leases)
+        plan, elsewhere = leasing.take(self, lineage, leases, decode)
         self.emit("prepared")
         return recovered, plan, elsewhere
 

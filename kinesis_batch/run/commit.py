@@ -29,6 +29,7 @@ def commit(context: RunContext) -> int:
                 run_id=context.run_id,
                 records=by_shard[lease.lease_key].records,
                 lag_at_start_ms=by_shard[lease.lease_key].lag_at_start_ms,
+                landing=by_shard[lease.lease_key].landing,
             ),
             concurrency=context.config.commit_concurrency,
         )

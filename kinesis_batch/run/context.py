@@ -14,11 +14,13 @@ import uuid
 from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from kinesis_batch.aws import s3_settings
+from kinesis_batch.aws import glue_client, s3_settings
 from kinesis_batch.checkpoints.store import DynamoDBCheckpointStore
 from kinesis_batch.config import RunConfig
+from kinesis_batch.decoding.resolve import resolve
+from kinesis_batch.decoding.spec import DecodeSpec
 from kinesis_batch.errors import InvalidStateError, LeaseLostError
 from kinesis_batch.events import Event, emit
 from kinesis_batch.leases.lost import lost_line
@@ -74,18 +76,21 @@ class RunContext:
         clock: Callable[[], float] = time.time,
         run_id: str | None = None,
         sink: Sink | None = None,
+        glue: Callable[[], Any] | None = None,
     ) -> None:
         """``spark`` gives the SparkContext the read uses (started on first use, shared by the
         caller's runs); ``sink``: where batches are published, by default the one ``config``
-        names, reaching S3 as the standard AWS environment says."""
+        names (with its dead-letter output when decoding), reaching S3 as the standard AWS
+        environment says; ``glue``: makes the Glue client a ``glue://`` schema is read with."""
         self.config = config
         self.kinesis = kinesis
         self.spark = spark
         self.progress = progress
         self.clock = clock
+        self.glue = glue or glue_client
         self.store = LeaseStore(dynamodb, config.table)
         self.checkpoints = DynamoDBCheckpointStore(self.store, initial=config.initial_position)
-        self.output = sink or Output.of(config).open(app=config.table, stream=config.stream, s3=s3_settings())
+        self.output = sink or Output.of(config).open_run(config, s3_settings())
         self.manager = LeaseManager(self.store, config.worker_id, config.lease_seconds, clock=clock)
         self.run_id = run_id or new_run_id()  # also the batch id
         self.timings = Timings()
@@ -106,6 +111,16 @@ class RunContext:
         gone = self.manager.lost_leases() | self.manager.taken_over()
         if gone:
             raise self.lost(gone, when)
+
+    def decoding(self) -> DecodeSpec | None:
+        """What the run's start resolved of its decoding settings (kinesis_batch.decoding.resolve):
+        read and checked there, before any lease was taken; None for raw rows."""
+        if not self.config.decoding.decoding:
+            return None
+        body = self.output.read_manifest(self.run_id) or {}
+        if "decode" in body:
+            return DecodeSpec.from_json(body["decode"])
+        return resolve(self.config.decoding, self.glue)
 
     def manifest(self, when: str) -> RunPlan:
         """The run's plan as its start step wrote it. Gone while this worker holds none of its

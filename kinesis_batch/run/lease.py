@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from kinesis_batch.decoding.spec import DecodeSpec
 from kinesis_batch.leases.model import Lease
 from kinesis_batch.planning import RunPlan, plan_to_json
 from kinesis_batch.run.context import RunContext
@@ -20,8 +21,11 @@ from kinesis_batch.run.survey import plan_for
 from kinesis_batch.shards.lineage import Lineage
 
 
-def take(context: RunContext, lineage: Lineage, leases: Mapping[str, Lease]) -> tuple[RunPlan, dict[str, str]]:
-    """Returns (the plan as leased, shards leased elsewhere -> owner)."""
+def take(
+    context: RunContext, lineage: Lineage, leases: Mapping[str, Lease], decode: DecodeSpec | None = None
+) -> tuple[RunPlan, dict[str, str]]:
+    """Returns (the plan as leased, shards leased elsewhere -> owner). The plan, with what the
+    start resolved of the decoding (``decode``), is the manifest the later steps read."""
     manager = context.manager
     plan = plan_for(context, lineage, leases)
     manager.ensure_leases(plan.new_leases)
@@ -39,7 +43,8 @@ def take(context: RunContext, lineage: Lineage, leases: Mapping[str, Lease]) -> 
     manager.write_each(
         sorted(manager.held()), lambda lease: context.checkpoints.prepare(lease, lease.checkpoint, context.run_id)
     )
-    context.output.write_manifest(context.run_id, plan_to_json(plan))
+    manifest = plan_to_json(plan) | ({"decode": decode.to_json()} if decode else {})
+    context.output.write_manifest(context.run_id, manifest)
     return plan, elsewhere
 
 

@@ -6,34 +6,37 @@ record, and only if every lease is still this run's.
 - Then every lease is renewed, which proves it is still ours at that moment; a lost one ends
   the run (LeaseLostError) before anything is published. Fencing in the sink covers the rest:
   a publish after another worker's recovery discarded the batch fails (kinesis_batch.output).
+- A decoding run publishes its dead letters and then the table (kinesis_batch.output.paired);
+  each shard's commit carries what its records became (kinesis_batch.landing).
 - Idempotent: a retried publish of a batch that is in the output commits nothing.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
+from kinesis_batch.landing import Landing
 from kinesis_batch.output.records import CommitRecord
+from kinesis_batch.output.staged import staged, staged_files
 from kinesis_batch.planning import shard_commit
 from kinesis_batch.run.context import RunContext
 
 
 def publish(context: RunContext) -> bool:
     """False when there was nothing new to publish (the staging is removed, no empty batch)."""
-    from kinesis_batch.spark.job import read_results, staged_files
-
     output, batch_id, manager = context.output, context.run_id, context.manager
     if output.committed(batch_id) is not None:
         context.emit("published")
         return True  # a retried publish step: the batch (and its bookkeeping) is already in
     manager.adopt()
     plan = context.manifest("before publishing")
-    results = read_results(output.results(batch_id))
+    results = staged(output.results(batch_id))
     # In plan order, so parents come before their children in the record and the commits.
     commits = [
-        moved
+        replace(moved, landing=Landing.of(results[r.shard_id].counts) if results[r.shard_id].counts else None)
         for r in plan.ranges
-        if r.shard_id in results and (moved := shard_commit(r, results[r.shard_id])) is not None
+        if r.shard_id in results and (moved := shard_commit(r, results[r.shard_id].read)) is not None
     ]
     ends = {commit.shard_id: commit.end for commit in commits}
     manager.write_each(
@@ -52,7 +55,7 @@ def publish(context: RunContext) -> bool:
         context.emit("published")
         return False
     record = CommitRecord(batch_id, context.run_id, context.config.stream, datetime.now(UTC), tuple(commits))
-    files = sorted(staged_files(output.results(batch_id)))
+    files = staged_files(output.results(batch_id))
     context.emit("staged")
     published = output.publish(record, files) or output.committed(batch_id) is not None
     context.emit("published")

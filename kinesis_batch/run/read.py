@@ -15,16 +15,18 @@ from __future__ import annotations
 
 import contextlib
 import time
-from typing import NoReturn, Protocol
+from typing import Any, NoReturn, Protocol
 
+from kinesis_batch.decoding.spec import DecodeSpec
 from kinesis_batch.errors import InvalidStateError, KinesisBatchError
 from kinesis_batch.events import task_observers
 from kinesis_batch.grouping import group_ranges
+from kinesis_batch.output.place import Place
+from kinesis_batch.output.staged import RangeResult, staged
 from kinesis_batch.planning import ShardRange, parents_ended, readable, shard_commit
 from kinesis_batch.run.context import Cancellable, RunContext
 from kinesis_batch.run.retention import check_gaps, warn_if_at_risk
 from kinesis_batch.shards.listing import retention_hours
-from kinesis_batch.shards.reader import ReadResult
 
 
 class Read(Cancellable, Protocol):
@@ -35,7 +37,7 @@ class Read(Cancellable, Protocol):
 
 def read(context: RunContext) -> None:
     """Read the plan's held ranges in one Spark job."""
-    from kinesis_batch.spark.job import ReadJob, read_results, warm_up
+    from kinesis_batch.spark.job import ReadJob, ship_module, warm_up
     from kinesis_batch.spark.spec import GroupSpec
 
     context.manager.adopt()
@@ -48,13 +50,25 @@ def read(context: RunContext) -> None:
     output.clear_staged_rows(batch_id)  # an earlier attempt of this step
     data = output.data(batch_id)
     data.make_dirs()
+    decode, dead_data = _decoding(context)
     with context.timings.step("spark_start"):  # once, outside the read's timing
         spark = context.spark()
         warm_up(spark)
+    if decode is not None and decode.settings.transform:
+        ship_module(spark, decode.settings.transform)
     groups = group_ranges(ranges, slots=spark.defaultParallelism, shards_per_task=context.config.shards_per_task)
-    column = output.format != "parquet"  # parquet has the batch id from its folder
     specs = [
-        GroupSpec.of(context.config, context.kinesis, group, plan.until, data, batch_id, batch_column=column)
+        GroupSpec.of(
+            context.config,
+            context.kinesis,
+            group,
+            plan.until,
+            data,
+            batch_id,
+            batch_column=output.writes_batch_column(),
+            dead_data=dead_data,
+            decode=decode,
+        )
         for group in groups
     ]
     job = ReadJob(spark, batch_id, observers=task_observers())
@@ -71,8 +85,22 @@ def read(context: RunContext) -> None:
     seconds = time.monotonic() - started
     context.still_ours("while reading")  # before writing anything more into the batch's staging
     job.keep(done, specs, output.results(batch_id))
-    _report(context, ranges, read_results(output.results(batch_id)), seconds, len(specs))
+    _report(context, ranges, staged(output.results(batch_id)), seconds, len(specs))
     context.emit("read")
+
+
+def _decoding(context: RunContext) -> tuple[DecodeSpec | None, Place | None]:
+    """The run's decoding with the table's fields as they are now, and the dead letters' data
+    place (made here: a task never makes a staging folder)."""
+    decode = context.decoding()
+    dead = context.output.dead_letters()
+    if decode is None or dead is None:
+        return None, None
+    table = context.output.table_sink()
+    decode = decode.with_table(table.fields(), widen=table.widens)
+    dead_data = dead.data(context.run_id)
+    dead_data.make_dirs()
+    return decode, dead_data
 
 
 def read_elsewhere(context: RunContext, step: Read) -> None:
@@ -107,9 +135,10 @@ def _raise_failure(context: RunContext, exc: Exception) -> NoReturn:
 
 
 def _report(
-    context: RunContext, ranges: tuple[ShardRange, ...], results: dict[str, ReadResult], seconds: float, tasks: int
+    context: RunContext, ranges: tuple[ShardRange, ...], staged: dict[str, RangeResult], seconds: float, tasks: int
 ) -> None:
     """Check the results (every range a task had to read was read; gaps), and say them."""
+    results = {shard: result.read for shard, result in staged.items()}
     missing = [r.shard_id for r in ranges if r.shard_id not in results and parents_ended(r, results)]
     if missing:
         raise InvalidStateError(f"the Spark job reported nothing for shards {', '.join(missing)}")
@@ -125,8 +154,10 @@ def _report(
             continue
         moved = shard_commit(shard_range, result)
         warn_if_at_risk(shard_range.shard_id, result.first_millis_behind_latest, hours, progress)
+        landed = _landed(staged[shard_range.shard_id].counts)
         progress(
-            f"  {shard_range.shard_id}: {result.records} records, now at {moved.end if moved else shard_range.start}"
+            f"  {shard_range.shard_id}: {result.records} records{landed}, "
+            f"now at {moved.end if moved else shard_range.start}"
         )
     records = sum(result.records for result in results.values())
     retried = f"; {context.failed_task_attempts} failed task attempts retried" if context.failed_task_attempts else ""
@@ -134,6 +165,14 @@ def _report(
         f"read: {len(results)} shards in {tasks} tasks, {records} records in {seconds:.1f} s "
         f"({records / max(seconds, 1e-9):,.0f} rec/s){retried}"
     )
+
+
+def _landed(counts: dict[str, Any]) -> str:
+    """What decoded records became, as the progress line says it ("" for raw rows)."""
+    if not counts:
+        return ""
+    said = f" ({counts.get('rows', 0)} rows, {counts.get('dead_letters', 0)} dead letters"
+    return said + (f", {counts['filtered']} filtered out)" if counts.get("filtered") else ")")
 
 
 __all__ = ["Read", "read", "read_elsewhere"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from kinesis_batch.landing import Landing, total
 from kinesis_batch.output.records import ShardCommit
 
 
@@ -29,6 +30,11 @@ class RunReport:
     def records(self) -> int:
         return sum(s.records for s in self.shards)
 
+    @property
+    def landing(self) -> Landing | None:
+        """What the run's records became when it decoded (None: raw rows)."""
+        return total([s.landing for s in self.shards])
+
     def to_json(self) -> dict[str, Any]:
         return {
             "run_id": self.run_id,
@@ -36,6 +42,7 @@ class RunReport:
             "published": self.published,
             "output": self.output,
             "records": self.records,
+            **_landing_json(self.landing),
             "seconds": round(self.seconds, 3),
             "timings": self.timings,
             "tasks": self.tasks,
@@ -46,6 +53,7 @@ class RunReport:
                     "start": str(s.start),
                     "end": str(s.end),
                     "records": s.records,
+                    **_landing_json(s.landing),
                     "reached_shard_end": s.reached_shard_end,
                 }
                 for s in self.shards
@@ -59,11 +67,18 @@ class RunReport:
         """The shards skipped, then one summary line (``what`` names the run: run, backfill)."""
         skipped = [f"skipped {shard}: leased by {owner}" for shard, owner in sorted(self.leased_elsewhere.items())]
         published = self.output if self.published else "nothing new to publish"
+        landing = self.landing
+        landed = f" ({landing.rows} rows, {landing.dead_letters} dead letters)" if landing else ""
         summary = (
-            f"{what} {self.run_id}: {self.records} records from {len(self.shards)} shards in {self.seconds:.1f} s; "
-            f"{published}"
+            f"{what} {self.run_id}: {self.records} records{landed} from {len(self.shards)} shards "
+            f"in {self.seconds:.1f} s; {published}"
         )
         return [*skipped, summary]
+
+
+def _landing_json(landing: Landing | None) -> dict[str, Any]:
+    """``rows``, ``dead_letters``, ``filtered`` and ``reasons`` of decoded records (none for raw rows)."""
+    return landing.to_json() if landing else {}
 
 
 __all__ = ["RunReport"]

@@ -70,7 +70,12 @@ def _settle(key: str, batch_id: str, manager: LeaseManager, checkpoints: DynamoD
             current = prepared
         settle(
             checkpoints.commit(
-                current, batch_id, run_id=record.run_id, records=shard.records, lag_at_start_ms=shard.lag_at_start_ms
+                current,
+                batch_id,
+                run_id=record.run_id,
+                records=shard.records,
+                lag_at_start_ms=shard.lag_at_start_ms,
+                landing=shard.landing,
             )
         )
         return ROLLED_FORWARD

@@ -3,9 +3,10 @@ per task (kinesis_batch.grouping, read by kinesis_batch.spark.task), Spark sched
 
 - The job runs in a job group of its own, so a lost lease cancels it at once (:class:`ReadJob`).
 - :meth:`ReadJob.run` returns what each range read, from the attempts Spark reports
-  successful; :meth:`ReadJob.keep` then writes it to the batch's ``_results/<shard>.json`` and
-  deletes the files no result names (failed or lost attempts), so a batch holds exactly one
-  file per shard read. The caller decides between the two whether the batch is still its own.
+  successful; :meth:`ReadJob.keep` then writes it to the batch's ``_results/<shard>.json``
+  (kinesis_batch.output.staged) and deletes the files no result names (failed or lost
+  attempts), so a batch holds exactly the files of one attempt per shard read. The caller
+  decides between the two whether the batch is still its own.
 - An error raised inside a task comes back as the library's own typed error
   (kinesis_batch.spark.spec.raised_in_task), not as Spark's wrapper.
 """
@@ -13,14 +14,13 @@ per task (kinesis_batch.grouping, read by kinesis_batch.spark.task), Spark sched
 from __future__ import annotations
 
 import functools
-import json
 import threading
 from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kinesis_batch.events import Observer
 from kinesis_batch.output.place import Place
-from kinesis_batch.shards.reader import ReadResult
+from kinesis_batch.output.staged import RangeResult
 from kinesis_batch.spark.spec import GroupSpec
 from kinesis_batch.spark.task import read_task
 
@@ -65,16 +65,20 @@ class ReadJob:
 
     @staticmethod
     def keep(done: Done, groups: Sequence[GroupSpec], results: Place) -> None:
-        """Write each range's result to ``results`` and delete the files no result names."""
-        for shard_id, result in done:
-            results.write_text(f"{shard_id}.json", result)
-        kept = {json.loads(result)["file"] for _, result in done}
+        """Write each range's result to ``results`` and delete the files no result names (of
+        rows and of dead letters)."""
+        kept: set[str] = set()
+        for shard_id, text in done:
+            results.write_text(f"{shard_id}.json", text)
+            result = RangeResult.from_json(text)
+            kept |= {f.name for f in (*result.files, *result.dead_letter_files)}
         for group in groups:
-            data = Place.from_json(group.data)
-            for spec in group.ranges:
-                for name in data.list(f"part-{spec.shard_id}-") + data.list(f".part-{spec.shard_id}-"):
-                    if name not in kept:
-                        data.delete(name)
+            places = [Place.from_json(group.data)] + ([Place.from_json(group.dead_data)] if group.dead_data else [])
+            for data in places:
+                for spec in group.ranges:
+                    for name in data.list(f"part-{spec.shard_id}-") + data.list(f".part-{spec.shard_id}-"):
+                        if name not in kept:
+                            data.delete(name)
 
     def _failed_attempts(self) -> int:
         tracker = self.context.statusTracker()
@@ -93,24 +97,18 @@ class ReadJob:
         self.context.cancelJobGroup(self.group)
 
 
-def read_results(results: Place) -> dict[str, ReadResult]:
-    """What each task read (the reader's own ReadResult), by shard."""
-    return {shard: ReadResult(**body) for shard, (body, _) in _results(results).items()}
+def ship_module(spark: SparkContext, transform: str) -> None:
+    """A transform's module where the tasks import it: a module file of the user's own (top
+    level, not installed) is shipped with the job; an installed package must be installed where
+    the executors run too."""
+    import importlib
 
-
-def staged_files(results: Place) -> set[str]:
-    """The Parquet files the results name: the only rows of the batch."""
-    return {file for _, file in _results(results).values() if file}
-
-
-def _results(results: Place) -> dict[str, tuple[dict[str, Any], str | None]]:
-    found = {}
-    for name in results.list():
-        if name.endswith(".json") and not name.startswith("."):
-            body = json.loads(results.read_text(name) or "{}")
-            file = body.pop("file", None)
-            found[name.removesuffix(".json")] = (body, file)
-    return found
+    name, _, function = transform.partition(":")
+    if not function or "." in name:
+        return  # a built-in, or a module of a package
+    path = getattr(importlib.import_module(name), "__file__", None) or ""
+    if path.endswith(".py") and "-packages" not in path:
+        spark.addPyFile(path)
 
 
 def warm_up(spark: SparkContext) -> None:

@@ -1,4 +1,4 @@
-"""A shard range's records as Arrow row groups, written to one Parquet file.
+"""A shard range's records as Arrow row groups, written to Parquet files.
 
 Memory per range: a row group of bounded size, whatever the backlog. Its size (and that of the
 reader's pages) is a share of the task's budget (:func:`buffer_bytes`), so memory does not grow
@@ -7,15 +7,18 @@ with the number of shards a task reads either, down to a floor.
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from collections.abc import Callable, Iterable, Iterator
+import uuid
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import pyarrow as pa
 
+from kinesis_batch.columns import BATCH_ID, ROW_SCHEMA, record_columns, schema_to_text
 from kinesis_batch.errors import ShutdownError
 from kinesis_batch.output.place import Place
-from kinesis_batch.output.tables import BATCH_ID, ROW_SCHEMA
+from kinesis_batch.output.staged import StagedFile
 from kinesis_batch.shards.model import Record
 
 MIB = 1024 * 1024
@@ -33,57 +36,78 @@ def buffer_bytes(ranges: int) -> int:
     return max(MIN_BUFFER_BYTES, min(MAX_BUFFER_BYTES, TASK_BUFFER_BYTES // (3 * max(ranges, 1))))
 
 
-def row_groups(
-    records: Iterable[Record], depth: int, batch_id: str | None, stop: threading.Event, most_bytes: int
-) -> Iterator[pa.RecordBatch]:
-    """``records`` as Arrow record batches of at most ROWS_PER_ROW_GROUP rows or about
-    ``most_bytes`` of data; ``batch_id`` as a column when given. Raises ShutdownError at the
-    next record once ``stop`` is set (another shard of the task failed)."""
-    schema = ROW_SCHEMA.append(BATCH_ID) if batch_id else ROW_SCHEMA
-    columns: dict[str, list[Any]] = {name: [] for name in ROW_SCHEMA.names}
+def pages(records: Iterable[Record], stop: threading.Event, most_bytes: int) -> Iterator[list[Record]]:
+    """``records`` in pages of at most ROWS_PER_ROW_GROUP records or about ``most_bytes`` of
+    data. Raises ShutdownError at the next record once ``stop`` is set (another shard of the
+    task failed)."""
+    page: list[Record] = []
     size = 0
     for record in records:
         if stop.is_set():
             raise ShutdownError(f"shard {record.shard_id}: another shard of this task failed")
-        columns["shard_id"].append(record.shard_id)
-        columns["sequence_number"].append(record.sequence_number)
-        columns["sub_sequence_number"].append(record.sub_sequence_number)
-        columns["partition_key"].append(record.partition_key)
-        columns["data"].append(record.data)
-        columns["approximate_arrival_timestamp"].append(record.approximate_arrival_timestamp)
+        page.append(record)
         size += len(record.data)
-        if len(columns["data"]) >= ROWS_PER_ROW_GROUP or size >= most_bytes:
-            yield _batch(columns, depth, batch_id, schema)
-            columns, size = {name: [] for name in ROW_SCHEMA.names}, 0
-    if columns["data"]:
-        yield _batch(columns, depth, batch_id, schema)
+        if len(page) >= ROWS_PER_ROW_GROUP or size >= most_bytes:
+            yield page
+            page, size = [], 0
+    if page:
+        yield page
 
 
-def _batch(columns: dict[str, list[Any]], depth: int, batch_id: str | None, schema: pa.Schema) -> pa.RecordBatch:
-    rows = len(columns["data"])
-    columns["lineage_depth"] = [depth] * rows
-    if batch_id:
-        columns["batch_id"] = [batch_id] * rows
-    return pa.RecordBatch.from_pydict(columns, schema=schema)
+def row_groups(
+    records: Iterable[Record], depth: int, batch_id: str | None, stop: threading.Event, most_bytes: int
+) -> Iterator[pa.RecordBatch]:
+    """``records`` as raw rows (kinesis_batch.columns.ROW_SCHEMA), a record batch per
+    page; ``batch_id`` as a column when given."""
+    schema = ROW_SCHEMA.append(BATCH_ID) if batch_id else ROW_SCHEMA
+    for page in pages(records, stop, most_bytes):
+        columns = record_columns(page, depth, data=True)
+        if batch_id:
+            columns["batch_id"] = [batch_id] * len(page)
+        yield pa.RecordBatch.from_pydict(columns, schema=schema)
 
 
-def write_file(place: Place, name: str, batches: Iterator[pa.RecordBatch], first_written: Callable[[], None]) -> bool:
-    """Write ``batches`` to ``name`` in ``place``, visible only once complete; no batches, no
-    file (False). ``first_written`` is called once the first row group is written."""
-    import pyarrow.parquet as pq
+class PartFiles:
+    """One range's Parquet files in ``place``, ``part-<shard>-<uuid>.parquet``, each visible only
+    once complete: a new file whenever the rows' schema changes (decoded rows whose table grew).
+    ``files`` names each with its rows (and its schema as text with ``schemas``). Used as a
+    context manager: leaving it with an error leaves no file."""
 
-    first = next(batches, None)
-    if first is None:
-        return False
-    with (
-        place.open_part(name) as stream,  # visible only once complete
-        pq.ParquetWriter(stream, first.schema, use_dictionary=["shard_id", "partition_key"]) as writer,
-    ):
-        writer.write_batch(first)
-        first_written()
-        for rows in batches:
-            writer.write_batch(rows)
-    return True
+    def __init__(self, place: Place, shard_id: str, *, schemas: bool = False) -> None:
+        self.place, self.shard_id, self.schemas = place, shard_id, schemas
+        self.files: list[StagedFile] = []
+        self._stack: contextlib.ExitStack | None = None
+        self._writer: Any = None
+        self._name, self._rows = "", 0
+
+    def __enter__(self) -> PartFiles:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: Any) -> None:
+        self._close(kind, error, trace)
+
+    def write(self, rows: pa.RecordBatch) -> None:
+        import pyarrow.parquet as pq
+
+        if self._writer is None or self._writer.schema != rows.schema:
+            self._close(None, None, None)
+            self._stack = contextlib.ExitStack()
+            self._name, self._rows = f"part-{self.shard_id}-{uuid.uuid4().hex[:12]}.parquet", 0
+            stream = self._stack.enter_context(self.place.open_part(self._name))  # visible only once complete
+            dictionary = [name for name in ("shard_id", "partition_key") if name in rows.schema.names]
+            self._writer = self._stack.enter_context(pq.ParquetWriter(stream, rows.schema, use_dictionary=dictionary))
+        self._writer.write_batch(rows)
+        self._rows += rows.num_rows
+
+    def _close(self, kind: type[BaseException] | None, error: BaseException | None, trace: Any) -> None:
+        if self._stack is None:
+            return
+        schema = self._writer.schema
+        stack, self._stack, self._writer = self._stack, None, None
+        stack.__exit__(kind, error, trace)
+        if kind is None:
+            text = schema_to_text(schema) if self.schemas else None
+            self.files.append(StagedFile(self._name, self._rows, text))
 
 
-__all__ = ["MIB", "TASK_BUFFER_BYTES", "buffer_bytes", "row_groups", "write_file"]
+__all__ = ["MIB", "TASK_BUFFER_BYTES", "PartFiles", "buffer_bytes", "pages", "row_groups"]

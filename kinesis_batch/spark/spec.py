@@ -22,6 +22,7 @@ from kinesis_batch.output.place import Place
 if TYPE_CHECKING:
     from mypy_boto3_kinesis import KinesisClient
 
+    from kinesis_batch.decoding.spec import DecodeSpec
     from kinesis_batch.planning import ShardRange
 
 ERROR_MARKER = "kinesis-batch-task-error:"  # a line of a failed task's message: the typed error as JSON
@@ -51,6 +52,8 @@ class GroupSpec:
     endpoint_url: str | None
     region: str | None
     limits: dict[str, Any]
+    dead_data: dict[str, Any] | None = None  # the dead-letter output's data place (decoding only)
+    decode: dict[str, Any] | None = None  # kinesis_batch.decoding.spec.DecodeSpec as JSON; None: raw rows
 
     @classmethod
     def of(
@@ -63,6 +66,8 @@ class GroupSpec:
         batch_id: str,
         *,
         batch_column: bool = True,
+        dead_data: Place | None = None,
+        decode: DecodeSpec | None = None,
     ) -> GroupSpec:
         return cls(
             stream=config.stream,
@@ -76,6 +81,8 @@ class GroupSpec:
             endpoint_url=kinesis.meta.endpoint_url,
             region=kinesis.meta.region_name,
             limits=asdict(config.read_limits),
+            dead_data=dead_data.to_json() if dead_data else None,
+            decode=decode.to_json() if decode else None,
         )
 
     def to_json(self) -> str:

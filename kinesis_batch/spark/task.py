@@ -1,4 +1,4 @@
-"""One Spark task: read a group of shard ranges side by side, each into a Parquet file of its own.
+"""One Spark task: read a group of shard ranges side by side, each into Parquet files of its own.
 
 Contract (the driver side is kinesis_batch.spark.job, the wire format kinesis_batch.spark.spec):
 - Every range of the group gets a thread with its own ShardReader, paced on its own, so a task
@@ -6,9 +6,11 @@ Contract (the driver side is kinesis_batch.spark.job, the wire format kinesis_ba
   starts once each of them reached SHARD_END in this task; if one stopped short (the run's
   bound), the child is not read and has no result.
 - Each thread writes its rows (kinesis_batch.spark.rows) into ``part-<shard>-<uuid>.parquet``
-  in the sink's data place (local, or S3 through pyarrow's S3 file system), visible only once
-  complete.
-- The task returns one row per range read: the reader's ReadResult and the file's name.
+  files in the sink's data place (local, or S3 through pyarrow's S3 file system), each visible
+  only once complete. Raw rows make one file; decoded rows (kinesis_batch.decoding.pipeline) a
+  new file whenever the table's fields grow, and dead letters files of their own in the
+  dead-letter output's data place.
+- The task returns one row per range read: its RangeResult (kinesis_batch.output.staged).
 - The first error of any thread stops the others (at their next record) and fails the whole
   task; Spark retries a task as a whole, and a retry rereads every range of the group from its
   start. A library error crosses to the driver as a marker line (spec.task_error).
@@ -18,24 +20,25 @@ Contract (the driver side is kinesis_batch.spark.job, the wire format kinesis_ba
 
 from __future__ import annotations
 
-import json
 import threading
-import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
 from kinesis_batch.checkpoints.model import Checkpoint
+from kinesis_batch.decoding.pipeline import Pipeline
+from kinesis_batch.decoding.registry import Registry
+from kinesis_batch.decoding.spec import DecodeSpec
 from kinesis_batch.errors import InvalidStateError
 from kinesis_batch.events import Event, Observer, emit
 from kinesis_batch.output.place import Place
+from kinesis_batch.output.staged import RangeResult
 from kinesis_batch.shards.limits import ReadLimits
 from kinesis_batch.shards.model import Shard
 from kinesis_batch.shards.positions import EndBound
 from kinesis_batch.shards.reader import ShardReader
-from kinesis_batch.spark.rows import buffer_bytes, row_groups, write_file
+from kinesis_batch.spark.rows import PartFiles, buffer_bytes, pages, row_groups
 from kinesis_batch.spark.spec import GroupSpec, RangeSpec, task_error
 
 
@@ -50,25 +53,25 @@ def read_task(specs: Iterable[str], observers: Sequence[Observer] = ()) -> Itera
         except Exception as exc:
             raise RuntimeError(task_error(exc)) from exc
         for shard_id, result in results.items():
-            yield shard_id, json.dumps(result)
+            yield shard_id, result.to_json()
 
 
-def read_group(group: GroupSpec, observers: Sequence[Observer] = ()) -> dict[str, dict[str, Any]]:
+def read_group(group: GroupSpec, observers: Sequence[Observer] = ()) -> dict[str, RangeResult]:
     """Read every range of ``group`` that its parents allow; results by shard, in group order."""
     from kinesis_batch.aws import kinesis_client, new_session
 
     client = kinesis_client(new_session(region_name=group.region), endpoint_url=group.endpoint_url)
     stop = threading.Event()
-    results: dict[str, dict[str, Any]] = {}
+    results: dict[str, RangeResult] = {}
     settled: set[str] = set()  # read, or skipped because a parent stopped short
     waiting = list(group.ranges)
-    running: dict[Future[dict[str, Any]], str] = {}
+    running: dict[Future[RangeResult], str] = {}
     with ThreadPoolExecutor(max_workers=len(group.ranges), thread_name_prefix="shard") as pool:
         try:
             while waiting or running:
                 for spec in [s for s in waiting if all(p in settled for p in s.parents)]:
                     waiting.remove(spec)
-                    if all(results.get(p, {}).get("reached_shard_end") for p in spec.parents):
+                    if all(p in results and results[p].read.reached_shard_end for p in spec.parents):
                         running[pool.submit(_read_range, client, group, spec, stop, observers)] = spec.shard_id
                     else:
                         settled.add(spec.shard_id)
@@ -85,7 +88,7 @@ def read_group(group: GroupSpec, observers: Sequence[Observer] = ()) -> dict[str
 
 def _read_range(
     client: Any, group: GroupSpec, spec: RangeSpec, stop: threading.Event, observers: Sequence[Observer]
-) -> dict[str, Any]:
+) -> RangeResult:
     start = Checkpoint.from_json(spec.start).start_position()
     if start is None:  # planning never plans a finished shard
         raise InvalidStateError(f"shard {spec.shard_id} is already at SHARD_END")
@@ -95,11 +98,52 @@ def _read_range(
     share = buffer_bytes(len(group.ranges))  # every range, also children that wait: an upper bound
     limits = ReadLimits(**group.limits)
     reader = ShardReader(client, group.stream, shard, start, end, limits=limits, allow_gaps=True, page_bytes=share)
-    name = f"part-{spec.shard_id}-{uuid.uuid4().hex[:12]}.parquet"
-    batches = row_groups(reader, spec.depth, group.batch_id if group.batch_column else None, stop, share)
-    reading = Event("reading", group.batch_id, spec.shard_id)
-    written = write_file(Place.from_json(group.data), name, batches, lambda: emit(reading, observers))
-    return {**asdict(reader.result()), "file": name if written else None}
+    batch_id = group.batch_id if group.batch_column else None
+    reading = _Once(lambda: emit(Event("reading", group.batch_id, spec.shard_id), observers))
+    data = Place.from_json(group.data)
+    if group.decode is None:
+        with PartFiles(data, spec.shard_id) as files:
+            for rows in row_groups(reader, spec.depth, batch_id, stop, share):
+                files.write(rows)
+                reading()
+        return RangeResult(reader.result(), tuple(files.files))
+    pipeline = Pipeline(
+        DecodeSpec.from_json(group.decode), shard_id=spec.shard_id, depth=spec.depth, batch_id=batch_id,
+        registry=_registry(group.decode),
+    )  # fmt: skip
+    dead_data = Place.from_json(group.dead_data or group.data)
+    with PartFiles(data, spec.shard_id, schemas=True) as files, PartFiles(dead_data, spec.shard_id) as dead:
+        for page in pages(reader, stop, share):
+            done = pipeline.page(page)
+            if done.rows is not None:
+                files.write(done.rows)
+            if done.dead is not None:
+                dead.write(done.dead)
+            reading()
+    return RangeResult(reader.result(), tuple(files.files), tuple(dead.files), pipeline.counts.to_json())
+
+
+def _registry(decode: dict[str, Any]) -> Registry | None:
+    """The Glue Schema Registry the spec's records name their schemas in (None: not framed)."""
+    glue = decode.get("glue")
+    if not glue:
+        return None
+    from kinesis_batch.aws import glue_client, new_session
+
+    endpoint = glue.get("endpoint_url")
+    return Registry(
+        lambda: glue_client(new_session(region_name=glue.get("region")), endpoint_url=endpoint), endpoint or ""
+    )
+
+
+class _Once:
+    def __init__(self, action: Callable[[], None]) -> None:
+        self.action, self.done = action, False
+
+    def __call__(self) -> None:
+        if not self.done:
+            self.done = True
+            self.action()
 
 
 __all__ = ["read_group", "read_task"]

@@ -14,10 +14,11 @@ import pytest
 
 from kinesis_batch import Checkpoint
 from kinesis_batch.aws import s3_settings
+from kinesis_batch.columns import RAW, ROW_SCHEMA
 from kinesis_batch.config import RunConfig
 from kinesis_batch.output import Sink, open_sink
 from kinesis_batch.output.records import CommitRecord, ShardCommit
-from kinesis_batch.output.tables import ROW_SCHEMA, table_schema
+from kinesis_batch.output.staged import StagedFile
 
 #: (format, where): every sink the suite proves the contract on.
 KINDS = [
@@ -119,12 +120,12 @@ def commit_record(batch_id: str, shards: tuple[str, ...] = ("shardId-0", "shardI
     )
 
 
-def stage(sink: Sink, record: CommitRecord, rows: int = 3) -> list[str]:
+def stage(sink: Sink, record: CommitRecord, rows: int = 3) -> list[StagedFile]:
     """Write one Parquet file per shard of ``record`` where the Spark tasks would, as they would."""
     import pyarrow.parquet as pq
 
     files = []
-    schema = ROW_SCHEMA if sink.format == "parquet" else table_schema()
+    schema = ROW_SCHEMA if sink.format == "parquet" else RAW.schema(batch_column=True)
     for shard in record.shards:
         columns: dict[str, list[Any]] = {
             "shard_id": [shard.shard_id] * rows,
@@ -141,6 +142,6 @@ def stage(sink: Sink, record: CommitRecord, rows: int = 3) -> list[str]:
         sink.data(record.batch_id).make_dirs()
         with sink.data(record.batch_id).open_part(name) as stream:
             pq.write_table(pa.table(columns, schema=schema), stream)
-        files.append(name)
+        files.append(StagedFile(name, rows))
     sink.write_manifest(record.batch_id, {"batch": record.batch_id})
     return files

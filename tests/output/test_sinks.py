@@ -13,6 +13,7 @@ from kinesis_batch import IllegalArgumentError, InvalidStateError, LeaseLostErro
 from kinesis_batch.aws import s3_settings
 from kinesis_batch.output import Sink, open_sink
 from kinesis_batch.output.records import CommitRecord
+from kinesis_batch.output.staged import StagedFile
 from tests.output.support import KIND_IDS, KINDS, commit_record, output_args, read_rows, sink_of, stage
 
 
@@ -89,7 +90,7 @@ def test_publish_and_discard_racing_have_exactly_one_winner(sink: Sink) -> None:
     assert all(batches.count(b) == 6 for b in set(batches)), "a batch is in the output whole or not at all"
 
 
-def _race(publisher: Sink, discarder: Sink, record: CommitRecord, files: list[str]) -> dict[str, bool]:
+def _race(publisher: Sink, discarder: Sink, record: CommitRecord, files: list[StagedFile]) -> dict[str, bool]:
     """Publish and discard one batch at the same moment from two threads (two handles)."""
     outcome: dict[str, bool] = {}
     barrier = threading.Barrier(2)

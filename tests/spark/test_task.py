@@ -52,9 +52,9 @@ def test_one_group_reads_a_whole_history_parents_first_into_one_file_per_shard(
 
     assert list(results) == [r.shard_id for r in ranges]  # every shard, in plan order
     closed = {r.shard_id for r in ranges if r.closed}
-    assert {shard for shard, result in results.items() if result["reached_shard_end"]} == closed
-    files = [result["file"] for result in results.values()]
-    assert all(files) and sorted(files) == sorted(p.name for p in tmp_path.glob("part-*.parquet"))
+    assert {shard for shard, result in results.items() if result.read.reached_shard_end} == closed
+    files = [file.name for result in results.values() for file in result.files]
+    assert len(files) == len(results) and sorted(files) == sorted(p.name for p in tmp_path.glob("part-*.parquet"))
     assert_exactly_once(ds.dataset(tmp_path, format="parquet").to_table().to_pydict(), sent)
 
 
@@ -72,7 +72,7 @@ def test_a_child_whose_parent_stopped_at_the_bound_is_not_read(
 
     roots = {r.shard_id for r in plan_of(kinesis, name) if not r.planned_parents}
     assert set(results) == roots, "a child was read though its parents stopped at the bound"
-    assert not any(result["reached_shard_end"] for result in results.values())
+    assert not any(result.read.reached_shard_end for result in results.values())
     assert_exactly_once(ds.dataset(tmp_path, format="parquet").to_table().to_pydict(), sent)
 
 

@@ -10,7 +10,8 @@ Routes (under the plugin's ``/kinesis-batch`` prefix):
 - ``GET /api/streams``                    streams, each with its default lease table and whether it exists
 - ``GET /api/streams/{stream}``           lineage, leases, checkpoints, pending batches, lag, retention risk
 - ``GET /api/streams/{stream}/history``   checkpoint history (``?run=RUN_ID`` for one run)
-- ``GET /api/streams/{stream}/runs``      the newest runs over that history: records, lag when each began
+- ``GET /api/streams/{stream}/runs``      the newest runs over that history: records (and, decoding, rows
+                                          and dead letters), lag when each began
 ``?table=`` names a lease table other than the default ``kinesis-batch-STREAM``.
 
 ``GET /api/streams/{stream}?output=...&format=...&catalog=...`` also reads the output's last

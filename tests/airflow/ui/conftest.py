@@ -1,16 +1,25 @@
-"""A stream for the UI tests to look at, caught in the middle of a run."""
+"""A stream for the UI tests to look at, caught in the middle of a run: its consumer decodes JSON
+events, and one record in ten does not decode (a dead letter)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from kinesis_batch.config import RunConfig
+from kinesis_batch.decoding.settings import DecodeSettings
 from kinesis_batch.run import CatchUpRun
 from tests.runs import diamond_stream
 from tests.streams import StreamFactory, put
+
+
+def event(i: int) -> bytes:
+    """A click event; every tenth record is cut short (it does not decode)."""
+    whole = json.dumps({"click": i, "page": f"/products/{i % 7}", "user": {"id": f"u{i % 13}"}}).encode()
+    return whole[:9] if i % 10 == 3 else whole
 
 
 @pytest.fixture
@@ -19,15 +28,16 @@ def stream_mid_run(kinesis: Any, dynamodb: Any, streams: StreamFactory, tmp_path
     arrived next, then more arrived and run "three" took the leases and marked them with its
     batch (it is reading now)."""
     name = streams.create(shards=3, name="clickstream")  # a stream as users name theirs (the README's picture)
-    diamond_stream(kinesis, name, 20)
+    diamond_stream(kinesis, name, 20, payload=event)
 
     def run(worker: str, run_id: str) -> CatchUpRun:
-        config = RunConfig(name, output=str(tmp_path), worker_id=worker, lease_seconds=600)
+        decoding = DecodeSettings(decode="json")
+        config = RunConfig(name, output=str(tmp_path), worker_id=worker, lease_seconds=600, decoding=decoding)
         return CatchUpRun(config, kinesis=kinesis, dynamodb=dynamodb, spark=lambda: spark, run_id=run_id)
 
     run("worker-one", "run-one").run()
-    put(kinesis, name, 30, start=1000)
+    put(kinesis, name, 30, start=1000, payload=event)
     run("worker-one", "run-two").run()
-    put(kinesis, name, 40, start=2000)
+    put(kinesis, name, 40, start=2000, payload=event)
     run("worker-two", "run-three").start()
     return name

@@ -82,10 +82,12 @@ def test_a_stream_mid_run_shows_lineage_leases_pending_batch_and_lag(
     assert {entry["run_id"] for entry in history} == {"run-one", "run-two"}
     assert client.get(f"{API}/streams/{stream_mid_run}/history?run=run-three", headers=auth).json() == []
 
-    # The chart's data: records per committed run (the diamond's 4 x 20, then 30 more) and the
-    # lag each run began with, from the arrival times of the records it read first.
+    # The chart's data: records per committed run (the diamond's 4 x 20, then 30 more), their
+    # dead letters, and the lag each run began with, from the arrival times of the records it read first.
     runs = client.get(f"{API}/streams/{stream_mid_run}/runs", headers=auth).json()
     assert [(run["run"], run["records"], run["shards"]) for run in runs] == [("run-one", 80, 7), ("run-two", 30, 2)]
+    # One record in ten does not decode: the runs' dead letters, and the rows of the others.
+    assert [(run["dead_letters"], run["rows"]) for run in runs] == [(8, 72), (3, 27)]
     assert all(run["lag_at_start_ms"] is not None and run["lag_at_start_ms"] >= 0 for run in runs)
 
 

@@ -119,7 +119,10 @@ def test_the_consumer_page_renders_inside_airflow_for_a_signed_in_user(
     assert frame.locator("#runs-chart svg rect.run-bar").count() == 2
     assert frame.locator("#runs-chart svg circle.run-lag").count() == 2
     about = frame.locator("#runs-chart svg rect.run-bar").nth(1).text_content()
-    assert about is not None and about.startswith("run-two: 30 records on 2 shards"), about
+    assert about is not None and about.startswith("run-two: 30 records (3 dead letters) on 2 shards"), about
+    # Each run's dead letters: the red top of its bar.
+    dead = frame.locator("#runs-chart svg rect.run-dead")
+    assert [dead.nth(i).get_attribute("data-dead-letters") for i in range(dead.count())] == ["8", "3"]
     page.screenshot(path=str(artifacts_dir / "airflow-ui-kinesis-consumers.png"), full_page=True)
 
     # The entry in Airflow's own navigation leads to the same page.

@@ -1,0 +1,165 @@
+"""JSON records into Arrow rows.
+
+A record holds one JSON object (one row), or an array of objects (a row each). Parsing is
+msgspec's, one call per record; the rows become Arrow in one call per page, whose inference
+(nested objects as structs, arrays as lists, integers as exact int64, integers mixed with
+fractions as float64) types the columns. Text stays text here: the conform stage turns it into a
+timestamp where the table says the field is one.
+
+Only a page whose records disagree with each other (a field that is a number in one and text in
+another) takes the slow way, record by record: each record's types are unified with those the
+table has, the records of the commonest types first, and a record that cannot be is rejected
+with the field that changed. (So a new field's type is what most of the page's records say.)
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import msgspec
+import pyarrow as pa
+
+from kinesis_batch.decoding import timestamps
+from kinesis_batch.decoding.decoded import Decoded
+from kinesis_batch.decoding.rejects import DECODE, SCHEMA, Rejected
+from kinesis_batch.decoding.types import describe, family, is_list, unify
+
+Convert = Callable[[object], object | None]
+_UNREADABLE = (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError, ValueError)
+
+
+class JsonDecoder:
+    """Decodes pages of JSON records; ``known``: the table's fields (the reference a record's
+    types are checked against when a page's records disagree)."""
+
+    def __init__(self, known: pa.Schema | None = None) -> None:
+        self._decoder = msgspec.json.Decoder()
+        self.learn(known or pa.schema([]))
+
+    def learn(self, table: pa.Schema) -> None:
+        """The table's fields as they are now (they grow as the run adds columns)."""
+        self._known = _as_json(pa.struct(list(table))) or pa.struct([])
+        self._times = list(_time_paths(pa.struct(list(table)), ()))
+
+    def decode(self, payloads: Sequence[bytes]) -> Decoded:
+        rows: list[Any] = []
+        positions: list[int] = []
+        rejects: list[Rejected] = []
+        for position, payload in enumerate(payloads):
+            try:
+                value = self._decoder.decode(payload)
+            except msgspec.DecodeError as exc:
+                rejects.append(Rejected(position, DECODE, "not JSON", str(exc)))
+                continue
+            objects = value if isinstance(value, list) else [value]
+            if not all(isinstance(item, dict) for item in objects):
+                kind = type(next(item for item in objects if not isinstance(item, dict))).__name__
+                rejects.append(Rejected(position, DECODE, "not a JSON object", f"the record holds a {kind}"))
+                continue
+            wrong = next((problem for item in objects if (problem := self._convert_times(item))), None)
+            if wrong is not None:
+                rejects.append(Rejected(position, SCHEMA, "not a time", wrong))
+                continue
+            rows.extend(objects)
+            positions.extend([position] * len(objects))
+        try:
+            values = pa.array(rows, type=None) if rows else pa.array([], type=pa.struct([]))
+        except _UNREADABLE:
+            return self._one_by_one(rows, positions, rejects)
+        return Decoded(values, positions, rejects)
+
+    def _convert_times(self, row: dict[str, Any]) -> str | None:
+        """The table's time and date fields of ``row`` as datetimes and dates (from ISO text or
+        epoch numbers), in place; the reason if one is neither."""
+        for path, convert in self._times:
+            holder: Any = row
+            for name in path[:-1]:
+                holder = holder.get(name) if isinstance(holder, dict) else None
+            if not isinstance(holder, dict) or holder.get(path[-1]) is None:
+                continue
+            value = holder[path[-1]]
+            converted = convert(value)
+            if converted is None:
+                return f"{'.'.join(path)} is {value!r}, not an ISO 8601 time or date, nor epoch seconds or millis"
+            holder[path[-1]] = converted
+        return None
+
+    def _one_by_one(self, rows: list[Any], positions: list[int], rejects: list[Rejected]) -> Decoded:
+        """The slow way: each row's types unified with the table's, the rows of the commonest
+        types first (so one odd record early in a page does not decide a new field's type)."""
+        kinds: dict[int, pa.DataType] = {}
+        bad: set[int] = set()
+        for index, row in enumerate(rows):
+            try:
+                kinds[index] = pa.array([row]).type
+            except _UNREADABLE as exc:
+                rejects.append(Rejected(positions[index], DECODE, "unreadable value", _one_line(exc)))
+                bad.add(positions[index])
+        common = Counter(kinds.values())
+        current: pa.DataType = self._known
+        kept: list[int] = []
+        for index in sorted(kinds, key=lambda i: (-common[kinds[i]], i)):
+            merged = unify(current, kinds[index])
+            if merged is None:
+                if positions[index] not in bad:
+                    rejects.append(
+                        Rejected(positions[index], SCHEMA, "type changed", _conflict(current, kinds[index], ""))
+                    )
+                bad.add(positions[index])
+                continue
+            current = merged
+            kept.append(index)
+        kept = sorted(index for index in kept if positions[index] not in bad)  # a record rejected: all its rows
+        values = pa.array([rows[index] for index in kept], type=current)
+        return Decoded(values, [positions[index] for index in kept], sorted(rejects, key=lambda r: r.position))
+
+
+def _time_paths(kind: pa.StructType, path: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], Convert]]:
+    """The time and date fields of a table's struct, by path through nested objects (those in
+    lists are converted column-wise by the conform stage)."""
+    for field in (kind.field(i) for i in range(kind.num_fields)):
+        if pa.types.is_timestamp(field.type):
+            yield (*path, field.name), timestamps.to_datetime
+        elif pa.types.is_date(field.type):
+            yield (*path, field.name), timestamps.to_date
+        elif pa.types.is_struct(field.type):
+            yield from _time_paths(field.type, (*path, field.name))
+
+
+def _as_json(kind: pa.DataType) -> pa.DataType | None:
+    """The part of a table's type that JSON values (times converted) have as they are: the
+    reference for them. Bytes, decimals and maps arrive as text, numbers or objects, which the
+    conform stage converts, so they are left out (at every depth)."""
+    if pa.types.is_struct(kind):
+        fields = [
+            pa.field(field.name, child)
+            for field in (kind.field(i) for i in range(kind.num_fields))
+            if (child := _as_json(field.type)) is not None
+        ]
+        return pa.struct(fields)
+    if is_list(kind):
+        item = _as_json(kind.value_type)
+        return pa.list_(item) if item is not None else None
+    if pa.types.is_decimal(kind) or pa.types.is_map(kind):
+        return None
+    return None if family(kind) == "binary" else kind
+
+
+def _conflict(known: pa.DataType, seen: pa.DataType, path: str) -> str:
+    """Which field of ``seen`` cannot join ``known``, as a reason says it."""
+    if pa.types.is_struct(known) and pa.types.is_struct(seen):
+        names = {known.field(i).name: known.field(i).type for i in range(known.num_fields)}
+        for field in (seen.field(i) for i in range(seen.num_fields)):
+            if field.name in names and unify(names[field.name], field.type) is None:
+                return _conflict(names[field.name], field.type, f"{path}.{field.name}" if path else field.name)
+    where = path or "the record"
+    return f"{where} is {describe(seen)}; before, it was {describe(known)}"
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())[:200]
+
+
+__all__ = ["JsonDecoder"]

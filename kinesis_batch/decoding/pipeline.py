@@ -1,0 +1,223 @@
+"""One shard range's pipeline: each page of records through decompress, decode, transform and
+conform, into rows of the table and dead-letter rows.
+
+Contract:
+- Every record of a page ends as rows (``record_index`` 0, 1, ... numbering a record's rows), as
+  exactly one dead-letter row, or, if the transform made no row of it, as ``filtered``: counted,
+  never lost. A record one of whose rows does not fit the table is a dead letter whole.
+- The rows' schema is the table's as this range knows it: the fields the read step found, plus
+  what the range added since (new fields, widened columns). It only grows, so a writer that sees
+  it change starts a new file.
+- Deterministic: the same records give the same rows and dead letters.
+- With ``--on-bad-record fail`` the first record that would be a dead letter raises
+  BadRecordError instead.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+
+from kinesis_batch.columns import BATCH_ID, DEAD_LETTER_SCHEMA, METADATA, RESERVED, record_columns
+from kinesis_batch.decoding import transform as transforms
+from kinesis_batch.decoding.conform import conform
+from kinesis_batch.decoding.decoders import decoder_for
+from kinesis_batch.decoding.decompress import decompress
+from kinesis_batch.decoding.registry import Registry
+from kinesis_batch.decoding.rejects import SCHEMA, TRANSFORM, Rejected, bad_record, tally
+from kinesis_batch.decoding.scalars import Policy
+from kinesis_batch.decoding.spec import DecodeSpec
+from kinesis_batch.shards.model import Record
+
+KINESIS = ("shard_id", "sequence_number", "sub_sequence_number", "partition_key", "approximate_arrival_timestamp")
+
+
+@dataclass
+class Counts:
+    """What one range's records became: ``records`` = records of rows + ``dead_letters`` +
+    ``filtered``; ``rows`` counts the rows; ``reasons``: dead letters by ``stage: kind``."""
+
+    records: int = 0
+    rows: int = 0
+    dead_letters: int = 0
+    filtered: int = 0
+    reasons: Counter[str] = field(default_factory=Counter)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "records": self.records,
+            "rows": self.rows,
+            "dead_letters": self.dead_letters,
+            "filtered": self.filtered,
+            "reasons": dict(self.reasons.most_common()),
+        }
+
+
+@dataclass(frozen=True)
+class Page:
+    rows: pa.RecordBatch | None
+    dead: pa.RecordBatch | None
+
+
+class Pipeline:
+    def __init__(
+        self, spec: DecodeSpec, *, shard_id: str, depth: int, batch_id: str | None, registry: Registry | None = None
+    ) -> None:
+        settings = spec.settings
+        self.shard_id, self.depth, self.batch_id = shard_id, depth, batch_id
+        self.fields = spec.starting_fields()
+        self.decoder = decoder_for(spec, registry)
+        self.transform = transforms.load(settings.transform) if settings.transform else None
+        self.decompress = settings.decompress
+        self.fail = settings.on_bad_record == "fail"
+        self.policy = Policy(
+            add_columns=settings.schema_evolution == "add-columns",
+            widen=spec.widen,
+            exact=settings.decode in ("avro", "protobuf"),
+        )
+        self.counts = Counts()
+
+    def page(self, records: Sequence[Record]) -> Page:
+        rejected: dict[int, Rejected] = {}
+        inflated, failed = decompress(self.decompress, [record.data for record in records])
+        _note(rejected, failed)
+        alive = [position for position, payload in enumerate(inflated) if payload is not None]
+        decoded = self.decoder.decode([inflated[position] for position in alive])  # type: ignore[misc]
+        _note(rejected, [reject.at(alive[reject.position]) for reject in decoded.rejects])
+        positions = [alive[index] for index in decoded.positions]
+        values: pa.StructArray = _without_reserved(decoded.values, positions, rejected)
+        if self.transform is not None:
+            values, positions = self._transformed(records, values, positions, rejected)
+        while True:  # twice at most: a rejected record's fields must not add columns
+            values, positions = _without(values, positions, rejected)
+            fitted = conform(values, self.fields, self.policy)
+            if not fitted.conflicts:
+                break
+            for conflict in fitted.conflicts:
+                hits = conflict.mask.to_pylist()
+                found = [
+                    Rejected(positions[i], SCHEMA, conflict.kind, conflict.detail) for i, hit in enumerate(hits) if hit
+                ]
+                _note(rejected, found)
+        if self.fail and rejected:
+            first = min(rejected)
+            record = records[first]
+            raise bad_record(record.shard_id, record.sequence_number, record.sub_sequence_number, rejected[first])
+        self.fields = fitted.schema
+        if self.transform is None:
+            self.decoder.learn(self.fields)
+        self._count(len(records), positions, rejected)
+        rows = self._rows(records, positions, fitted.columns, fitted.schema)
+        return Page(rows, self._dead(records, rejected))
+
+    def _transformed(
+        self, records: Sequence[Record], values: pa.StructArray, positions: list[int], rejected: dict[int, Rejected]
+    ) -> tuple[pa.StructArray, list[int]]:
+        assert self.transform is not None
+        kinesis = _kinesis_columns(records, positions, self.depth)
+        batch = pa.RecordBatch.from_arrays(
+            [*kinesis.columns, *values.flatten()], names=[*kinesis.schema.names, *[f.name for f in values.type]]
+        )
+        done = transforms.apply(self.transform, batch, positions)
+        _note(rejected, done.rejects)
+        names = [name for name in done.rows.schema.names if name not in (*KINESIS, "lineage_depth")]
+        taken = sorted(set(names) & RESERVED)
+        if taken:  # the transform wrote a column of ours: none of its rows can be stored
+            detail = f"it made column(s) {', '.join(taken)}, which are kinesis-batch's own"
+            _note(rejected, [Rejected(p, TRANSFORM, "reserved column", detail) for p in sorted(set(done.positions))])
+        columns = [done.rows.column(name) for name in names]
+        fields = (
+            pa.StructArray.from_arrays(columns, names=names)
+            if names
+            else pa.array([{}] * done.rows.num_rows, type=pa.struct([]))
+        )
+        return fields, done.positions
+
+    def _rows(
+        self, records: Sequence[Record], positions: list[int], columns: list[pa.Array], fields: pa.Schema
+    ) -> pa.RecordBatch | None:
+        if not positions:
+            return None
+        seen: Counter[int] = Counter()
+        indexes = []
+        for position in positions:
+            indexes.append(seen[position])
+            seen[position] += 1
+        metadata = _kinesis_columns(records, positions, self.depth, indexes)
+        schema = pa.schema([*METADATA, *fields])
+        arrays = [*metadata.columns, *columns]
+        if self.batch_id is not None:
+            schema, arrays = schema.append(BATCH_ID), [*arrays, pa.array([self.batch_id] * len(positions))]
+        return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+    def _dead(self, records: Sequence[Record], rejected: dict[int, Rejected]) -> pa.RecordBatch | None:
+        if not rejected:
+            return None
+        order = sorted(rejected)
+        body = record_columns([records[position] for position in order], self.depth, data=True)
+        body["stage"] = [rejected[position].stage for position in order]
+        body["reason"] = [rejected[position].reason for position in order]
+        schema = DEAD_LETTER_SCHEMA
+        if self.batch_id is not None:
+            schema, body["batch_id"] = schema.append(BATCH_ID), [self.batch_id] * len(order)
+        return pa.RecordBatch.from_pydict(body, schema=schema)
+
+    def _count(self, records: int, kept: list[int], rejected: dict[int, Rejected]) -> None:
+        counts = self.counts
+        landed = len(set(kept))
+        counts.records += records
+        counts.rows += len(kept)
+        counts.dead_letters += len(rejected)
+        counts.filtered += records - landed - len(rejected)
+        counts.reasons.update(tally(rejected.values()))
+
+
+def _without_reserved(values: pa.StructArray, positions: list[int], rejected: dict[int, Rejected]) -> pa.StructArray:
+    """Decoded fields named like a column of ours cannot be stored beside it: the records that
+    have one (not null) are rejected, and the field is taken out."""
+    names = [values.type.field(i).name for i in range(values.type.num_fields)]
+    taken = [name for name in names if name in RESERVED]
+    if not taken:
+        return values
+    children = values.flatten()
+    for name in taken:
+        hits = children[names.index(name)].is_valid().to_pylist()
+        detail = f"field {name} has the name of a column of kinesis-batch's own; rename it in the producer"
+        _note(rejected, [Rejected(positions[i], SCHEMA, "reserved name", detail) for i, hit in enumerate(hits) if hit])
+    kept = [i for i, name in enumerate(names) if name not in RESERVED]
+    fields = [values.type.field(i) for i in kept]
+    return pa.StructArray.from_arrays([children[i] for i in kept], fields=fields, mask=values.is_null())
+
+
+def _without(
+    values: pa.StructArray, positions: list[int], rejected: dict[int, Rejected]
+) -> tuple[pa.StructArray, list[int]]:
+    """The rows whose records are not rejected."""
+    keep = [index for index, position in enumerate(positions) if position not in rejected]
+    if len(keep) == len(positions):
+        return values, positions
+    return values.take(pa.array(keep, type=pa.int64())), [positions[index] for index in keep]
+
+
+def _note(rejected: dict[int, Rejected], rejects: Sequence[Rejected]) -> None:
+    """The first reason a record is rejected for is the one it keeps."""
+    for reject in rejects:
+        rejected.setdefault(reject.position, reject)
+
+
+def _kinesis_columns(
+    records: Sequence[Record], positions: Sequence[int], depth: int, indexes: Sequence[int] | None = None
+) -> pa.RecordBatch:
+    """The Kinesis columns of the rows at ``positions`` (with ``record_index`` when given)."""
+    body = record_columns([records[position] for position in positions], depth, data=False)
+    if indexes is None:
+        return pa.RecordBatch.from_pydict(body, schema=pa.schema([METADATA.field(n) for n in body]))
+    body["record_index"] = list(indexes)
+    return pa.RecordBatch.from_pydict({name: body[name] for name in METADATA.names}, schema=METADATA)
+
+
+__all__ = ["Counts", "Page", "Pipeline"]

@@ -1,0 +1,75 @@
+"""What a Spark task needs to decode, as JSON-able values: the settings, and what the driver
+resolved at the run's start (the declared fields, the schema file's content, the descriptor
+set), so that an executor needs none of the driver's files. The table's fields travel too, as
+the read step found them: the tasks fit rows to them and add only what is new.
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass, replace
+from typing import Any
+
+import pyarrow as pa
+
+from kinesis_batch.columns import schema_from_text, schema_to_text
+from kinesis_batch.decoding.settings import DecodeSettings
+
+
+@dataclass(frozen=True)
+class DecodeSpec:
+    """``declared``: the fields a schema declares (None: inferred); ``schema_text``: an Avro
+    schema file's text; ``descriptors``: a descriptor set's bytes; ``glue``: the registry's
+    endpoint and region when records are in its format; ``table``: the table's fields now;
+    ``widen``: the output format widens int32 and float32 columns."""
+
+    settings: DecodeSettings
+    declared: pa.Schema | None = None
+    schema_text: str | None = None
+    descriptors: bytes | None = None
+    glue: dict[str, str | None] | None = None
+    table: pa.Schema | None = None
+    widen: bool = True
+
+    def with_table(self, table: pa.Schema | None, *, widen: bool) -> DecodeSpec:
+        return replace(self, table=table, widen=widen)
+
+    def starting_fields(self) -> pa.Schema:
+        """What the rows are fitted to first: the table's fields, or else the declared ones."""
+        if self.table is not None and len(self.table):
+            return self.table
+        return self.declared if self.declared is not None else pa.schema([])
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "settings": self.settings.to_json(),
+            "declared": _schema_text(self.declared),
+            "schema_text": self.schema_text,
+            "descriptors": base64.b64encode(self.descriptors).decode() if self.descriptors else None,
+            "glue": self.glue,
+            "table": _schema_text(self.table),
+            "widen": self.widen,
+        }
+
+    @classmethod
+    def from_json(cls, body: dict[str, Any]) -> DecodeSpec:
+        return cls(
+            settings=DecodeSettings.from_json(body["settings"]),
+            declared=_schema(body.get("declared")),
+            schema_text=body.get("schema_text"),
+            descriptors=base64.b64decode(body["descriptors"]) if body.get("descriptors") else None,
+            glue=body.get("glue"),
+            table=_schema(body.get("table")),
+            widen=bool(body.get("widen", True)),
+        )
+
+
+def _schema_text(schema: pa.Schema | None) -> str | None:
+    return schema_to_text(schema) if schema is not None else None
+
+
+def _schema(text: str | None) -> pa.Schema | None:
+    return schema_from_text(text) if text else None
+
+
+__all__ = ["DecodeSpec"]

@@ -1,0 +1,69 @@
+"""What a shard's records became in one batch, when the run decodes: rows of the table, dead
+letters, or filtered out by the transform. It travels with the batch's commit record and into
+the checkpoint history, where the status views, the alerts and the UI read it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+#: How many dead-letter reasons a commit keeps (the most common, by ``stage: kind``).
+KEPT_REASONS = 3
+
+
+@dataclass(frozen=True)
+class Landing:
+    """``rows`` (a record may make several), ``dead_letters`` (records), ``filtered`` (records the
+    transform made no row of), and the most common ``reasons`` of the dead letters with their
+    counts. Records read = records with rows + dead letters + filtered."""
+
+    rows: int = 0
+    dead_letters: int = 0
+    filtered: int = 0
+    reasons: Mapping[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, counts: Mapping[str, Any]) -> Landing:
+        """From a range's counts (kinesis_batch.decoding.pipeline.Counts as JSON)."""
+        reasons = sorted(dict(counts.get("reasons") or {}).items(), key=lambda item: (-int(item[1]), item[0]))
+        return cls(
+            rows=int(counts.get("rows", 0)),
+            dead_letters=int(counts.get("dead_letters", 0)),
+            filtered=int(counts.get("filtered", 0)),
+            reasons={reason: int(count) for reason, count in reasons[:KEPT_REASONS]},
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "rows": self.rows,
+            "dead_letters": self.dead_letters,
+            "filtered": self.filtered,
+            "reasons": dict(self.reasons),
+        }
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any] | None) -> Landing | None:
+        return None if not body else cls.of(body)
+
+    def __add__(self, other: Landing) -> Landing:
+        reasons = dict(self.reasons)
+        for reason, count in other.reasons.items():
+            reasons[reason] = reasons.get(reason, 0) + count
+        return Landing(
+            self.rows + other.rows, self.dead_letters + other.dead_letters, self.filtered + other.filtered, reasons
+        )
+
+
+def total(landings: list[Landing | None]) -> Landing | None:
+    """The landings of several shards together (None when none of them decoded)."""
+    known = [landing for landing in landings if landing is not None]
+    if not known:
+        return None
+    result = Landing()
+    for landing in known:
+        result = result + landing
+    return result
+
+
+__all__ = ["KEPT_REASONS", "Landing", "total"]

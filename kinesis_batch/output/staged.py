@@ -1,0 +1,94 @@
+"""What a batch's read step left in its staging, per shard range (``_results/<shard>.json``): what
+the reader read, the Parquet files of rows (and of dead letters) it wrote, and, when decoding,
+what the records became. Written by the read step once Spark reports a task attempt
+successful; read by the publish step and by recovery that completes a publish.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from kinesis_batch.errors import InvalidStateError
+from kinesis_batch.output.place import Place
+from kinesis_batch.shards.reader import ReadResult
+
+
+@dataclass(frozen=True)
+class StagedFile:
+    """One Parquet file of a batch: its name in the data place, its rows, and (decoded rows)
+    its schema as text (kinesis_batch.columns.schema_to_text)."""
+
+    name: str
+    rows: int
+    schema: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rows": self.rows, **({"schema": self.schema} if self.schema else {})}
+
+
+@dataclass(frozen=True)
+class RangeResult:
+    """One range: ``read``, the reader's result; ``files`` of rows, ``dead_letter_files``;
+    ``counts``: records, rows, dead_letters, filtered, reasons (decoded ranges only)."""
+
+    read: ReadResult
+    files: tuple[StagedFile, ...] = ()
+    dead_letter_files: tuple[StagedFile, ...] = ()
+    counts: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                **asdict(self.read),
+                "files": {f.name: f.to_json() for f in self.files},
+                "dead_letter_files": {f.name: f.to_json() for f in self.dead_letter_files},
+                "counts": self.counts,
+            }
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> RangeResult:
+        body = json.loads(text)
+        files = _files(body.pop("files", {}))
+        legacy = body.pop("file", None)  # a staging of the version before decoding: one file, no counts
+        if legacy:
+            files += (StagedFile(legacy, int(body.get("records", 0))),)
+        dead = _files(body.pop("dead_letter_files", {}))
+        counts = body.pop("counts", {}) or {}
+        return cls(ReadResult(**body), files, dead, counts)
+
+
+def staged(results: Place) -> dict[str, RangeResult]:
+    """Every range's result in ``results``, by shard."""
+    found = {}
+    for name in results.list():
+        if name.endswith(".json") and not name.startswith("."):
+            text = results.read_text(name)
+            if text is None:  # the staging went (a publish or a discard finished meanwhile)
+                raise InvalidStateError(f"{results.uri} changed while it was read: {name} is gone")
+            found[name.removesuffix(".json")] = RangeResult.from_json(text)
+    return found
+
+
+def read_results(results: Place) -> dict[str, ReadResult]:
+    """What each range read (the reader's own ReadResult), by shard."""
+    return {shard: result.read for shard, result in staged(results).items()}
+
+
+def staged_files(results: Place) -> list[StagedFile]:
+    """The batch's files of rows, as the results name them: its only rows."""
+    return sorted((f for result in staged(results).values() for f in result.files), key=lambda f: f.name)
+
+
+def staged_dead_letters(results: Place) -> list[StagedFile]:
+    """The batch's files of dead-letter rows."""
+    return sorted((f for result in staged(results).values() for f in result.dead_letter_files), key=lambda f: f.name)
+
+
+def _files(body: dict[str, Any]) -> tuple[StagedFile, ...]:
+    return tuple(StagedFile(name, int(v.get("rows", 0)), v.get("schema")) for name, v in sorted(body.items()))
+
+
+__all__ = ["RangeResult", "StagedFile", "read_results", "staged", "staged_dead_letters", "staged_files"]

@@ -1,0 +1,118 @@
+"""Every mistake in the decoding settings is one line, exit 2, before any lease is taken or
+anything created; an unreachable registry is exit 4."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from kinesis_batch import cli
+from kinesis_batch.aws import glue_client
+from tests.decoding.support import descriptor_set, register
+from tests.streams import StreamFactory
+
+
+def cases(tmp_path: Path) -> dict[str, tuple[list[str], str]]:
+    bad_json = tmp_path / "bad.json"
+    bad_json.write_text("{not json")
+    bad_avro = tmp_path / "bad.avsc"
+    bad_avro.write_text(json.dumps({"type": "record", "name": "R", "fields": [{"name": "x", "type": "nope"}]}))
+    reserved = tmp_path / "reserved.json"
+    reserved.write_text(json.dumps({"type": "object", "properties": {"shard_id": {"type": "string"}}}))
+    protos = tmp_path / "set.desc"
+    protos.write_bytes(descriptor_set('syntax = "proto3"; message Order { string id = 1; }'))
+    return {
+        "missing schema file": (["--decode", "json", "--schema", str(tmp_path / "none.json")], "cannot read it"),
+        "schema that does not parse": (["--decode", "json", "--schema", str(bad_json)], "is not JSON"),
+        "avro schema that does not parse": (["--decode", "avro", "--schema", str(bad_avro)], "is not an Avro schema"),
+        "message not in the set": (
+            ["--decode", "protobuf", "--schema", str(protos), "--message", "Nope"],
+            "has no message Nope",
+        ),
+        "transform not importable": (["--decode", "json", "--transform", "nowhere:f"], "cannot import nowhere"),
+        "transform not callable": (["--decode", "json", "--transform", "json:nothing"], "has no function nothing"),
+        "unknown registry": (["--decode", "avro", "--schema", "glue://nope/orders"], "no such registry or schema"),
+        "reserved field": (["--decode", "json", "--schema", str(reserved)], "has fields shard_id, the names"),
+        "raw with a schema": (["--schema", str(bad_json)], "need(s) --decode"),
+    }
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "missing schema file",
+        "schema that does not parse",
+        "avro schema that does not parse",
+        "message not in the set",
+        "transform not importable",
+        "transform not callable",
+        "unknown registry",
+        "reserved field",
+        "raw with a schema",
+    ],
+)
+def test_a_bad_decoding_setting_is_one_line_and_exit_2_before_anything_is_made(
+    case: str,
+    dynamodb: Any,
+    streams: StreamFactory,
+    spark: Any,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    name = streams.create(shards=1)
+    flags, says = cases(tmp_path)[case]
+    output = tmp_path / "out"
+    code = cli.main(["run", "--stream", name, "--output", str(output), *flags], spark=lambda: spark)
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "", err
+    (line,) = err.splitlines()
+    assert says.replace("(", "").replace(")", "") in line.replace("(", "").replace(")", ""), line
+    assert f"kinesis-batch-{name}" not in dynamodb.list_tables()["TableNames"], "a lease table was made"
+    assert not output.exists(), "the output was made"
+
+
+def test_a_declared_schema_that_conflicts_with_the_table_is_refused_naming_the_column(
+    dynamodb: Any, streams: StreamFactory, spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from deltalake import DeltaTable
+
+    name = streams.create(shards=1)
+    table = str(tmp_path / "orders")
+    DeltaTable.create(table, schema=pa.schema([("id", pa.string())]))
+    schema = tmp_path / "orders.json"
+    schema.write_text(json.dumps({"type": "object", "properties": {"id": {"type": "integer"}}}))
+    run = ["run", "--stream", name, "--format", "delta", "--output", table, "--decode", "json", "--schema", str(schema)]
+    code = cli.main(run, spark=lambda: spark)
+    _, err = capsys.readouterr()
+    assert code == 2 and "id is string in the table, int64 in the schema" in err, err
+    assert f"kinesis-batch-{name}" not in dynamodb.list_tables()["TableNames"]
+
+
+def test_an_unreachable_registry_is_retryable(
+    streams: StreamFactory,
+    spark: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    register(glue_client(), "shop", "orders", "AVRO", {"type": "record", "name": "O", "fields": []})
+    monkeypatch.setenv("AWS_ENDPOINT_URL_GLUE", "http://127.0.0.1:9")
+    name = streams.create(shards=1)
+    run = [
+        "run",
+        "--stream",
+        name,
+        "--output",
+        str(tmp_path / "o"),
+        "--decode",
+        "avro",
+        "--schema",
+        "glue://shop/orders",
+    ]
+    code = cli.main(run, spark=lambda: spark)
+    _, err = capsys.readouterr()
+    assert code == 4 and "GetSchemaVersion" in err, err

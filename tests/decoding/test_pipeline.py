@@ -1,0 +1,82 @@
+"""One range's pipeline: every record ends as rows, one dead letter, or filtered out, and the
+counts add up; the table's fields grow page by page; ``--on-bad-record fail`` stops at the
+first record that would be a dead letter, naming it."""
+
+from __future__ import annotations
+
+import gzip
+from datetime import UTC, datetime
+
+import pyarrow as pa
+import pytest
+
+from kinesis_batch.decoding.pipeline import Pipeline
+from kinesis_batch.decoding.settings import DecodeSettings
+from kinesis_batch.decoding.spec import DecodeSpec
+from kinesis_batch.errors import BadRecordError
+from kinesis_batch.shards.model import Record
+
+
+def records(*payloads: bytes) -> list[Record]:
+    at = datetime(2026, 11, 25, tzinfo=UTC)
+    return [Record("shardId-7", str(5000 + i), i % 2, f"k{i}", p, at) for i, p in enumerate(payloads)]
+
+
+def pipeline(batch_id: str | None = "b1", **settings: str) -> Pipeline:
+    spec = DecodeSpec(DecodeSettings(decode="json", **settings))  # type: ignore[arg-type]
+    return Pipeline(spec, shard_id="shardId-7", depth=2, batch_id=batch_id)
+
+
+def test_every_record_is_rows_a_dead_letter_or_filtered_and_the_counts_add_up() -> None:
+    run = pipeline(transform="tests.decoding.transforms:drop_odd")
+    done = run.page(records(b'{"id": 2}', b'{"id": 3}', b"nope", gzip.compress(b'[{"id": 4}, {"id": 6}]'), b"[]"))
+    assert done.rows is not None and done.dead is not None
+    assert done.rows.column("id").to_pylist() == [2, 4, 6]
+    assert done.rows.column("record_index").to_pylist() == [0, 0, 1]
+    assert set(done.rows.column("lineage_depth").to_pylist()) == {2} and set(
+        done.rows.column("batch_id").to_pylist()
+    ) == {"b1"}
+    (dead,) = done.dead.to_pylist()
+    assert (dead["sequence_number"], dead["data"], dead["stage"]) == ("5002", b"nope", "decode")
+    assert dead["reason"].startswith("not JSON: ") and dead["sub_sequence_number"] == 0
+    counts = run.counts
+    assert (counts.records, counts.rows, counts.dead_letters, counts.filtered) == (5, 3, 1, 2)
+    assert counts.records == 2 + counts.dead_letters + counts.filtered  # records of rows: 5000 and 5003
+
+
+def test_the_fields_grow_page_by_page_and_a_rejected_records_field_adds_no_column() -> None:
+    run = pipeline()
+    first = run.page(records(b'{"id": 1}'))
+    second = run.page(records(b'{"id": 2, "country": "FR"}', b'{"id": "x", "unseen": 1}'))
+    assert first.rows is not None and second.rows is not None
+    assert [f.name for f in run.fields] == ["id", "country"]
+    assert second.rows.schema.names[-3:] == ["id", "country", "batch_id"]
+    assert second.dead is not None and second.dead.column("reason").to_pylist() == [
+        "type changed: id is string; before, it was int64"
+    ]
+
+
+def test_a_field_with_a_name_of_ours_is_a_dead_letter() -> None:
+    done = pipeline().page(records(b'{"id": 1, "sequence_number": 9}', b'{"id": 2}'))
+    assert done.rows is not None and done.rows.column("id").to_pylist() == [2]
+    assert done.dead is not None and done.dead.column("reason").to_pylist()[0].startswith(
+        "reserved name: field sequence_number"
+    )
+
+
+def test_with_on_bad_record_fail_the_first_bad_record_stops_the_run_naming_it() -> None:
+    with pytest.raises(
+        BadRecordError, match=r"shard shardId-7, sequence number 5001 \(sub-sequence 1\): decode failed: not JSON"
+    ):
+        pipeline(on_bad_record="fail").page(records(b'{"id": 1}', b"{oops"))
+
+
+def test_raw_metadata_and_the_table_fields_make_the_rows_schema() -> None:
+    spec = DecodeSpec(DecodeSettings(decode="json"), table=pa.schema([("id", pa.int64()), ("note", pa.string())]))
+    run = Pipeline(spec, shard_id="shardId-7", depth=0, batch_id=None)
+    done = run.page(records(b'{"id": 1}'))
+    assert done.rows is not None
+    assert done.rows.schema.names == [
+        "shard_id", "sequence_number", "sub_sequence_number", "record_index", "partition_key",
+        "approximate_arrival_timestamp", "lineage_depth", "id", "note",
+    ]  # fmt: skip

@@ -1,0 +1,151 @@
+"""Crash safety of decoding runs, whose batch goes to two outputs: kill -9 the whole run at each
+step, between the two publishes too, into Delta on S3 (moto) and Iceberg, each with its
+dead-letter output; another worker's recovery converges to exactly once in both: the table's
+rows plus the dead-letter rows are the records put, each once."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kinesis_batch.aws import dynamodb_client, kinesis_client
+from kinesis_batch.config import RunConfig, default_table
+from kinesis_batch.decoding.settings import DecodeSettings
+from kinesis_batch.output import Sink
+from kinesis_batch.run import CatchUpRun, RunReport
+from kinesis_batch.shards.limits import ReadLimits
+from tests.decoding.support import dead_letter_args, put_payloads
+from tests.output.support import output_args, read_rows, run_config, sink_of
+from tests.runs import session_is_gone
+from tests.streams import StreamFactory
+from tests.test_crash import (
+    CRASHED,
+    LEASE_SECONDS,
+    SUBPROCESS_ARGS,
+    after_expiry,
+    killed_at_exit,
+    pending_batches,
+    start_cli,
+)
+
+STEPS = ("reading", "read", "staged", "dead_letters_published", "published", "committed")
+KINDS = [("delta", "s3"), ("iceberg", "local")]
+
+
+def payloads(count: int) -> list[bytes]:
+    """Events, every seventh record malformed and every eleventh no object: both outputs get rows."""
+    made = []
+    for i in range(count):
+        if i % 7 == 3:
+            made.append(f"{{broken {i}".encode())
+        elif i % 11 == 5:
+            made.append(f"[{i}]".encode())
+        else:
+            made.append(json.dumps({"id": i, "user": {"name": f"u{i}"}}).encode())
+    return made
+
+
+@dataclass
+class DecodedCrash:
+    step: str
+    stream: str
+    sent: list[bytes]
+    output: tuple[str, ...]
+    table: Sink
+    dead: Sink
+    process: subprocess.Popen[str] | None = None
+
+    def start(self) -> None:
+        run = ("run", "--stream", self.stream, *self.output, "--lease-seconds", str(LEASE_SECONDS), "--decode", "json")
+        self.process = start_cli(
+            *run, *SUBPROCESS_ARGS, "--worker-id", "crasher", "--run-id", CRASHED, fault=("crash", self.step)
+        )
+
+
+def catch_up(spark: Any, crash: DecodedCrash, worker_id: str) -> RunReport:
+    config: RunConfig = run_config(
+        crash.stream,
+        crash.output,
+        worker_id,
+        lease_seconds=LEASE_SECONDS,
+        read_limits=ReadLimits.unlimited(),
+        decoding=DecodeSettings(decode="json"),
+    )
+    run = CatchUpRun(
+        config, kinesis=kinesis_client(), dynamodb=dynamodb_client(), spark=lambda: spark, clock=after_expiry
+    )
+    return run.run()
+
+
+def landed(crash: DecodedCrash) -> Counter[bytes]:
+    """Every record in either output, as the payload it was put as (a row is its event again)."""
+    rows, letters = read_rows(crash.table), read_rows(crash.dead)
+    events = [
+        json.dumps({"id": i, "user": u}).encode() for i, u in zip(rows.get("id", []), rows.get("user", []), strict=True)
+    ]
+    return Counter(events) + Counter(bytes(d) for d in letters.get("data", []))
+
+
+def converges_after(crash: DecodedCrash, spark: Any) -> None:
+    assert crash.process is not None
+    _, stderr = crash.process.communicate(timeout=300)
+    assert crash.process.returncode == -9, f"expected a kill -9 at {crash.step}:\n{stderr[-2000:]}"
+    assert session_is_gone(crash.process.pid), "a process of the run survived"
+    if crash.step in ("reading", "read", "staged"):
+        assert read_rows(crash.table) == {} and read_rows(crash.dead) == {}, "nothing may be visible before publish"
+    if crash.step == "dead_letters_published":
+        assert read_rows(crash.table) == {} and read_rows(crash.dead) != {}, "the crash came between the publishes"
+    recovery = catch_up(spark, crash, "recoverer")
+    outcomes = set(recovery.recovered.values())
+    if crash.step in ("dead_letters_published", "published"):
+        assert "rolled forward" in outcomes, outcomes
+    elif crash.step != "committed":
+        assert outcomes == {"discarded"}, outcomes
+    catch_up(spark, crash, "settler")
+
+    got = landed(crash)
+    assert not [p for p, n in got.items() if n > 1], "a record twice"
+    assert set(got) == set(crash.sent), (
+        f"missing {len(set(crash.sent) - set(got))}, extra {len(set(got) - set(crash.sent))}"
+    )
+    assert pending_batches(crash.stream) == {}
+    for sink in (crash.table, crash.dead):
+        assert not sink.staging(CRASHED).exists(), f"the crashed batch's staging was left in {sink.uri}"
+
+
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize(("format", "where"), KINDS, ids=[f"{f}-{w}" for f, w in KINDS])
+def test_kill_9_at_any_step_of_a_decoding_run_converges_to_each_record_once_in_the_table_or_the_dead_letters(
+    format: str,
+    where: str,
+    kinesis: Any,
+    streams: StreamFactory,
+    spark: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    subtests: pytest.Subtests,
+) -> None:
+    crashes = []
+    for step in STEPS:
+        name = streams.create(shards=2)
+        sent = put_payloads(kinesis, name, payloads(80))
+        output = output_args(format, where, tmp_path, monkeypatch)
+        app = default_table(name)
+        table = sink_of(output, app=app, stream=name)
+        dead = sink_of(dead_letter_args(output), app=app, stream=name)
+        crashes.append(DecodedCrash(step, name, sent, output, table, dead))
+    processes: list[subprocess.Popen[str]] = []
+    with killed_at_exit(processes):
+        for crash in crashes:
+            crash.start()
+            assert crash.process is not None
+            processes.append(crash.process)
+        for crash in crashes:
+            with subtests.test(step=crash.step):
+                converges_after(crash, spark)
