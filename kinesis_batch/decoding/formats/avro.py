@@ -49,6 +49,7 @@ class AvroSchema:
         document = _plain(document)
         try:
             self.parsed = fastavro.parse_schema(document)
+            self._reader = fastavro.schemaless_reader  # per record: looked up once
         except Exception as exc:  # fastavro raises SchemaParseException and plain ones alike
             raise IllegalArgumentError(f"{where} is not an Avro schema: {exc}") from exc
         self.kind = _Translator(where).kind(document, "")
@@ -61,9 +62,7 @@ class AvroSchema:
         return pa.schema([self.kind.field(i) for i in range(self.kind.num_fields)])
 
     def read(self, datum: bytes) -> Any:
-        import fastavro
-
-        return fastavro.schemaless_reader(io.BytesIO(datum), self.parsed, None)
+        return self._reader(io.BytesIO(datum), self.parsed, None)
 
 
 class AvroDecoder:

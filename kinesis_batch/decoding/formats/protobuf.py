@@ -12,8 +12,8 @@ recursive message has no column type: refused at start, naming the field.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pyarrow as pa
@@ -67,7 +67,7 @@ class ProtoMessage:
     def fields(self) -> pa.Schema:
         return pa.schema([self.kind.field(i) for i in range(self.kind.num_fields)])
 
-    def read(self, datum: bytes) -> dict[str, Any]:
+    def read(self, datum: bytes) -> tuple[Any, ...]:
         message = self._message_class()
         message.ParseFromString(datum)
         return self._row(message)
@@ -205,27 +205,47 @@ class _Translator:
         return _SCALARS[field.type]
 
 
-def _converter(descriptor: Descriptor) -> Callable[[Any], dict[str, Any]]:
-    """A function from a parsed message to its row (built once per message type)."""
-    readers = [(field.name, _reader(field)) for field in descriptor.fields]
+def _converter(descriptor: Descriptor) -> Callable[[Any], tuple[Any, ...]]:
+    """A function from a parsed message to its row, a tuple in the fields' order (built once per
+    message type). Per-record Python is the cost of this format, so the plain scalars (most
+    fields) are read in one C call, and only the others get a Python function each."""
+    fields = list(descriptor.fields)
+    if not fields:
+        return lambda message: ()
+    getter = operator.attrgetter(*(field.name for field in fields))
+    everything: Callable[[Any], tuple[Any, ...]] = (
+        getter if len(fields) > 1 else lambda message: (getter(message),)  # one name: no tuple
+    )
+    special = [(position, _reader(field)) for position, field in enumerate(fields) if not _plain(field)]
+    if not special:
+        return everything
 
-    def row(message: Any) -> dict[str, Any]:
-        return {name: read(message) for name, read in readers}
+    def row(message: Any) -> tuple[Any, ...]:
+        values = list(everything(message))
+        for position, read in special:
+            values[position] = read(message, values[position])
+        return tuple(values)
 
     return row
 
 
-def _reader(field: FieldDescriptor) -> Callable[[Any], Any]:
+def _plain(field: FieldDescriptor) -> bool:
+    """A value Arrow takes as the message holds it: a scalar that is never absent, not an enum."""
+    return not field.is_repeated and not field.has_presence and field.type not in (F.TYPE_ENUM, F.TYPE_MESSAGE)
+
+
+def _reader(field: FieldDescriptor) -> Callable[[Any, Any], Any]:
+    """How a field's value (``message.<name>``, given) becomes a row's value."""
     name = field.name
     if field.message_type is not None and field.message_type.GetOptions().map_entry:
         value_of = _value(field.message_type.fields_by_name["value"])
-        return lambda message: [(key, value_of(value)) for key, value in getattr(message, name).items()]
+        return lambda message, held: [(key, value_of(value)) for key, value in held.items()]
     value = _value(field)
     if field.is_repeated:
-        return lambda message: [value(item) for item in getattr(message, name)]
+        return lambda message, held: [value(item) for item in held]
     if field.has_presence:
-        return lambda message: value(getattr(message, name)) if message.HasField(name) else None
-    return lambda message: value(getattr(message, name))
+        return lambda message, held: value(held) if message.HasField(name) else None
+    return lambda message, held: value(held)
 
 
 def _value(field: FieldDescriptor) -> Callable[[Any], Any]:
@@ -236,8 +256,8 @@ def _value(field: FieldDescriptor) -> Callable[[Any], Any]:
     if field.type not in (F.TYPE_MESSAGE, F.TYPE_GROUP):
         return lambda value: value
     name = field.message_type.full_name
-    if name == TIMESTAMP:
-        return lambda stamp: datetime.fromtimestamp(stamp.seconds, UTC) + timedelta(microseconds=stamp.nanos // 1000)
+    if name == TIMESTAMP:  # microseconds since the epoch: Arrow takes them as the timestamp column's value
+        return lambda stamp: stamp.seconds * 1_000_000 + stamp.nanos // 1000
     if name in WRAPPERS:
         return lambda wrapper: wrapper.value
     return _converter(field.message_type)
