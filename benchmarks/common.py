@@ -1,6 +1,5 @@
 """What the benchmarks share: a local stack, a backlog with a split and a merge in its history,
-the three ways of draining it, fresh outputs of every format (local and S3 on moto), and peak-RSS
-sampling of a process tree.
+the three ways of draining it, and fresh outputs of every format (local and S3 on moto).
 
 Figures are printed side by side from one run: absolute times on a shared machine drift, the
 ratios between approaches measured together hold.
@@ -13,9 +12,8 @@ import os
 import platform
 import subprocess
 import sys
-import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -127,39 +125,54 @@ def plain_client(service: str) -> Any:
     return boto3.client(service)  # type: ignore[call-overload]
 
 
+def filler(i: int) -> bytes:
+    """Record ``i`` of the raw benchmarks: RECORD_BYTES, its number first."""
+    return f"{i:>15}|".encode() + b"x" * (RECORD_BYTES - 16)
+
+
 def put_records(
-    kinesis: Any, stream: str, count: int, *, first: int = 0, threads: int = 4, hash_keys: Sequence[str] = ()
-) -> None:
-    """``count`` records of RECORD_BYTES over 1,000 partition keys, 500 per PutRecords call; with
+    kinesis: Any,
+    stream: str,
+    count: int,
+    *,
+    first: int = 0,
+    threads: int = 4,
+    hash_keys: Sequence[str] = (),
+    payload: Callable[[int], bytes] = filler,
+) -> int:
+    """``count`` records (``payload(i)``) over 1,000 partition keys, 500 per PutRecords call; with
     ``hash_keys``, record i goes to ``hash_keys[i % len(hash_keys)]`` (e.g. one per shard: every
-    shard gets the same backlog)."""
-    payload = b"x" * (RECORD_BYTES - 16)
+    shard gets the same backlog). Returns the payloads' bytes."""
 
     def route(i: int) -> dict[str, str]:
         return {"ExplicitHashKey": hash_keys[i % len(hash_keys)]} if hash_keys else {}
 
-    def put_batch(start: int) -> None:
+    def put_batch(start: int) -> int:
         batch = [
-            {"Data": f"{i:>15}|".encode() + payload, "PartitionKey": f"key-{i % 1000}", **route(i)}
+            {"Data": payload(i), "PartitionKey": f"key-{i % 1000}", **route(i)}
             for i in range(start, min(start + 500, first + count))
         ]
+        size = sum(len(entry["Data"]) for entry in batch)
         while batch:
             response = kinesis.put_records(StreamName=stream, Records=batch)
             batch = [r for r, result in zip(batch, response["Records"], strict=True) if "ErrorCode" in result]
+        return size
 
     with ThreadPoolExecutor(threads) as pool:
-        list(pool.map(put_batch, range(first, first + count, 500)))
+        return sum(pool.map(put_batch, range(first, first + count, 500)))
 
 
-def backlog_with_split_and_merge(kinesis: Any, stream: str, records: int, shards: int = 8) -> None:
+def backlog_with_split_and_merge(
+    kinesis: Any, stream: str, records: int, shards: int = 8, payload: Callable[[int], bytes] = filler
+) -> int:
     """``shards`` open shards at the end, ``shards + 3`` in the history (one split, one merge);
-    records put in three phases so parents and children all hold data."""
+    records put in three phases so parents and children all hold data. Returns the payloads' bytes."""
     from kinesis_batch.shards.listing import list_shards
 
     kinesis.create_stream(StreamName=stream, ShardCount=shards)
     wait_active(kinesis, stream)
     third = records // 3
-    put_records(kinesis, stream, third)
+    size = put_records(kinesis, stream, third, payload=payload)
     ordered = sorted(list_shards(kinesis, stream), key=lambda s: s.starting_hash_key)
     low = ordered[0]
     kinesis.split_shard(
@@ -168,12 +181,12 @@ def backlog_with_split_and_merge(kinesis: Any, stream: str, records: int, shards
         NewStartingHashKey=str((low.starting_hash_key + low.ending_hash_key + 1) // 2),
     )
     wait_active(kinesis, stream)
-    put_records(kinesis, stream, third, first=third)
+    size += put_records(kinesis, stream, third, first=third, payload=payload)
     kinesis.merge_shards(
         StreamName=stream, ShardToMerge=ordered[-2].shard_id, AdjacentShardToMerge=ordered[-1].shard_id
     )
     wait_active(kinesis, stream)
-    put_records(kinesis, stream, records - 2 * third, first=2 * third)
+    return size + put_records(kinesis, stream, records - 2 * third, first=2 * third, payload=payload)
 
 
 def shard_ids(kinesis: Any, stream: str) -> list[str]:
@@ -265,53 +278,3 @@ def kinesis_batch_run(
         Drain("(c) kinesis-batch run, start-up excluded", records, size, working),
         report,
     )
-
-
-class PeakRss:
-    """Samples a process tree's resident memory every 50 ms; keeps each process's peak, by role."""
-
-    def __init__(self, pid: int) -> None:
-        self.pid = pid
-        self.peaks: dict[int, tuple[str, int]] = {}
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._sample, daemon=True)
-
-    def __enter__(self) -> PeakRss:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self._stop.set()
-        self._thread.join()
-
-    def peak(self, role: str) -> int:
-        """The largest peak of any one process of ``role`` (driver, jvm, python worker)."""
-        return max((rss for r, rss in self.peaks.values() if r == role), default=0)
-
-    def _sample(self) -> None:
-        import psutil
-
-        root = psutil.Process(self.pid)
-        while not self._stop.is_set():
-            try:
-                family = [root, *root.children(recursive=True)]
-            except psutil.NoSuchProcess:
-                return
-            for process in family:
-                try:
-                    rss = process.memory_info().rss
-                    role = _role(process, root)
-                except psutil.Error:
-                    continue
-                if rss > self.peaks.get(process.pid, ("", 0))[1]:
-                    self.peaks[process.pid] = (role, rss)
-            time.sleep(0.05)
-
-
-def _role(process: Any, root: Any) -> str:
-    if process.pid == root.pid:
-        return "driver"
-    command = " ".join(process.cmdline())
-    if "java" in process.name() or "org.apache.spark" in command:
-        return "jvm"
-    return "python worker"

@@ -4,6 +4,7 @@ kinesalite endpoint (fast, and it reshards like AWS).
     .venv/bin/python -m benchmarks.throughput            # 200,000 records, then 1,000,000
     .venv/bin/python -m benchmarks.throughput --quick    # 20,000 records (what CI runs)
     .venv/bin/python -m benchmarks.throughput --formats parquet,delta-s3
+    .venv/bin/python -m benchmarks.throughput --only-typed --typed json
 
 A backlog of 1 KiB records across 8 open shards with one split and one merge in its history is
 drained three ways in the same run, at each size: (a) raw threaded GetRecords, records
@@ -16,6 +17,10 @@ Then the first backlog is drained again by ``kinesis-batch run`` into each outpu
 moto's), each run with a lease table of its own; the parquet row is run (c) itself. Per format:
 the rate with and without start-up and the run report's timings (spark_start, read, publish,
 commit).
+
+Then typed landing beside raw landing at each size (``--typed``, default json, avro and protobuf;
+``--quick``: json), :mod:`benchmarks.typed`: the rate of each, the CPU seconds per GiB, the
+Python worker's peak memory, and for JSON users' own path (raw, then a ``from_json`` job).
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ from benchmarks.common import (
     plain_client,
     raw_read,
 )
+from benchmarks.typed import TYPED_HEAD, TypedRow, measure_typed
 
 STEPS = ("spark_start", "read", "publish", "commit")
 WIDTHS = {step: max(len(step), 7) for step in STEPS}
@@ -131,8 +137,13 @@ def main(argv: list[str] | None = None) -> int:
         help=f"outputs drained into at the first backlog, comma-separated (default: all of {','.join(OUTPUT_KINDS)}; "
         "'' for none)",
     )
+    parser.add_argument("--typed", help="encodings landed typed beside raw (default json,avro,protobuf; --quick json)")
+    parser.add_argument("--only-typed", action="store_true", help="the typed landings only")
     args = parser.parse_args(argv)
     records = args.records or (20_000 if args.quick else 200_000)
+    typed = tuple(name for name in (args.typed or ("json" if args.quick else "json,avro,protobuf")).split(",") if name)
+    if set(typed) - {"json", "avro", "protobuf"}:
+        parser.error(f"--typed {args.typed}: choose from json, avro, protobuf")
     formats = tuple(kind for kind in args.formats.split(",") if kind)
     unknown = set(formats) - set(OUTPUT_KINDS)
     if unknown:
@@ -140,9 +151,18 @@ def main(argv: list[str] | None = None) -> int:
     print(f"# throughput: {machine()}", flush=True)
     with tempfile.TemporaryDirectory(prefix="kinesis-batch-bench-") as scratch, local_stack(("kinesalite",)) as stack:
         os.environ.update(stack.env("kinesalite"))
-        rounds = [measure(records, Path(scratch), formats=formats)]
-        if not args.quick:
-            rounds.append(measure(1_000_000, Path(scratch)))
+        sizes = (records,) if args.quick else (records, 1_000_000)
+        rounds = [] if args.only_typed else [measure(size, Path(scratch), formats=formats if size == records else ())
+                                             for size in sizes]  # fmt: skip
+        typed_rounds = [measure_typed(size, Path(scratch), typed) for size in sizes] if typed else []
+    if rounds:
+        raw_summary(rounds)
+    if typed_rounds:
+        typed_summary(typed_rounds)
+    return 0
+
+
+def raw_summary(rounds: list[list[Drain]]) -> None:
     print(f"\n{TABLE_HEAD}")
     for drains in rounds:
         for drain in drains:
@@ -157,7 +177,28 @@ def main(argv: list[str] | None = None) -> int:
             f"with start-up; fixed start-up {startup:.1f} s; break-even backlog "
             + (f"{even:,.0f} records" if even else "none (not faster per record)")
         )
-    return 0
+
+
+def typed_summary(rounds: list[list[TypedRow]]) -> None:
+    """The typed rows of every size, users' path for JSON, and the worker's memory as the backlog grows."""
+    print("\nTyped landing beside raw landing, the same records (ex.: read + publish + commit; CPU s per GiB of "
+          "payload; worker: the largest Python worker's peak)")  # fmt: skip
+    print(TYPED_HEAD)
+    for rows in rounds:
+        for row in rows:
+            print(row.row())
+    for rows in rounds:
+        for row in rows:
+            if row.users_job is not None:
+                print(row.users_line())
+    if len(rounds) > 1:
+        first, last = rounds[0], rounds[-1]
+        ratios = ", ".join(
+            f"{a.encoding} raw {b.raw.worker_peak / a.raw.worker_peak:.2f} "
+            f"typed {b.typed.worker_peak / a.typed.worker_peak:.2f}"
+            for a, b in zip(first, last, strict=True)
+        )
+        print(f"Python worker peak at {last[0].raw.records:,} / at {first[0].raw.records:,} records: {ratios}")
 
 
 if __name__ == "__main__":

@@ -42,6 +42,9 @@ def run_benchmark(name: str) -> str:
             (
                 r"20,000 records: kinesis-batch / raw = [\d.]+ without start-up",
                 *(FORMAT_ROW.format(kind=kind) for kind in ("parquet", "delta-s3")),
+                # typed JSON beside raw (every record a row, every event_time a timestamp), and users' path
+                r"\| json +\| +20,000 \| +[\d,]+ \| +[\d.]+ \| +[\d.]+ \|",
+                r"json, 20,000 records: users' path = raw landing [\d.]+ s \+ from_json job [\d.]+ s",
             ),
         ),
         (
@@ -51,7 +54,13 @@ def run_benchmark(name: str) -> str:
                 r"\| \d+ of \d+ \([\d.]+%\) \| \d+% \|",
             ),
         ),
-        ("memory", (r"peak at 4N / peak at N: driver [\d.]+, jvm [\d.]+, python worker [\d.]+",)),
+        (
+            "memory",
+            (
+                r"peak at 4N / peak at N: driver [\d.]+, jvm [\d.]+, python worker [\d.]+",
+                r"typed json: largest Python worker [\d,]+ MiB at N, [\d,]+ MiB at 4N: 4N / N [\d.]+",
+            ),
+        ),
         ("planning", (r"history: 550 shards[\s\S]*time per shard at 2x the leases / at 1x: [\d.]+",)),
         # Each batch is checked from the output alone: committed() and last_batch() give it back,
         # the table names all its files, the format's reader returns all its rows.
