@@ -47,6 +47,9 @@ METADATA = pa.schema(
 DEAD_LETTER_SCHEMA = ROW_SCHEMA.append(STAGE).append(REASON)
 #: No decoded field may have one of these names (nor ``data``, which only raw rows have).
 RESERVED = frozenset([*METADATA.names, BATCH_ID.name, DATA.name])
+#: The Kinesis columns a transform's input carries: a decoded row's, but ``record_index`` (set
+#: after the transform, which may make several rows of a record).
+TRANSFORM_INPUT = tuple(name for name in METADATA.names if name != RECORD_INDEX.name)
 
 
 @dataclass(frozen=True)
@@ -132,6 +135,7 @@ __all__ = [
     "RAW",
     "RESERVED",
     "ROW_SCHEMA",
+    "TRANSFORM_INPUT",
     "Columns",
     "check_reserved",
     "decoded",

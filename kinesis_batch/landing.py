@@ -55,6 +55,12 @@ class Landing:
         )
 
 
+def json_fields(landing: Landing | None) -> dict[str, Any]:
+    """``rows``, ``dead_letters``, ``filtered`` and ``reasons`` to merge into a JSON object that
+    describes a batch, run or shard; nothing for raw rows (``None``)."""
+    return landing.to_json() if landing else {}
+
+
 def total(landings: list[Landing | None]) -> Landing | None:
     """The landings of several shards together (None when none of them decoded)."""
     known = [landing for landing in landings if landing is not None]
@@ -66,4 +72,4 @@ def total(landings: list[Landing | None]) -> Landing | None:
     return result
 
 
-__all__ = ["KEPT_REASONS", "Landing", "total"]
+__all__ = ["KEPT_REASONS", "Landing", "json_fields", "total"]

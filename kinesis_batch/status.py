@@ -12,7 +12,7 @@ from kinesis_batch.checkpoints.history import HistoryEntry, HistoryTable
 from kinesis_batch.checkpoints.model import Checkpoint
 from kinesis_batch.checkpoints.runs import summarize_runs
 from kinesis_batch.errors import LeaseTableNotFoundError
-from kinesis_batch.landing import Landing
+from kinesis_batch.landing import json_fields
 from kinesis_batch.leases.store import LeaseStore
 from kinesis_batch.output.sink import Sink
 from kinesis_batch.shards.lag import RetentionRisk, ShardLag, shard_lag
@@ -80,7 +80,7 @@ def output_status(output: Sink, rows: list[dict[str, Any]]) -> dict[str, Any]:
             "output_end": str(shard.end),
             "output_agrees": agrees,
             "output_records": shard.records,
-            **{f"output_{key}": value for key, value in _landing(shard.landing).items()},
+            **{f"output_{key}": value for key, value in json_fields(shard.landing).items()},
         }
         if not agrees:
             disagree.append(row["shard_id"])
@@ -91,7 +91,7 @@ def output_status(output: Sink, rows: list[dict[str, Any]]) -> dict[str, Any]:
         "last_run": record.run_id if record else None,
         "committed_at": record.created_at.isoformat() if record else None,
         "records": record.records if record else 0,
-        **_landing(record.landing if record else None),
+        **json_fields(record.landing if record else None),
         "disagreeing_shards": disagree,
     }
 
@@ -164,7 +164,7 @@ def history_rows(
             "from": str(e.from_checkpoint),
             "to": str(e.to_checkpoint),
             "records": e.records,
-            **_landing(e.landing),
+            **json_fields(e.landing),
             "lag_at_start_ms": e.lag_at_start_ms,
         }
         for e in _history(dynamodb, table, run_id)
@@ -182,16 +182,11 @@ def run_rows(
             "committed_at": run.committed_at.isoformat(),
             "records": run.records,
             "shards": run.shards,
-            **_landing(run.landing),
+            **json_fields(run.landing),
             "lag_at_start_ms": run.lag_at_start_ms,
         }
         for run in summarize_runs(_history(dynamodb, table, None), last=last)
     ]
-
-
-def _landing(landing: Landing | None) -> dict[str, Any]:
-    """``rows``, ``dead_letters``, ``filtered`` and ``reasons`` of decoded records (none for raw rows)."""
-    return landing.to_json() if landing else {}
 
 
 def _history(dynamodb: DynamoDBClient, table: str, run_id: str | None) -> list[HistoryEntry]:

@@ -15,14 +15,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-KINESIS = (
-    "shard_id",
-    "sequence_number",
-    "sub_sequence_number",
-    "partition_key",
-    "approximate_arrival_timestamp",
-    "lineage_depth",
-)
+from kinesis_batch.columns import TRANSFORM_INPUT
+
 _ENVELOPE = {"owner": "owner", "logGroup": "log_group", "logStream": "log_stream"}
 _EVENT = {"id": pa.string(), "timestamp": pa.int64(), "message": pa.string()}
 
@@ -35,7 +29,7 @@ def cloudwatch_logs(batch: pa.RecordBatch) -> pa.RecordBatch:
     events = data.column("logEvents")
     parents = pc.list_parent_indices(events)
     flat = pc.list_flatten(events)
-    columns: dict[str, pa.Array] = {name: data.column(name).take(parents) for name in KINESIS}
+    columns: dict[str, pa.Array] = {name: data.column(name).take(parents) for name in TRANSFORM_INPUT}
     for source, target in _ENVELOPE.items():
         columns[target] = _column(data, source, pa.string()).take(parents)
     columns["subscription_filters"] = _column(data, "subscriptionFilters", pa.list_(pa.string())).take(parents)

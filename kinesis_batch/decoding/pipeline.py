@@ -22,7 +22,14 @@ from typing import Any
 
 import pyarrow as pa
 
-from kinesis_batch.columns import BATCH_ID, DEAD_LETTER_SCHEMA, METADATA, RESERVED, record_columns
+from kinesis_batch.columns import (
+    BATCH_ID,
+    DEAD_LETTER_SCHEMA,
+    METADATA,
+    RESERVED,
+    TRANSFORM_INPUT,
+    record_columns,
+)
 from kinesis_batch.decoding import transform as transforms
 from kinesis_batch.decoding.conform import conform
 from kinesis_batch.decoding.decoders import decoder_for
@@ -32,8 +39,6 @@ from kinesis_batch.decoding.rejects import SCHEMA, TRANSFORM, Rejected, bad_reco
 from kinesis_batch.decoding.scalars import Policy
 from kinesis_batch.decoding.spec import DecodeSpec
 from kinesis_batch.shards.model import Record
-
-KINESIS = ("shard_id", "sequence_number", "sub_sequence_number", "partition_key", "approximate_arrival_timestamp")
 
 
 @dataclass
@@ -124,7 +129,7 @@ class Pipeline:
         )
         done = transforms.apply(self.transform, batch, positions)
         _note(rejected, done.rejects)
-        names = [name for name in done.rows.schema.names if name not in (*KINESIS, "lineage_depth")]
+        names = [name for name in done.rows.schema.names if name not in TRANSFORM_INPUT]
         taken = sorted(set(names) & RESERVED)
         if taken:  # the transform wrote a column of ours: none of its rows can be stored
             detail = f"it made column(s) {', '.join(taken)}, which are kinesis-batch's own"

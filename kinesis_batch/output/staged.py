@@ -7,6 +7,7 @@ successful; read by the publish step and by recovery that completes a publish.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -77,18 +78,24 @@ def read_results(results: Place) -> dict[str, ReadResult]:
     return {shard: result.read for shard, result in staged(results).items()}
 
 
+def files_of(results: Mapping[str, RangeResult], *, dead_letters: bool = False) -> list[StagedFile]:
+    """The files of rows (or of dead-letter rows) that ``results`` name, by name: the batch's only ones."""
+    found = (f for result in results.values() for f in (result.dead_letter_files if dead_letters else result.files))
+    return sorted(found, key=lambda f: f.name)
+
+
 def staged_files(results: Place) -> list[StagedFile]:
-    """The batch's files of rows, as the results name them: its only rows."""
-    return sorted((f for result in staged(results).values() for f in result.files), key=lambda f: f.name)
+    """The batch's files of rows, as its staged results name them."""
+    return files_of(staged(results))
 
 
 def staged_dead_letters(results: Place) -> list[StagedFile]:
-    """The batch's files of dead-letter rows."""
-    return sorted((f for result in staged(results).values() for f in result.dead_letter_files), key=lambda f: f.name)
+    """The batch's files of dead-letter rows, as its staged results name them."""
+    return files_of(staged(results), dead_letters=True)
 
 
 def _files(body: dict[str, Any]) -> tuple[StagedFile, ...]:
     return tuple(StagedFile(name, int(v.get("rows", 0)), v.get("schema")) for name, v in sorted(body.items()))
 
 
-__all__ = ["RangeResult", "StagedFile", "read_results", "staged", "staged_dead_letters", "staged_files"]
+__all__ = ["RangeResult", "StagedFile", "files_of", "read_results", "staged", "staged_dead_letters", "staged_files"]

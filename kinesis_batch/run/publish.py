@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 
 from kinesis_batch.landing import Landing
 from kinesis_batch.output.records import CommitRecord
-from kinesis_batch.output.staged import staged, staged_files
+from kinesis_batch.output.staged import files_of, staged
 from kinesis_batch.planning import shard_commit
 from kinesis_batch.run.context import RunContext
 
@@ -55,7 +55,7 @@ def publish(context: RunContext) -> bool:
         context.emit("published")
         return False
     record = CommitRecord(batch_id, context.run_id, context.config.stream, datetime.now(UTC), tuple(commits))
-    files = staged_files(output.results(batch_id))
+    files = files_of(results)  # the results read above: the staging is read once
     context.emit("staged")
     published = output.publish(record, files) or output.committed(batch_id) is not None
     context.emit("published")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kinesis_batch.landing import Landing, total
+from kinesis_batch.landing import Landing, json_fields, total
 from kinesis_batch.output.records import ShardCommit
 
 
@@ -42,7 +42,7 @@ class RunReport:
             "published": self.published,
             "output": self.output,
             "records": self.records,
-            **_landing_json(self.landing),
+            **json_fields(self.landing),
             "seconds": round(self.seconds, 3),
             "timings": self.timings,
             "tasks": self.tasks,
@@ -53,7 +53,7 @@ class RunReport:
                     "start": str(s.start),
                     "end": str(s.end),
                     "records": s.records,
-                    **_landing_json(s.landing),
+                    **json_fields(s.landing),
                     "reached_shard_end": s.reached_shard_end,
                 }
                 for s in self.shards
@@ -74,11 +74,6 @@ class RunReport:
             f"in {self.seconds:.1f} s; {published}"
         )
         return [*skipped, summary]
-
-
-def _landing_json(landing: Landing | None) -> dict[str, Any]:
-    """``rows``, ``dead_letters``, ``filtered`` and ``reasons`` of decoded records (none for raw rows)."""
-    return landing.to_json() if landing else {}
 
 
 __all__ = ["RunReport"]
