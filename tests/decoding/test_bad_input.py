@@ -1,5 +1,6 @@
 """Every mistake in the decoding settings is one line, exit 2, before any lease is taken or
-anything created; an unreachable registry is exit 4."""
+anything created; an unreachable registry is exit 4. A bad record with ``--on-bad-record fail``,
+found inside a Spark task, is one line and exit 2 too, with nothing published or moved."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 
 from kinesis_batch import cli
 from kinesis_batch.aws import glue_client
-from tests.decoding.support import descriptor_set, register
+from tests.decoding.support import descriptor_set, put_payloads, register
 from tests.streams import StreamFactory
 
 
@@ -116,3 +117,33 @@ def test_an_unreachable_registry_is_retryable(
     code = cli.main(run, spark=lambda: spark)
     _, err = capsys.readouterr()
     assert code == 4 and "GetSchemaVersion" in err, err
+
+
+def test_a_bad_record_with_on_bad_record_fail_is_one_line_from_the_task_and_nothing_moves(
+    kinesis: Any,
+    streams: StreamFactory,
+    spark: Any,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    name = streams.create(shards=1)
+    put_payloads(kinesis, name, [json.dumps({"id": i}).encode() for i in range(5)] + [b"{oops"])
+    output = str(tmp_path / "events")
+    run = ["run", "--stream", name, "--output", output, "--decode", "json", "--read-limits", "none"]
+    code = cli.main([*run, "--on-bad-record", "fail"], spark=lambda: spark)
+    _, err = capsys.readouterr()
+    lines = err.strip().splitlines()
+    assert code == 2, err
+    assert "Traceback" not in err and len([line for line in lines if "decode failed" in line]) == 1, err
+    assert lines[-1].startswith("kinesis-batch: error: shard shardId-000000000000, sequence number "), err
+    assert "decode failed: not JSON" in lines[-1] and "--on-bad-record fail" in lines[-1], err
+
+    assert cli.main(["status", "--stream", name, "--json"], spark=lambda: spark) == 0
+    (shard,) = json.loads(capsys.readouterr().out)
+    assert (shard["checkpoint"], shard["pending_batch"]) == ("TRIM_HORIZON", None)
+    assert not list(Path(output).glob("batch_id=*")) and not list(Path(f"{output}_dead_letter").glob("batch_id=*"))
+
+    # Nothing was lost: the default run reads the same records again, the bad one a dead letter.
+    assert cli.main([*run, "--json"], spark=lambda: spark) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert (report["records"], report["rows"], report["dead_letters"]) == (6, 5, 1)
