@@ -74,12 +74,24 @@ class ParquetSink(Sink):
             probe.unlink()
         except OSError as exc:
             raise InvalidStateError(f"output root {self.root} is not writable: {exc.strerror or exc}") from exc
+        held, wanted = self._rows_held(), _kind(columns.schema(batch_column=False).names)
+        if held is not None and held != wanted:  # a folder has no schema to refuse them: readers would mix both
+            raise InvalidStateError(f"{self.root} holds {held}; {wanted} need a folder of their own")
         if columns.decoded and columns.fields is not None:
             known = self.fields()
             wrong = conflicts(known, columns.fields) if known is not None else []
             if wrong:
                 raise InvalidStateError(f"{self.root} has batches whose columns conflict ({'; '.join(wrong)})")
             self._remember(columns.fields)
+
+    def _rows_held(self) -> str | None:
+        """What the published batches' files hold (by the first file found), or None."""
+        import pyarrow.parquet as pq
+
+        for batch in self.published_batches():
+            for path in sorted(self.published(batch).glob("*.parquet")):
+                return _kind(pq.read_schema(path).names)
+        return None
 
     def fields(self) -> pa.Schema | None:
         """The decoded fields the folder's batches have had, as the last publishes recorded them
@@ -160,6 +172,12 @@ class ParquetSink(Sink):
     def last_batch(self) -> CommitRecord | None:
         records = [record for batch in self.published_batches() if (record := self.committed(batch))]
         return max(records, key=lambda record: record.created_at, default=None)
+
+
+def _kind(names: Sequence[str]) -> str:
+    if "stage" in names:
+        return "dead letters"
+    return "raw rows (a data column of record bytes)" if "data" in names else "decoded rows"
 
 
 __all__ = ["COMMIT_RECORD", "ParquetSink"]

@@ -147,3 +147,29 @@ def test_a_bad_record_with_on_bad_record_fail_is_one_line_from_the_task_and_noth
     assert cli.main([*run, "--json"], spark=lambda: spark) == 0
     report = json.loads(capsys.readouterr().out)
     assert (report["records"], report["rows"], report["dead_letters"]) == (6, 5, 1)
+
+
+def test_decoded_rows_into_a_folder_of_raw_rows_and_back_are_refused_in_one_line(
+    kinesis: Any,
+    streams: StreamFactory,
+    spark: Any,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    name = streams.create(shards=1)
+    put_payloads(kinesis, name, [b'{"id": 1}'])
+    raw, typed = tmp_path / "raw", tmp_path / "typed"
+    base = ["run", "--stream", name, "--read-limits", "none"]
+    as_raw, as_typed = ["--table", f"{name}-raw"], ["--table", f"{name}-typed", "--decode", "json"]
+    assert cli.main([*base, "--output", str(raw), *as_raw], spark=lambda: spark) == 0
+    assert cli.main([*base, "--output", str(typed), *as_typed], spark=lambda: spark) == 0
+    capsys.readouterr()
+    put_payloads(kinesis, name, [b'{"id": 2}'])
+
+    code = cli.main([*base, "--output", str(raw), *as_typed], spark=lambda: spark)
+    err = capsys.readouterr().err
+    assert code == 2 and "holds raw rows (a data column of record bytes); decoded rows need a folder" in err, err
+    code = cli.main([*base, "--output", str(typed), *as_raw], spark=lambda: spark)
+    err = capsys.readouterr().err
+    assert code == 2 and "holds decoded rows; raw rows (a data column of record bytes) need a folder" in err, err
+    assert len(list(raw.glob("batch_id=*"))) == len(list(typed.glob("batch_id=*"))) == 1
