@@ -130,6 +130,12 @@ class RunConfig:
     # Checkpoint commits in flight at once within a lineage generation (DynamoDB transactions).
     commit_concurrency: int = field(default_factory=lambda: _env_int(COMMIT_CONCURRENCY, 16))
     decoding: DecodeSettings = RAW  # raw rows, or typed ones with a dead-letter output (kinesis_batch.decoding)
+    partition_by: str | None = None  # --partition-by (kinesis_batch.output.layout); None: the table's own
+    target_file_mb: int = defaults.TARGET_FILE_MB  # a task's files roll at this size
+
+    @property
+    def target_bytes(self) -> int:
+        return self.target_file_mb * 1024 * 1024
 
     def __post_init__(self) -> None:
         validate_stream_name(self.stream)
@@ -150,6 +156,13 @@ class RunConfig:
         per_task = self.shards_per_task
         if per_task is not None and (isinstance(per_task, bool) or not isinstance(per_task, int) or per_task < 1):
             raise IllegalArgumentError(f"--shards-per-task must be a whole number of at least 1, not {per_task!r}")
+        if self.partition_by is not None:
+            from kinesis_batch.output.layout import PartitionBy
+
+            PartitionBy.parse(self.partition_by)
+        target = self.target_file_mb
+        if isinstance(target, bool) or not isinstance(target, int) or not 1 <= target <= 4096:
+            raise IllegalArgumentError(f"--target-file-mb must be a whole number in 1..4096, not {target!r}")
         if not self.worker_id or len(self.worker_id) > 256:
             raise IllegalArgumentError("--worker-id must be 1-256 characters")
         if self.decoding.dead_letter_output:

@@ -21,6 +21,16 @@ INITIAL_POSITION = "trim_horizon"
 BACKFILL_START = "trim_horizon"
 #: The output format: hive folders of Parquet on a local or HDFS-like file system.
 FORMAT = "parquet"
+#: A Spark task's files roll at this size (MiB), and maintenance compacts to it: what query
+#: engines read best (Delta's and Iceberg's own targets).
+TARGET_FILE_MB = 128
+#: Maintenance keeps a week of versions and snapshots, and files no kept commit references
+#: are removed once this old (Delta's vacuum default).
+RETAIN_HOURS = 168
+#: The mean file size of recent partitions below which the status views warn (MiB).
+SMALL_FILE_MB = 16
+#: When the maintenance DAG and Dagster schedule run (UTC): daily, off the hour of the catch-ups.
+MAINTAIN_SCHEDULE = "30 3 * * *"
 #: The main output of the Airflow DAGs when ``[kinesis_batch] output`` is not set.
 OUTPUT = "/tmp/kinesis-batch/output"
 #: How far behind a stream may fall before the lag check fails.

@@ -35,6 +35,8 @@ orchestrator retries the task (Airflow) or step (Dagster) or fails it for good.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from botocore.exceptions import (
@@ -208,6 +210,19 @@ def from_storage(exc: BaseException, doing: str, *, remote: bool) -> KinesisBatc
         or any(word in text for word in _STORAGE_PERMANENT_WORDS)
     )
     return (InvalidStateError if permanent else DependencyError)(f"{doing}: {text}")
+
+
+@contextmanager
+def storage_errors(doing: str, *, remote: bool, passing: tuple[type[BaseException], ...] = ()) -> Iterator[None]:
+    """A storage library's errors raised in the block, as :func:`from_storage` says them, raised
+    ``from`` the original; this tree's own errors and ``passing`` pass through (the caller decides
+    on them: a commit conflict, a missing table)."""
+    try:
+        yield
+    except Exception as exc:
+        if isinstance(exc, (KinesisBatchError, *passing)):
+            raise
+        raise from_storage(exc, doing, remote=remote) from exc
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,12 @@ published   the batch is in the output                                          
 committed   the checkpoints moved                                                  driver
 ==========  =====================================================================  ===========
 
+A maintenance run (kinesis_batch.maintenance) tells its own steps, with its maintenance id as
+``batch_id``: ``compacting`` (a rewrite's new files are written, its commit is next),
+``compacted`` (that commit landed), ``archived`` (the table's batch markers are archived),
+``expired`` (old snapshots or versions dropped), ``orphans_found`` (found, not yet deleted),
+``maintained`` (done, its report kept).
+
 Observers are process-wide (:func:`observe`), like logging's handlers: whoever starts a run
 (the command line, an Airflow task, a Dagster step) needs no way to pass them in. One
 registered ``in_tasks`` is also shipped by the read to its Spark tasks, which tell it
@@ -30,7 +36,9 @@ from dataclasses import dataclass
 
 log = logging.getLogger(__name__)
 
-STEPS = ("prepared", "reading", "read", "staged", "dead_letters_published", "published", "committed")
+RUN_STEPS = ("prepared", "reading", "read", "staged", "dead_letters_published", "published", "committed")
+MAINTENANCE_STEPS = ("compacting", "compacted", "archived", "expired", "orphans_found", "maintained")
+STEPS = RUN_STEPS + MAINTENANCE_STEPS
 
 
 @dataclass(frozen=True)
@@ -78,4 +86,15 @@ def emit(event: Event, to: Iterable[Observer] | None = None) -> None:
             log.exception("an observer of %s failed", event)
 
 
-__all__ = ["STEPS", "Event", "Observer", "emit", "forget", "observe", "observing", "task_observers"]
+__all__ = [
+    "MAINTENANCE_STEPS",
+    "RUN_STEPS",
+    "STEPS",
+    "Event",
+    "Observer",
+    "emit",
+    "forget",
+    "observe",
+    "observing",
+    "task_observers",
+]

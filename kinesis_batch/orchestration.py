@@ -89,6 +89,8 @@ class RunRequest:
     allow_gaps: bool = False
     read_limits: str = defaults.READ_LIMITS
     decoding: DecodeSettings = RAW
+    partition_by: str = ""  # "": the table's own layout (a new table's: day of arrival)
+    target_file_mb: int = defaults.TARGET_FILE_MB
 
     def config(self, worker_id: str) -> RunConfig:
         return RunConfig(
@@ -105,6 +107,8 @@ class RunRequest:
             allow_gaps=self.allow_gaps,
             read_limits=ReadLimits.parse(self.read_limits),
             decoding=self.decoding,
+            partition_by=self.partition_by or None,
+            target_file_mb=self.target_file_mb,
         )
 
     def backfill(

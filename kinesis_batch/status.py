@@ -7,13 +7,15 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from kinesis_batch import ownership
+from kinesis_batch import defaults, ownership
 from kinesis_batch.checkpoints.history import HistoryEntry, HistoryTable
 from kinesis_batch.checkpoints.model import Checkpoint
 from kinesis_batch.checkpoints.runs import summarize_runs
 from kinesis_batch.errors import LeaseTableNotFoundError
 from kinesis_batch.landing import json_fields
 from kinesis_batch.leases.store import LeaseStore
+from kinesis_batch.maintenance.report import last as last_maintenance
+from kinesis_batch.output.datafiles import MIB, FileStats, small_files
 from kinesis_batch.output.sink import Sink
 from kinesis_batch.shards.lag import RetentionRisk, ShardLag, shard_lag
 from kinesis_batch.shards.lineage import Lineage
@@ -36,14 +38,15 @@ def stream_status(
     *,
     now: datetime | None = None,
     output: Sink | None = None,
+    small_file_mb: float = defaults.SMALL_FILE_MB,
 ) -> dict[str, Any]:
     """The stream's consumer at a glance: retention, the per-shard rows (with lag) and a summary;
-    with ``output``, also the output's last batch beside the checkpoints."""
+    with ``output``, also the output's last batch beside the checkpoints, and its files."""
     now = now or datetime.now(UTC)
     hours = ownership.check(kinesis, LeaseStore(dynamodb, table), stream).stream.retention_hours
     rows = shard_status(kinesis, dynamodb, stream, table, now=now, hours=hours)
     unfinished = [row for row in rows if row["checkpoint"] != "SHARD_END"]
-    last = output_status(output, rows) if output is not None else None
+    last = output_status(output, rows, small_file_mb=small_file_mb) if output is not None else None
     return {
         "stream": stream,
         "table": table,
@@ -62,9 +65,12 @@ def stream_status(
     }
 
 
-def output_status(output: Sink, rows: list[dict[str, Any]]) -> dict[str, Any]:
+def output_status(
+    output: Sink, rows: list[dict[str, Any]], *, small_file_mb: float = defaults.SMALL_FILE_MB
+) -> dict[str, Any]:
     """The output's last committed batch, and the shards whose checkpoint disagrees with it (a
-    crash between the table commit and the checkpoint commit: the next run rolls them forward).
+    crash between the table commit and the checkpoint commit: the next run rolls them forward);
+    and its files (:func:`table_status`).
 
     Adds to each row of a shard in that batch: ``output_batch``, ``output_end`` and
     ``output_agrees`` (the checkpoint is where the batch ended)."""
@@ -93,6 +99,19 @@ def output_status(output: Sink, rows: list[dict[str, Any]]) -> dict[str, Any]:
         "records": record.records if record else 0,
         **json_fields(record.landing if record else None),
         "disagreeing_shards": disagree,
+        "table": table_status(output, small_file_mb=small_file_mb),
+    }
+
+
+def table_status(output: Sink, *, small_file_mb: float = defaults.SMALL_FILE_MB) -> dict[str, Any]:
+    """The output's files now (how many, how big, in its recent partitions too), a warning when
+    those are small (kinesis_batch.output.datafiles), and its last maintenance."""
+    stats = FileStats.of(output.table_sink().data_files())
+    maintained = last_maintenance(output.table_sink().bookkeeping())
+    return {
+        **stats.to_json(),
+        "small_files": small_files(stats, int(small_file_mb * MIB)),
+        "last_maintenance": maintained.to_json() if maintained else None,
     }
 
 

@@ -176,7 +176,7 @@ def test_recovery_settles_the_batch_a_crashed_run_left(
         assert record is not None and {s.shard_id for s in record.shards} == set(left)
     else:
         assert out.published_batches() == []
-        assert any(Path(out.staging(batch).uri).glob("part-*.parquet")), "the crash left no staged batch"
+        assert any(Path(out.staging(batch).uri).rglob("part-*.parquet")), "the crash left no staged batch"
 
     # Another worker, 60 s later by its clock: the dead worker's 10 s leases have expired.
     recovery = catch_up(name, output, "recoverer", clock=lambda: time.time() + 60, **run).run()
@@ -215,7 +215,7 @@ def test_a_failure_in_the_spark_step_leaves_nothing_pending_staged_or_held(
 
     def failing_after_staging(self: Any, *args: Any) -> None:
         run_job(self, *args)
-        staged.append(any(Path(out.staging(failing.run_id).uri).glob("*.parquet")))
+        staged.append(any(Path(out.staging(failing.run_id).uri).rglob("*.parquet")))
         raise RuntimeError("Spark job aborted: executor lost")
 
     monkeypatch.setattr(job.ReadJob, "run", failing_after_staging)

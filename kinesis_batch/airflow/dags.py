@@ -54,6 +54,8 @@ def catch_up_params(
     lag_threshold_seconds: float = defaults.LAG_THRESHOLD_SECONDS,
     decoding: DecodeSettings = RAW,
     dead_letter_threshold: float = defaults.DEAD_LETTER_THRESHOLD,
+    partition_by: str = "",
+    target_file_mb: int = defaults.TARGET_FILE_MB,
 ) -> dict[str, Param]:
     """The form of a catch-up DAG, with these defaults (a manual trigger may change them).
     ``stream`` "": no default, so the form asks for one (and the DAG cannot be scheduled)."""
@@ -101,7 +103,23 @@ def catch_up_params(
             exclusiveMinimum=0,
             description="check_lag fails when an unfinished shard is further behind than this",
         ),
+        **layout_params(partition_by, target_file_mb),
         **decoding_params(decoding, dead_letter_threshold),
+    }
+
+
+def layout_params(partition_by: str, target_file_mb: int) -> dict[str, Param]:
+    """How a new table is partitioned, and the size of the files the read writes."""
+    return {
+        "partition_by": Param(
+            partition_by,
+            type="string",
+            description="a new table's partitions: day (of arrival; empty: the table's own, a new one's day), "
+            "hour, day(FIELD), hour(FIELD), identity(FIELD) or none",
+        ),
+        "target_file_mb": Param(
+            target_file_mb, type="integer", minimum=1, maximum=4096, description="each task's files roll at this size"
+        ),
     }
 
 

@@ -1,4 +1,5 @@
-"""The streams file: one ``kinesis_catchup__<stream>`` DAG per entry (dags/kinesis_streams.py).
+"""The streams file: a ``kinesis_catchup__<stream>`` and a ``kinesis_maintain__<stream>`` DAG per
+entry (dags/kinesis_streams.py).
 
 A TOML file with one ``[[streams]]`` table per stream; only ``stream`` and ``output`` are
 required::
@@ -25,6 +26,12 @@ required::
     on_bad_record = "dead-letter"        # dead-letter | fail
     schema_evolution = "add-columns"     # add-columns | fail
     dead_letter_threshold = 1.0          # the end-of-run check fails past this share of dead letters
+    partition_by = ""                    # a new table's: day (empty: the table's own), hour, day(FIELD),
+                                         #   hour(FIELD), identity(FIELD) or none
+    target_file_mb = 128                 # the runs' files roll at this size; maintenance compacts to it
+    maintain_schedule = "30 3 * * *"     # the kinesis_maintain__<stream> DAG's schedule
+    retain_hours = 168                   # maintenance keeps versions this long, and removes orphans once this old
+    small_file_mb = 16                   # its check warns below this mean file size of recent partitions
 
 Where: ``[kinesis_batch] streams_file`` in Airflow's configuration
 (``AIRFLOW__KINESIS_BATCH__STREAMS_FILE``), default ``$AIRFLOW_HOME/kinesis-batch-streams.toml``.
@@ -44,8 +51,10 @@ from kinesis_batch import defaults
 from kinesis_batch.config import validate_stream_name, validate_table_name
 from kinesis_batch.decoding.settings import DecodeSettings
 from kinesis_batch.errors import IllegalArgumentError
+from kinesis_batch.maintenance.settings import MaintainSettings
 from kinesis_batch.orchestration import ORCHESTRATED_LEASE_SECONDS
 from kinesis_batch.output import Output
+from kinesis_batch.output.layout import PartitionBy
 from kinesis_batch.shards.limits import ReadLimits
 from kinesis_batch.streams_file import BrokenEntry, StreamsFile
 
@@ -81,15 +90,20 @@ class StreamEntry:
     on_bad_record: str = "dead-letter"
     schema_evolution: str = "add-columns"
     dead_letter_threshold: float = defaults.DEAD_LETTER_THRESHOLD
+    partition_by: str = ""
+    target_file_mb: int = defaults.TARGET_FILE_MB
+    maintain_schedule: str = defaults.MAINTAIN_SCHEDULE
+    retain_hours: int = defaults.RETAIN_HOURS
+    small_file_mb: float = defaults.SMALL_FILE_MB
 
     def __post_init__(self) -> None:
         for field in fields(self):
             value = getattr(self, field.name)
-            wanted = float if field.type == "float" else str
+            wanted = {"float": float, "int": int}.get(str(field.type), str)
             if wanted is float and isinstance(value, int) and not isinstance(value, bool):
                 object.__setattr__(self, field.name, float(value))
             elif not isinstance(value, wanted) or isinstance(value, bool):
-                kind = "number" if wanted is float else "string"
+                kind = {float: "number", int: "whole number"}.get(wanted, "string")
                 raise IllegalArgumentError(f"{field.name}: {value!r} is not a {kind}")
         _checked(("stream",), validate_stream_name, self.stream)
         _checked(("output", "format", "catalog"), lambda _: self.as_output(), self.output)
@@ -105,6 +119,16 @@ class StreamEntry:
         if not 0 <= self.dead_letter_threshold <= 1:
             raise IllegalArgumentError(f"dead_letter_threshold: {self.dead_letter_threshold:g} is not a share (0..1)")
         _checked(DECODING, lambda _: self.as_decoding(), self.decode)
+        if self.partition_by:
+            _checked(("partition_by",), PartitionBy.parse, self.partition_by)
+        if not self.maintain_schedule.strip():
+            raise IllegalArgumentError("maintain_schedule: empty (a cron expression or a preset such as @daily)")
+        _checked(("target_file_mb", "retain_hours"), lambda _: self.maintain_settings(), self.target_file_mb)
+        if self.small_file_mb < 0:
+            raise IllegalArgumentError(f"small_file_mb: {self.small_file_mb:g} is negative")
+
+    def maintain_settings(self) -> MaintainSettings:
+        return MaintainSettings(self.target_file_mb, self.retain_hours)
 
     def as_output(self) -> Output:
         return Output(self.format, self.output, self.catalog or None)
@@ -115,6 +139,15 @@ class StreamEntry:
     @property
     def dag_id(self) -> str:
         return "kinesis_catchup__" + re.sub(r"[^A-Za-z0-9_.-]", "_", self.stream)
+
+    @property
+    def maintain_dag_id(self) -> str:
+        return "kinesis_maintain__" + re.sub(r"[^A-Za-z0-9_.-]", "_", self.stream)
+
+    def dead_letters_at(self) -> str:
+        """Where a decoding stream's dead letters go ("" for raw rows, which have none)."""
+        decoding = self.as_decoding()
+        return self.as_output().dead_letter(decoding.dead_letter_output).output if decoding.decoding else ""
 
 
 def broken_dag_id(broken: BrokenEntry) -> str:

@@ -136,6 +136,8 @@ def _request(params: dict[str, Any], output: Output, until: datetime | None = No
         allow_gaps=bool(params.get("allow_gaps")),
         read_limits=params.get("read_limits") or defaults.READ_LIMITS,
         decoding=decoding(params),
+        partition_by=params.get("partition_by") or "",
+        target_file_mb=int(params.get("target_file_mb") or defaults.TARGET_FILE_MB),
     )
 
 

@@ -3,7 +3,8 @@
 Every user error ends with one line on stderr and the exit code :func:`kinesis_batch.errors.classify`
 gives it (2 bad input or state, 3 a lost lease, 4 retryable, 1 anything else); never a
 traceback. One module per group of commands: ``run`` and ``plan`` (run), ``backfill``,
-``status`` and ``history`` (inspect), ``reset``, ``import-kcl`` and ``export-kcl`` (handover).
+``status`` and ``history`` (inspect), ``reset``, ``import-kcl`` and ``export-kcl`` (handover),
+``maintain``.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ def _fail(message: str, code: int) -> int:
 
 def _command(name: str) -> Command:
     """The command's function, called with (args, spark); spark is used by those that read."""
-    from kinesis_batch.cli import backfill, handover, inspect, run
+    from kinesis_batch.cli import backfill, handover, inspect, maintain, run
 
     commands: dict[str, Command] = {
         "run": run.run_command,
@@ -53,6 +54,7 @@ def _command(name: str) -> Command:
         "reset": lambda args, _: handover.reset_command(args),
         "import-kcl": lambda args, _: handover.handover_command(args),
         "export-kcl": lambda args, _: handover.handover_command(args),
+        "maintain": lambda args, _: maintain.maintain_command(args),
     }
     return commands[name]
 

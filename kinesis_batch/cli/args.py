@@ -54,6 +54,13 @@ def build_parser() -> argparse.ArgumentParser:
     status = commands.add_parser("status", help="shards, lineage, leases and checkpoints")
     _stream_and_table(status)
     _output(status, required=False)  # given: the output's last batch too, beside the checkpoints
+    status.add_argument(
+        "--small-file-mb",
+        type=float,
+        default=defaults.SMALL_FILE_MB,
+        help=f"warn when the output's recent partitions hold files smaller than this on average "
+        f"(default {defaults.SMALL_FILE_MB})",
+    )
     status.add_argument("--json", action="store_true", help="print a JSON array, one object per shard")
 
     history = commands.add_parser("history", help="committed checkpoint moves")
@@ -89,7 +96,29 @@ def build_parser() -> argparse.ArgumentParser:
     _decoding(backfill)
     backfill.add_argument("--json", action="store_true", help="print the run report as JSON")
     _handover(commands)
+    _maintain(commands)
     return parser
+
+
+def _maintain(commands: argparse._SubParsersAction[_Parser]) -> None:
+    maintain = commands.add_parser(
+        "maintain", help="compact an output's small files, expire its old versions, remove its orphan files"
+    )
+    _output(maintain, required=True)
+    maintain.add_argument(
+        "--target-file-mb",
+        type=int,
+        default=defaults.TARGET_FILE_MB,
+        help=f"the size compaction writes files at (default {defaults.TARGET_FILE_MB}, as the runs)",
+    )
+    maintain.add_argument(
+        "--retain-hours",
+        type=int,
+        default=defaults.RETAIN_HOURS,
+        help=f"keep versions and snapshots this long; remove unreferenced files once this old "
+        f"(default {defaults.RETAIN_HOURS}: a week)",
+    )
+    maintain.add_argument("--json", action="store_true", help="print the maintenance report as JSON")
 
 
 def _handover(commands: argparse._SubParsersAction[_Parser]) -> None:
@@ -166,6 +195,18 @@ def _reading(parser: argparse.ArgumentParser) -> None:
         "--shards-per-task",
         type=int,
         help="shards one Spark task reads side by side (default: the plan spread over every task slot)",
+    )
+    parser.add_argument(
+        "--partition-by",
+        help="a new table's partitions: day (of arrival, the default), hour, day(FIELD), hour(FIELD), "
+        "identity(FIELD) or none; an existing table keeps its own",
+    )
+    parser.add_argument(
+        "--target-file-mb",
+        type=int,
+        default=defaults.TARGET_FILE_MB,
+        help=f"a Spark task writes one file per partition for all its shards, rolled at this size "
+        f"(default {defaults.TARGET_FILE_MB})",
     )
 
 

@@ -11,6 +11,7 @@ from kinesis_batch.alerts import duration
 from kinesis_batch.cli.args import lease_table, output_sink
 from kinesis_batch.config import validate_stream_name
 from kinesis_batch.errors import IllegalArgumentError
+from kinesis_batch.output.datafiles import MIB
 
 
 def status_command(args: argparse.Namespace) -> int:
@@ -18,7 +19,10 @@ def status_command(args: argparse.Namespace) -> int:
     from kinesis_batch.status import stream_status
 
     table = lease_table(args)
-    status = stream_status(kinesis_client(), dynamodb_client(), args.stream, table, output=output_sink(args, table))
+    status = stream_status(
+        kinesis_client(), dynamodb_client(), args.stream, table, output=output_sink(args, table),
+        small_file_mb=args.small_file_mb,
+    )  # fmt: skip
     rows = status["shards"]
     if args.json:
         print(json.dumps(rows, indent=1))
@@ -44,7 +48,27 @@ def status_command(args: argparse.Namespace) -> int:
         )
     if output is not None:
         print(_output_line(output))
+        print(_table_line(output["table"]))
+        if output["table"]["small_files"]:
+            print(f"WARNING: {output['table']['small_files']}")
     return 0
+
+
+def _table_line(table: dict[str, Any]) -> str:
+    """The output's files, and its last maintenance, in one line."""
+    files = (
+        f"  {table['files']} files in {table['partitions']} partitions, {table['bytes'] / MIB:,.1f} MiB, "
+        f"mean {table['mean_file_bytes'] / MIB:,.2f} MiB"
+    )
+    last = table["last_maintenance"]
+    if last is None:
+        return f"{files}; never maintained (kinesis-batch maintain)"
+    compacted = last["compacted"]
+    return (
+        f"{files}; last maintained {last['finished_at']}: {compacted['files_removed']} files compacted into "
+        f"{compacted['files_added']}, {last['versions_expired']} versions expired, "
+        f"{last['orphans_removed']} orphans removed"
+    )
 
 
 def _output_line(output: dict[str, Any]) -> str:

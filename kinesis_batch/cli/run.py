@@ -47,6 +47,8 @@ def run_config(args: argparse.Namespace, **settings: Any) -> RunConfig:
         "catalog": args.catalog,
         "shards_per_task": args.shards_per_task,
         "decoding": decode_settings(args),
+        "partition_by": args.partition_by,
+        "target_file_mb": args.target_file_mb,
         **settings,
     }
     if args.worker_id is not None:

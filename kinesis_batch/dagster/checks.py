@@ -6,7 +6,10 @@
   between the table commit and the checkpoint commit; the next run rolls the checkpoints forward);
 - ``dead_letters`` (a decoding stream's): no more than ``dead_letter_threshold`` of the output's
   last batch's records are dead letters (ERROR: it names how many, the shards, the most common
-  reason).
+  reason);
+- ``files``: the recent partitions' files are not small on average (WARN, below
+  ``small_file_mb``: the maintenance job would compact them), with the output's file count, mean
+  size and last maintenance.
 
 They run after each materialization (the catch-up job selects the asset and so its checks) and
 on their own in the checks job. Before the first run there is nothing to check: each fails
@@ -29,6 +32,7 @@ LAG = "lag"
 RETENTION = "retention"
 OUTPUT_AGREES = "output_agrees"
 DEAD_LETTERS = "dead_letters"
+FILES = "files"
 
 
 def check_specs(settings: StreamSettings, asset: dg.AssetKey) -> list[dg.AssetCheckSpec]:
@@ -37,6 +41,11 @@ def check_specs(settings: StreamSettings, asset: dg.AssetKey) -> list[dg.AssetCh
         dg.AssetCheckSpec(LAG, asset=asset, description=f"the consumer is less than {threshold:g} s behind"),
         dg.AssetCheckSpec(RETENTION, asset=asset, description="no unread record is about to leave retention"),
         dg.AssetCheckSpec(OUTPUT_AGREES, asset=asset, description="the output's last batch matches the checkpoints"),
+        dg.AssetCheckSpec(
+            FILES,
+            asset=asset,
+            description=f"the recent partitions' files average {settings.small_file_mb:g} MiB or more",
+        ),
         *(
             [dg.AssetCheckSpec(DEAD_LETTERS, asset=asset, description=_dead_letters_described(settings))]
             if settings.decoding.decoding
@@ -54,7 +63,10 @@ def check_results(settings: StreamSettings, aws: AwsClients, asset: dg.AssetKey)
     with failing_for_good():
         output = settings.sink(aws)
         try:
-            status = stream_status(aws.kinesis(), aws.dynamodb(), settings.stream, settings.table, output=output)
+            status = stream_status(
+                aws.kinesis(), aws.dynamodb(), settings.stream, settings.table, output=output,
+                small_file_mb=settings.small_file_mb,
+            )  # fmt: skip
         except LeaseTableNotFoundError as exc:
             names = [*_NAMES, *([DEAD_LETTERS] if settings.decoding.decoding else [])]
             return [_result(asset, name, False, dg.AssetCheckSeverity.WARN, reason=str(exc)) for name in names]
@@ -68,6 +80,8 @@ def check_results(settings: StreamSettings, aws: AwsClients, asset: dg.AssetKey)
     lagging = {behind.shard_id: behind.lag_seconds for behind in judged.lagging}
     at_risk = {behind.shard_id: behind.retention_risk for behind in judged.at_risk}
     disagreeing = last.get("disagreeing_shards", [])
+    table = last.get("table") or {}
+    maintained = table.get("last_maintenance") or {}
     return [
         _result(
             asset,
@@ -95,6 +109,17 @@ def check_results(settings: StreamSettings, aws: AwsClients, asset: dg.AssetKey)
             last_batch=last.get("last_batch"),
             disagreeing_shards=disagreeing,
         ),
+        _result(
+            asset,
+            FILES,
+            not table.get("small_files"),
+            dg.AssetCheckSeverity.WARN,
+            files=table.get("files"),
+            mean_file_bytes=table.get("mean_file_bytes"),
+            recent_mean_file_bytes=table.get("recent_mean_file_bytes"),
+            last_maintained=maintained.get("finished_at"),
+            message=table.get("small_files"),
+        ),
         *(
             [
                 _result(
@@ -116,7 +141,7 @@ def check_results(settings: StreamSettings, aws: AwsClients, asset: dg.AssetKey)
     ]
 
 
-_NAMES = (LAG, RETENTION, OUTPUT_AGREES)
+_NAMES = (LAG, RETENTION, OUTPUT_AGREES, FILES)
 
 
 def _result(

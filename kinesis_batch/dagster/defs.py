@@ -12,6 +12,7 @@ Per stream (``kinesis_batch_<stream>_...``, the stream's name with other charact
 - the ``_catch_up`` job and its hourly schedule: unpartitioned (a consumer is a cursor, not a
   set of windows); the tick's time is the read bound, as Airflow's data interval end is;
 - the ``_backfill`` job (:class:`BackfillConfig`);
+- the ``_maintain`` job and its daily schedule (kinesis_batch.dagster.maintain);
 - a run failure sensor, the backstop for a step killed where ``finally`` never ran: it releases
   that run's leases and clears its pending markers, as the run's own teardown would have.
 
@@ -36,6 +37,8 @@ from kinesis_batch import defaults
 from kinesis_batch.config import parse_time
 from kinesis_batch.dagster import checks
 from kinesis_batch.dagster.config import BackfillConfig, CatchUpConfig
+from kinesis_batch.dagster.maintain import maintenance_defs
+from kinesis_batch.dagster.metadata import materialization
 from kinesis_batch.dagster.resources import AwsClients, SparkResource
 from kinesis_batch.dagster.runs import (
     BACKFILL,
@@ -49,9 +52,9 @@ from kinesis_batch.dagster.runs import (
 )
 from kinesis_batch.decoding.settings import DecodeSettings
 from kinesis_batch.errors import IllegalArgumentError
+from kinesis_batch.maintenance.settings import MaintainSettings
 from kinesis_batch.orchestration import seed_backfill
 from kinesis_batch.output import Output
-from kinesis_batch.run import RunReport
 from kinesis_batch.streams_file import StreamsFile
 
 STREAM_TAG = "kinesis_batch/stream"
@@ -72,6 +75,11 @@ STREAM_SETTINGS = (
     "checks_cron_schedule",
     *DECODING,
     "dead_letter_threshold",
+    "partition_by",
+    "target_file_mb",
+    "retain_hours",
+    "small_file_mb",
+    "maintain_cron_schedule",
 )
 
 
@@ -88,13 +96,20 @@ def build_stream_defs(
     aws: AwsClients | None = None,
     spark: SparkResource | None = None,
     dead_letter_threshold: float = defaults.DEAD_LETTER_THRESHOLD,
+    partition_by: str = "",
+    target_file_mb: int = defaults.TARGET_FILE_MB,
+    retain_hours: int = defaults.RETAIN_HOURS,
+    small_file_mb: float = defaults.SMALL_FILE_MB,
+    maintain_cron_schedule: str = defaults.MAINTAIN_SCHEDULE,
     **decoding: str,
 ) -> dg.Definitions:
     """The definitions of one stream's consumer (see the module docstring). ``aws`` and ``spark``
     default to the standard AWS environment and local Spark; definitions of several streams
     merge when they share the same resource objects (as :func:`definitions_from_file` does).
     ``decoding``: the decoding settings by name (decode, schema, message, decompress, transform,
-    dead_letter_output, on_bad_record, schema_evolution; kinesis_batch.decoding.settings)."""
+    dead_letter_output, on_bad_record, schema_evolution; kinesis_batch.decoding.settings);
+    ``partition_by``/``target_file_mb``: a new table's layout and the files' size; the daily
+    ``_maintain`` job (kinesis_batch.dagster.maintain) keeps ``retain_hours`` of versions."""
     settings = StreamSettings(
         stream,
         Output(format, output, catalog),
@@ -102,6 +117,9 @@ def build_stream_defs(
         lag_threshold_seconds,
         DecodeSettings.from_json(decoding),
         dead_letter_threshold,
+        partition_by,
+        MaintainSettings(target_file_mb, retain_hours),
+        small_file_mb,
     )
     prefix = "kinesis_batch_" + re.sub(r"[^A-Za-z0-9_]", "_", stream)
     key = dg.AssetKey(["kinesis_batch", stream])
@@ -190,61 +208,15 @@ def build_stream_defs(
         released = run.finish()
         context.log.info(f"run {failed.run_id} failed: released {len(released)} leases of {run.config.worker_id}")
 
+    maintain_job, maintain_daily = maintenance_defs(settings, prefix, cron_schedule=maintain_cron_schedule, tags=tags)
     return dg.Definitions(
         assets=[source, catch_up],
         asset_checks=[stream_checks],
-        jobs=[job, checks_job, backfill_job],
-        schedules=[hourly, checks_schedule],
+        jobs=[job, checks_job, backfill_job, maintain_job],
+        schedules=[hourly, checks_schedule, maintain_daily],
         sensors=[release_leases],
         resources={AWS: aws or AwsClients(), SPARK: spark or SparkResource()},
     )
-
-
-def materialization(report: RunReport, output: Output) -> dict[str, Any]:
-    """A run's metadata: rows (and, decoding, dead letters), batch, where it went, a row per
-    shard read, and the timings."""
-    landing = report.landing
-    columns = [
-        dg.TableColumn("shard_id", "string"),
-        dg.TableColumn("records", "int"),
-        *([dg.TableColumn("dead_letters", "int")] if landing else []),
-        dg.TableColumn("from_checkpoint", "string"),
-        dg.TableColumn("to_checkpoint", "string"),
-        dg.TableColumn("shard_end", "bool"),
-    ]
-    rows = [
-        dg.TableRecord(
-            {
-                "shard_id": shard.shard_id,
-                "records": shard.records,
-                **({"dead_letters": shard.landing.dead_letters if shard.landing else 0} if landing else {}),
-                "from_checkpoint": str(shard.start),
-                "to_checkpoint": str(shard.end),
-                "shard_end": shard.reached_shard_end,
-            }
-        )
-        for shard in report.shards
-    ]
-    landed: dict[str, Any] = {}
-    if landing is not None:
-        landed = {
-            "rows": landing.rows,
-            "dead_letters": landing.dead_letters,
-            "filtered": landing.filtered,
-            "dead_letter_reasons": dg.MetadataValue.json(dict(landing.reasons)),
-        }
-    return {
-        "dagster/row_count": landing.rows if landing else report.records,
-        "records": report.records,
-        **landed,
-        "batch_id": report.batch_id,
-        "published": report.published,
-        "output": dg.MetadataValue.path(report.output or output.asset_uri),
-        "shards": dg.MetadataValue.table(rows, schema=dg.TableSchema(columns=columns)),
-        "timings": dg.MetadataValue.json(report.timings),
-        "recovered": dg.MetadataValue.json(report.recovered),
-        "leased_elsewhere": dg.MetadataValue.json(report.leased_elsewhere),
-    }
 
 
 def definitions_from_file(path: str | Path) -> dg.Definitions:

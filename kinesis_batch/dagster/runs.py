@@ -17,8 +17,10 @@ from kinesis_batch import defaults, orchestration
 from kinesis_batch.config import default_table, validate_stream_name
 from kinesis_batch.decoding.settings import RAW, DecodeSettings
 from kinesis_batch.errors import IllegalArgumentError, InvalidStateError
+from kinesis_batch.maintenance.settings import MaintainSettings
 from kinesis_batch.orchestration import Backfill, RunRequest
 from kinesis_batch.output import Output, Sink
+from kinesis_batch.output.layout import PartitionBy
 from kinesis_batch.run import CatchUpRun, RunReport
 
 if TYPE_CHECKING:
@@ -31,8 +33,9 @@ BACKFILL = "backfill"
 
 @dataclass(frozen=True)
 class StreamSettings:
-    """One stream's consumer: its output, lease table, lag threshold, and how it decodes (with
-    the share of dead letters its check allows)."""
+    """One stream's consumer: its output, lease table, lag threshold, how it decodes (with the
+    share of dead letters its check allows), how a new table is partitioned, and how the output
+    is maintained (its files' target size, the retention, the size its check warns below)."""
 
     stream: str
     output: Output
@@ -40,9 +43,14 @@ class StreamSettings:
     lag_threshold_seconds: float = defaults.LAG_THRESHOLD_SECONDS
     decoding: DecodeSettings = RAW
     dead_letter_threshold: float = defaults.DEAD_LETTER_THRESHOLD
+    partition_by: str = ""  # "": the table's own layout (a new table's: day of arrival)
+    maintenance: MaintainSettings = MaintainSettings()
+    small_file_mb: float = defaults.SMALL_FILE_MB
 
     def __post_init__(self) -> None:
         validate_stream_name(self.stream)  # the output validated itself
+        if self.partition_by:
+            PartitionBy.parse(self.partition_by)
         if not self.table:
             object.__setattr__(self, "table", default_table(self.stream))
         if self.lag_threshold_seconds <= 0:
@@ -142,6 +150,8 @@ def _request(
         spark_master=master,
         allow_gaps=allow_gaps,
         decoding=settings.decoding,
+        partition_by=settings.partition_by,
+        target_file_mb=settings.maintenance.target_file_mb,
     )
 
 

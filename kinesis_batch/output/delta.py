@@ -4,6 +4,7 @@ Layout under the table root::
 
     _delta_log/                 the table's log (one commit per published batch)
     data/<batch>/part-*.parquet the Spark tasks' files; in the table once the batch's commit adds them
+                                (a partitioned table: one partition value each, in the add action)
     _kinesis_batch/<batch>/     the run's bookkeeping (plan manifest, task results); never read by readers
 
 The marker. Every commit of ours carries an app transaction ``(kinesis-batch/<lease table>/<batch>,
@@ -32,13 +33,16 @@ import json
 import time
 from collections.abc import Iterator, Sequence
 from typing import Any
+from urllib.parse import unquote
 
 import pyarrow as pa
 
 from kinesis_batch.aws import S3Settings
 from kinesis_batch.columns import RAW, Columns
 from kinesis_batch.errors import InvalidStateError, from_storage
+from kinesis_batch.output.datafiles import DataFile
 from kinesis_batch.output.evolve import additions
+from kinesis_batch.output.layout import PartitionBy, choose, spelled
 from kinesis_batch.output.place import Place
 from kinesis_batch.output.records import CommitRecord
 from kinesis_batch.output.sink import check_batch_id
@@ -47,6 +51,7 @@ from kinesis_batch.output.tables import DISCARD, PUBLISH, TableSink, check_bucke
 
 PUBLISHED, DISCARDED = 1, 0
 BATCH_NUMBER = "kinesis_batch.batch_number"
+PARTITION_BY = "kinesis_batch.partition_by"  # the table's layout, in its configuration
 
 
 class DeltaSink(TableSink):
@@ -54,6 +59,7 @@ class DeltaSink(TableSink):
     widens = False  # deltalake cannot write Delta's type-widening feature
 
     def __init__(self, uri: str, *, app: str, stream: str, s3: S3Settings | None = None) -> None:
+        super().__init__()
         self.root = Place(uri, s3 or S3Settings())
         self.uri = self.root.uri
         self.app = app
@@ -75,20 +81,62 @@ class DeltaSink(TableSink):
 
     # -- the table --------------------------------------------------------------------------------
 
-    def prepare(self, columns: Columns = RAW) -> None:
+    def prepare(self, columns: Columns = RAW, partition_by: str | None = None) -> None:
         from deltalake import DeltaTable
 
         if self.root.on_s3:
             check_bucket(self.root)
-        schema = columns.schema(batch_column=True)
-        try:
-            DeltaTable.create(self.uri, schema=schema, mode="ignore", storage_options=self._options)
-        except Exception as exc:  # deltalake raises its own OSError/DeltaError kinds
-            raise from_storage(exc, f"cannot create the Delta table at {self.uri}", remote=self.root.on_s3) from exc
+        what = f"Delta table {self.uri}"
+        existing = self._load(missing_ok=True)
+        partition = choose(
+            partition_by, self._read_partitioning(existing) if existing else None, new=existing is None, where=what
+        )
+        if existing is None:
+            schema = columns.schema(batch_column=True)
+            if partition is not None:
+                partition.check_source(schema, what)
+                if partition.transform != "identity":  # a derived column, filled from the log
+                    schema = schema.append(pa.field(partition.column, partition.column_type))
+            try:
+                DeltaTable.create(
+                    self.uri,
+                    schema=schema,
+                    mode="ignore",
+                    partition_by=[partition.column] if partition else None,
+                    configuration={PARTITION_BY: spelled(partition)},
+                    raise_if_key_not_exists=False,  # our own property: deltalake knows only its own
+                    storage_options=self._options,
+                )
+            except Exception as exc:  # deltalake raises its own OSError/DeltaError kinds
+                raise from_storage(exc, f"cannot create the {what}", remote=self.root.on_s3) from exc
         table = self._load()
-        missing = check_schema(self._schema(table), f"Delta table {self.uri}", columns)
+        partition = self._read_partitioning(table)
+        derived = partition.column if partition and partition.transform != "identity" else None
+        missing = check_schema(self._schema(table), what, columns, derived=derived)
         if missing:
             self._evolve(table, pa.schema([*self._schema(table), *missing]))
+
+    def fields(self) -> pa.Schema | None:
+        """The decoded fields, without a derived partition column (the files never hold it)."""
+        fields = super().fields()
+        partition = self.partitioning()
+        if fields is None or partition is None or partition.transform == "identity":
+            return fields
+        return pa.schema([field for field in fields if field.name != partition.column])
+
+    def _read_partitioning(self, table: Any) -> PartitionBy | None:
+        """The table's layout: what our configuration says, checked against its partition columns
+        (a table made elsewhere: none, or one we cannot fill)."""
+        metadata = table.metadata()
+        columns = list(metadata.partition_columns)
+        said = metadata.configuration.get(PARTITION_BY)
+        partition = PartitionBy.parse(said) if said else None
+        if columns != ([partition.column] if partition else []):
+            raise InvalidStateError(
+                f"Delta table {self.uri} is partitioned by {', '.join(columns)}, which kinesis-batch does not "
+                "write (it writes the layouts of --partition-by); choose another table"
+            )
+        return partition
 
     def _schema(self, table: Any) -> pa.Schema:
         return pa.schema(table.schema().to_arrow())
@@ -115,13 +163,15 @@ class DeltaSink(TableSink):
             ) from exc
         return True
 
-    def _load(self) -> Any:
+    def _load(self, *, missing_ok: bool = False) -> Any:
         from deltalake import DeltaTable
         from deltalake.exceptions import TableNotFoundError
 
         try:
             return DeltaTable(self.uri, storage_options=self._options)
         except TableNotFoundError as exc:
+            if missing_ok:
+                return None
             raise InvalidStateError(f"no Delta table at {self.uri} (a run creates it)") from exc
         except Exception as exc:
             raise from_storage(exc, f"cannot open the Delta table at {self.uri}", remote=self.root.on_s3) from exc
@@ -159,12 +209,13 @@ class DeltaSink(TableSink):
 
         batch_id = record.batch_id
         sizes = self._staged(batch_id, files)
+        partition = self.partitioning()
         now = int(time.time() * 1000)
         return [
             AddAction(
                 path=f"data/{batch_id}/{file.name}",  # relative to the root: absolute paths break readers
                 size=sizes[file.name],
-                partition_values={},
+                partition_values={partition.column: file.partition} if partition else {},
                 modification_time=now,
                 data_change=True,
                 stats=json.dumps({"numRecords": file.rows}),
@@ -175,23 +226,48 @@ class DeltaSink(TableSink):
     def _state(self, table: Any, batch_id: str) -> str | None:
         return {PUBLISHED: PUBLISH, DISCARDED: DISCARD}.get(table.transaction_version(self.app_id(batch_id)))
 
-    def committed(self, batch_id: str) -> CommitRecord | None:
+    def _lookup(self, batch_id: str) -> CommitRecord | None:
+        """From the app transaction (kept in the log's checkpoints for good) and the commit's
+        metadata, or the marker archive once log clean-up removed the commit."""
         table = self._load()
         if self._state(table, batch_id) != PUBLISH:
             return None
         for commit in _history(table):
             if commit.get("kinesis_batch.batch_id") == batch_id and commit.get("kinesis_batch.action") == PUBLISH:
                 return CommitRecord.from_json(commit["kinesis_batch.commit_record"])
+        archived = self._archived_record(batch_id)
+        if archived is not None:
+            return archived
         raise InvalidStateError(
             f"batch {batch_id} is in the Delta table {self.uri} but its commit is no longer in the log "
-            "(log retention): its checkpoints cannot be rolled forward automatically"
+            "and was not archived (a log clean-up other than kinesis-batch maintain's): its checkpoints "
+            "cannot be rolled forward automatically"
         )
 
     def last_batch(self) -> CommitRecord | None:
         for commit in _history(self._load()):
             if commit.get("kinesis_batch.app") == self.app and commit.get("kinesis_batch.action") == PUBLISH:
                 return CommitRecord.from_json(commit["kinesis_batch.commit_record"])
-        return None
+        return self._archived_latest()
+
+    def bookkeeping(self) -> Place:
+        return self.root.child("_kinesis_batch")
+
+    def data_files(self) -> list[DataFile]:
+        table = pa.table(self._load().get_add_actions(flatten=True))
+        partition = self.partitioning()
+        column = f"partition.{partition.column}" if partition else None
+        values = table.column(column).cast(pa.string()).to_pylist() if column else [None] * table.num_rows
+        return [  # the log's paths are URIs: decoded, they are the files' own paths under the root
+            DataFile(unquote(path), int(size), int(rows or 0), value)
+            for path, size, rows, value in zip(
+                table.column("path").to_pylist(),
+                table.column("size_bytes").to_pylist(),
+                table.column("num_records").to_pylist(),
+                values,
+                strict=True,
+            )
+        ]
 
 
 def _history(table: Any) -> Iterator[dict[str, Any]]:

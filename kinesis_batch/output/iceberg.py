@@ -24,8 +24,8 @@ see the publish: one of the two wins.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 import pyarrow as pa
@@ -33,7 +33,9 @@ import pyarrow as pa
 from kinesis_batch.aws import S3Settings
 from kinesis_batch.columns import RAW, Columns
 from kinesis_batch.config import validate_output
-from kinesis_batch.errors import InvalidStateError, KinesisBatchError, from_storage
+from kinesis_batch.errors import InvalidStateError, storage_errors
+from kinesis_batch.output.datafiles import DataFile
+from kinesis_batch.output.layout import FileLayout, PartitionBy, choose
 from kinesis_batch.output.place import Place
 from kinesis_batch.output.records import CommitRecord
 from kinesis_batch.output.sink import check_batch_id
@@ -54,6 +56,7 @@ class IcebergSink(TableSink):
     format = "iceberg"
 
     def __init__(self, identifier: str, catalog: Any, *, app: str, stream: str, s3: S3Settings | None = None) -> None:
+        super().__init__()
         self.namespace, self.name = split_identifier(identifier)
         self.identifier = identifier
         self.catalog = catalog
@@ -78,21 +81,37 @@ class IcebergSink(TableSink):
 
     # -- the table --------------------------------------------------------------------------------
 
-    def prepare(self, columns: Columns = RAW) -> None:
-        from pyiceberg.exceptions import NoSuchTableError
+    def prepare(self, columns: Columns = RAW, partition_by: str | None = None) -> None:
+        from pyiceberg.exceptions import CommitFailedException, NoSuchTableError, TableAlreadyExistsError
 
         warehouse = str(self.catalog.properties.get("warehouse") or "")
         if warehouse.startswith(("s3://", "s3a://")):
             check_bucket(Place(warehouse, self.s3))
-        with _catalog_errors(f"Iceberg table {self.identifier}"):
+        what = f"Iceberg table {self.identifier}"
+        with _catalog_errors(what):
             self.catalog.create_namespace_if_not_exists(self.namespace)
             try:
                 table = self.catalog.load_table(self.identifier)
             except NoSuchTableError:
-                table = self.catalog.create_table_if_not_exists(
-                    self.identifier, schema=columns.schema(batch_column=True), properties=NO_RETRIES
-                )
-        missing = check_schema(self._schema(table), f"Iceberg table {self.identifier}", columns)
+                table = None
+            existing = table_partitioning(table) if table else None
+            partition = choose(partition_by, existing, new=table is None, where=what)
+            if table is None:
+                schema = columns.schema(batch_column=True)
+                if partition is not None:
+                    partition.check_source(schema, what)
+                try:  # the table and its spec in one commit: no reader sees it unpartitioned
+                    with self.catalog.create_table_transaction(
+                        self.identifier, schema=schema, properties=NO_RETRIES
+                    ) as create:
+                        if partition is not None:
+                            with create.update_spec() as spec:
+                                spec.add_field(partition.source, partition.transform, partition.column)
+                except (TableAlreadyExistsError, CommitFailedException):
+                    pass  # another run made it meanwhile (a catalog says so either way): its layout is checked below
+                table = self.catalog.load_table(self.identifier)  # NoSuchTableError: the failure was another
+                choose(partition_by, table_partitioning(table), new=False, where=what)
+        missing = check_schema(self._schema(table), what, columns)
         with _catalog_errors(f"Iceberg table {self.identifier}"), table.transaction() as tx:
             if table.properties.get("commit.retry.num-retries") != "0":  # an existing table of someone else's
                 tx.set_properties(**NO_RETRIES)
@@ -104,6 +123,13 @@ class IcebergSink(TableSink):
 
     def _schema(self, table: Any) -> pa.Schema:
         return table.schema().as_arrow()
+
+    def _read_partitioning(self, table: Any) -> PartitionBy | None:
+        return table_partitioning(table)
+
+    def file_layout(self, target_bytes: int) -> FileLayout:
+        """Every column stays in the files: pyiceberg reads a file's partition from its statistics."""
+        return FileLayout(self.partitioning(), False, target_bytes)
 
     def _load(self) -> Any:
         from pyiceberg.exceptions import NoSuchTableError
@@ -148,17 +174,30 @@ class IcebergSink(TableSink):
     def _files(self, record: CommitRecord, files: Sequence[StagedFile]) -> list[str]:
         data = self.data(record.batch_id)
         self._staged(record.batch_id, files)
-        return [_file_uri(data.child(name)) for name in sorted(file.name for file in files)]
+        return [file_uri(data.child(name)) for name in sorted(file.name for file in files)]
 
-    def committed(self, batch_id: str) -> CommitRecord | None:
+    def _lookup(self, batch_id: str) -> CommitRecord | None:
+        """From the snapshots' summaries, or the marker archive once expiry removed the snapshot."""
         for summary in self._summaries(self._load()):
             if summary.get("kinesis_batch.batch_id") == batch_id:
                 return CommitRecord.from_json(summary["kinesis_batch.commit_record"])
-        return None
+        return self._archived_record(batch_id)
 
     def last_batch(self) -> CommitRecord | None:
         newest = next(iter(self._summaries(self._load())), None)
-        return CommitRecord.from_json(newest["kinesis_batch.commit_record"]) if newest else None
+        if newest is None:
+            return self._archived_latest()
+        return CommitRecord.from_json(newest["kinesis_batch.commit_record"])
+
+    def bookkeeping(self) -> Place:
+        return self.root().child("_kinesis_batch")
+
+    def data_files(self) -> list[DataFile]:
+        return [value for value, _ in current_files(self._load())]
+
+    def errors(self) -> AbstractContextManager[None]:
+        """The catalog's and pyiceberg's errors in the block as one line (kinesis_batch.errors)."""
+        return _catalog_errors(f"Iceberg table {self.identifier}")
 
     def _summaries(self, table: Any) -> list[dict[str, str]]:
         """The summaries of our published snapshots, newest first."""
@@ -168,22 +207,45 @@ class IcebergSink(TableSink):
         return [s for s in ours if s.get("kinesis_batch.action") == PUBLISH]
 
 
-def _file_uri(place: Place) -> str:
+def table_partitioning(table: Any) -> PartitionBy | None:
+    """The table's current partition spec as a layout; one line if it is one we cannot write
+    (several fields, or another transform: a table made elsewhere)."""
+    fields = table.spec().fields
+    if not fields:
+        return None
+    schema = table.schema()
+    spelled_ = ", ".join(f"{field.transform}({schema.find_column_name(field.source_id)})" for field in fields)
+    transform = str(fields[0].transform)
+    if len(fields) > 1 or transform not in ("day", "hour", "identity"):
+        raise InvalidStateError(
+            f"Iceberg table {table.name()} is partitioned by {spelled_}, which kinesis-batch does not write "
+            "(it writes the layouts of --partition-by); choose another table"
+        )
+    return PartitionBy(transform, schema.find_column_name(fields[0].source_id))  # type: ignore[arg-type]
+
+
+def current_files(table: Any) -> list[tuple[DataFile, Any]]:
+    """The table's data files now: each as a value and as pyiceberg's own DataFile."""
+    partition = table_partitioning(table)
+    found = []
+    for task in table.scan().plan_files():
+        file = task.file
+        value = partition.text(file.partition[0]) if partition is not None and len(file.partition) else None
+        found.append((DataFile(file.file_path, int(file.file_size_in_bytes), int(file.record_count), value), file))
+    return found
+
+
+def file_uri(place: Place) -> str:
+    """A file's URI as Iceberg metadata names it (``file://`` for a local one)."""
     return place.uri if place.on_s3 else f"file://{place.uri}"
 
 
-@contextlib.contextmanager
-def _catalog_errors(what: str) -> Iterator[None]:
+def _catalog_errors(what: str) -> AbstractContextManager[None]:
     """The catalog's and pyiceberg's errors as one line of this package's tree. A commit conflict
     and a missing table pass through: the callers decide on them."""
     from pyiceberg.exceptions import CommitFailedException, NoSuchTableError
 
-    try:
-        yield
-    except (CommitFailedException, NoSuchTableError, KinesisBatchError):
-        raise
-    except Exception as exc:
-        raise from_storage(exc, what, remote=True) from exc
+    return storage_errors(what, remote=True, passing=(CommitFailedException, NoSuchTableError))
 
 
-__all__ = ["IcebergSink", "split_identifier"]
+__all__ = ["IcebergSink", "current_files", "file_uri", "split_identifier", "table_partitioning"]

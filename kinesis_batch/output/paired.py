@@ -25,11 +25,13 @@ from typing import Any
 import pyarrow as pa
 
 from kinesis_batch.columns import DEAD_LETTERS, RAW, Columns
-from kinesis_batch.errors import KinesisBatchError
+from kinesis_batch.errors import InvalidStateError, KinesisBatchError
 from kinesis_batch.events import Event, emit
+from kinesis_batch.output.datafiles import DataFile
+from kinesis_batch.output.layout import FileLayout, PartitionBy
 from kinesis_batch.output.place import Place
 from kinesis_batch.output.records import CommitRecord
-from kinesis_batch.output.sink import Sink
+from kinesis_batch.output.sink import Sink, discarded
 from kinesis_batch.output.staged import StagedFile, staged_dead_letters, staged_files
 
 #: The step between the two publishes (for observers: the crash tests stop a run right there).
@@ -72,16 +74,29 @@ class PairedSink(Sink):
 
     # -- the two outputs --------------------------------------------------------------------------
 
-    def prepare(self, columns: Columns = RAW) -> None:
-        self.main.prepare(columns)
+    def prepare(self, columns: Columns = RAW, partition_by: str | None = None) -> None:
+        """The table with the layout asked for; the dead letters with their own (a new one's:
+        by day of arrival, as they have no decoded field)."""
+        self.main.prepare(columns, partition_by)
         self.dead.prepare(DEAD_LETTERS)
+
+    def partitioning(self) -> PartitionBy | None:
+        return self.main.partitioning()
+
+    def file_layout(self, target_bytes: int) -> FileLayout:
+        return self.main.file_layout(target_bytes)
 
     def fields(self) -> pa.Schema | None:
         return self.main.fields()
 
     def publish(self, record: CommitRecord, files: Sequence[StagedFile]) -> bool:
         batch_id = record.batch_id
-        dead_files = staged_dead_letters(self.main.results(batch_id))
+        try:
+            dead_files = staged_dead_letters(self.main.results(batch_id))
+        except InvalidStateError:  # the staging went while it was read: the batch was published or discarded
+            if self.main.committed(batch_id) is not None:
+                return False
+            raise discarded(batch_id) from None
         if dead_files:
             self.dead.publish(record, dead_files)
             emit(Event(DEAD_LETTERS_PUBLISHED, batch_id))
@@ -113,6 +128,12 @@ class PairedSink(Sink):
 
     def last_batch(self) -> CommitRecord | None:
         return self.main.last_batch()
+
+    def bookkeeping(self) -> Place:
+        return self.main.bookkeeping()
+
+    def data_files(self) -> list[DataFile]:
+        return self.main.data_files()
 
     def location(self, batch_id: str) -> str:
         return self.main.location(batch_id)

@@ -7,6 +7,8 @@ Layout (readers ignore paths that start with ``_``)::
     ROOT/batch_id=<batch>/            the published batch (hive-style: readers get a batch_id column)
     ROOT/_discarded/<batch>-<nonce>/  a staging that lost (deleted right after)
     ROOT/_fields                      decoded rows: the fields the batches have had (types kept in line)
+    ROOT/_partition_by                the folder's layout (kinesis_batch.output.layout); partitioned
+                                      batches hold hive folders: batch_id=<batch>/arrival_day=<day>/
 
 How it keeps the sink contract:
 - :meth:`ParquetSink.publish` is one ``rename`` of the staging directory, with the commit record
@@ -25,13 +27,16 @@ import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import pyarrow as pa
 
 from kinesis_batch.columns import RAW, Columns, fields_of, schema_from_text, schema_to_text
 from kinesis_batch.config import validate_output
 from kinesis_batch.errors import InvalidStateError
+from kinesis_batch.output.datafiles import DataFile
 from kinesis_batch.output.evolve import conflicts, merged, normalize
+from kinesis_batch.output.layout import NULL_FOLDER, PartitionBy, choose, spelled
 from kinesis_batch.output.place import Place
 from kinesis_batch.output.records import CommitRecord
 from kinesis_batch.output.sink import MANIFEST, Sink, check_batch_id, discarded
@@ -39,6 +44,7 @@ from kinesis_batch.output.staged import StagedFile
 
 COMMIT_RECORD = "_commit.json"
 FIELDS = "_fields"  # the decoded fields the batches have had (readers skip paths starting with _)
+PARTITION_BY = "_partition_by"
 
 
 class ParquetSink(Sink):
@@ -64,9 +70,10 @@ class ParquetSink(Sink):
     def location(self, batch_id: str) -> str:
         return str(self.published(batch_id))
 
-    def prepare(self, columns: Columns = RAW) -> None:
-        """Create the root if needed and prove we can write in it, or say why not; for decoded
-        rows, check declared fields against those the folder's batches have."""
+    def prepare(self, columns: Columns = RAW, partition_by: str | None = None) -> None:
+        """Create the root if needed and prove we can write in it, or say why not; settle the
+        folder's layout; for decoded rows, check declared fields against those the folder's
+        batches have."""
         try:
             (self.root / "_staging").mkdir(parents=True, exist_ok=True)
             probe = self.root / "_staging" / f".probe-{uuid.uuid4().hex}"
@@ -77,6 +84,13 @@ class ParquetSink(Sink):
         held, wanted = self._rows_held(), _kind(columns.schema(batch_column=False).names)
         if held is not None and held != wanted:  # a folder has no schema to refuse them: readers would mix both
             raise InvalidStateError(f"{self.root} holds {held}; {wanted} need a folder of their own")
+        said = Place(str(self.root)).read_text(PARTITION_BY)
+        new = said is None and held is None  # a folder of batches from before layouts is unpartitioned
+        partition = choose(partition_by, PartitionBy.parse(said) if said else None, new=new, where=str(self.root))
+        if partition is not None and new:
+            partition.check_source(columns.schema(batch_column=False), str(self.root))
+        if said is None:
+            Place(str(self.root)).write_text(PARTITION_BY, spelled(partition))
         if columns.decoded and columns.fields is not None:
             known = self.fields()
             wrong = conflicts(known, columns.fields) if known is not None else []
@@ -84,12 +98,16 @@ class ParquetSink(Sink):
                 raise InvalidStateError(f"{self.root} has batches whose columns conflict ({'; '.join(wrong)})")
             self._remember(columns.fields)
 
+    def partitioning(self) -> PartitionBy | None:
+        said = Place(str(self.root)).read_text(PARTITION_BY)
+        return PartitionBy.parse(said) if said else None
+
     def _rows_held(self) -> str | None:
         """What the published batches' files hold (by the first file found), or None."""
         import pyarrow.parquet as pq
 
         for batch in self.published_batches():
-            for path in sorted(self.published(batch).glob("*.parquet")):
+            for path in sorted(self.published(batch).rglob("*.parquet")):
                 return _kind(pq.read_schema(path).names)
         return None
 
@@ -172,6 +190,31 @@ class ParquetSink(Sink):
     def last_batch(self) -> CommitRecord | None:
         records = [record for batch in self.published_batches() if (record := self.committed(batch))]
         return max(records, key=lambda record: record.created_at, default=None)
+
+    def bookkeeping(self) -> Place:
+        return Place(str(self.root / "_kinesis_batch"))
+
+    def data_files(self) -> list[DataFile]:
+        """Every Parquet file of every published batch folder, by path under the root; a batch
+        folder is a compaction group of its own (its folder name is its rows' batch id). Rows are
+        not counted: that would read every file's footer."""
+        found = []
+        for batch in self.published_batches():
+            folder = f"batch_id={batch}"
+            for name, size in Place(str(self.published(batch))).sizes(recursive=True).items():
+                if not name.endswith(".parquet") or name.rpartition("/")[2].startswith((".", "_")):
+                    continue
+                found.append(DataFile(f"{folder}/{name}", size, 0, _partition_value(name), batch))
+        return found
+
+
+def _partition_value(name: str) -> str | None:
+    """The partition value of a file's path within its batch folder (``COLUMN=VALUE/part-...``)."""
+    folder, _, _ = name.rpartition("/")
+    if "=" not in folder:
+        return None
+    value = unquote(folder.rpartition("=")[2])
+    return None if value == NULL_FOLDER else value
 
 
 def _kind(names: Sequence[str]) -> str:

@@ -8,6 +8,7 @@ temporary and rename it, so a reader never sees half a file either way.
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import uuid
 from collections.abc import Iterator
@@ -73,6 +74,13 @@ class Place:
             with _io(self):
                 self.filesystem().create_dir(self.path, recursive=True)
 
+    def make_dir(self, name: str) -> None:
+        """Create the folder ``name`` in this one, which must exist (a Spark task must not bring
+        back a staging another worker discarded: FileNotFoundError then)."""
+        if not self.on_s3:
+            with _io(self):
+                self.filesystem().create_dir(self.child(name).path, recursive=False)
+
     def write_text(self, name: str, text: str) -> None:
         """Write ``name`` whole: readers see the old content or the new, never a part. Creates
         the folder if needed."""
@@ -108,7 +116,9 @@ class Place:
                     raise
                 stream.close()
                 return
-            temporary = self.child(f".{name}.{uuid.uuid4().hex[:8]}.partial")
+            folder, _, base = name.rpartition("/")
+            hidden = f"{folder}/.{base}" if folder else f".{base}"
+            temporary = self.child(f"{hidden}.{uuid.uuid4().hex[:8]}.partial")
             try:
                 with filesystem.open_output_stream(temporary.path) as stream:
                     yield stream
@@ -121,11 +131,32 @@ class Place:
         """Names of the files directly in this folder that start with ``prefix`` (hidden ones too)."""
         return sorted(name for name in self.sizes() if name.startswith(prefix))
 
-    def sizes(self) -> dict[str, int]:
-        """Name -> size of the files directly in this folder: one listing, not a request per file."""
+    def sizes(self, *, recursive: bool = False) -> dict[str, int]:
+        """Name -> size of the files directly in this folder (``recursive``: in it and its
+        folders, by path relative to it): one listing, not a request per file."""
+        return {name: size for name, (size, _) in self.files(recursive=recursive).items()}
+
+    def files(self, *, recursive: bool = False) -> dict[str, tuple[int, int]]:
+        """Name -> (size, last modified as epoch ms) of the files in this folder, as :meth:`sizes`."""
+        with _io(self):
+            selector = fs.FileSelector(self.path, allow_not_found=True, recursive=recursive)
+            infos = self.filesystem().get_file_info(selector)
+        root = self.path.rstrip("/") + "/"
+        return {
+            info.path.removeprefix(root): (int(info.size), int((info.mtime_ns or 0) // 1_000_000))
+            for info in infos
+            if info.type == fs.FileType.File
+        }
+
+    def folders(self) -> builtins.list[str]:
+        """Names of the folders directly in this one (S3: the common prefixes)."""
         with _io(self):
             infos = self.filesystem().get_file_info(fs.FileSelector(self.path, allow_not_found=True))
-        return {info.base_name: int(info.size) for info in infos if info.type == fs.FileType.File}
+        return sorted(info.base_name for info in infos if info.type == fs.FileType.Directory)
+
+    def walk(self) -> builtins.list[str]:
+        """Paths (relative to this folder) of every file in it and its folders."""
+        return sorted(self.sizes(recursive=True))
 
     def delete(self, name: str) -> None:
         with _io(self), contextlib.suppress(FileNotFoundError):

@@ -30,6 +30,8 @@ import pyarrow as pa
 
 from kinesis_batch.columns import RAW, Columns
 from kinesis_batch.errors import IllegalArgumentError, LeaseLostError
+from kinesis_batch.output.datafiles import DataFile
+from kinesis_batch.output.layout import FileLayout, PartitionBy
 from kinesis_batch.output.place import Place
 from kinesis_batch.output.records import CommitRecord
 from kinesis_batch.output.staged import StagedFile
@@ -71,27 +73,39 @@ class Sink(ABC):
         """Forget what an earlier attempt of the read step wrote (rows and results), keep the plan."""
         self.results(batch_id).delete_all()
         data = self.data(batch_id)
-        for name in data.list("part-") + data.list(".part-"):
-            data.delete(name)
+        for name in data.walk():
+            if _base(name).startswith(("part-", ".part-")):
+                data.delete(name)
 
     def keep_only(self, batch_id: str, files: set[str]) -> dict[str, int]:
         """Delete the staged Parquet files not in ``files`` (what failed or lost attempts left);
         return the sizes of those of ``files`` that are there."""
         data = self.data(batch_id)
-        sizes = data.sizes()
+        sizes = data.sizes(recursive=True)
         for name in sizes:
-            if "part-" in name and name not in files:
+            if "part-" in _base(name) and name not in files:
                 data.delete(name)
         return {name: size for name, size in sizes.items() if name in files}
 
     # -- the format's own -----------------------------------------------------------------------
 
     @abstractmethod
-    def prepare(self, columns: Columns = RAW) -> None:
+    def prepare(self, columns: Columns = RAW, partition_by: str | None = None) -> None:
         """Create the output if it is missing, for ``columns`` (raw rows, dead letters, or decoded
-        rows with their declared fields); check it can be written and has those columns (adding
-        the declared ones a decoded table lacks). Raises InvalidStateError / IllegalArgumentError
-        with one line saying what is wrong."""
+        rows with their declared fields), partitioned by ``partition_by`` (``--partition-by``
+        text; None: the output's own layout, or for a new one the default: day of arrival);
+        check it can be written and has those columns (adding the declared ones a decoded table
+        lacks) and that layout. Raises InvalidStateError / IllegalArgumentError with one line
+        saying what is wrong."""
+
+    @abstractmethod
+    def partitioning(self) -> PartitionBy | None:
+        """The output's layout, as it is now (None: not partitioned)."""
+
+    def file_layout(self, target_bytes: int) -> FileLayout:
+        """How the Spark tasks write this output's files: by its partitions, rolled at
+        ``target_bytes``; an identity partition's value in the folder (and the log), not the file."""
+        return FileLayout(self.partitioning(), True, target_bytes)
 
     @abstractmethod
     def publish(self, record: CommitRecord, files: Sequence[StagedFile]) -> bool:
@@ -120,6 +134,16 @@ class Sink(ABC):
     def last_batch(self) -> CommitRecord | None:
         """The newest batch this consumer published to the output, for status views."""
 
+    @abstractmethod
+    def bookkeeping(self) -> Place:
+        """The output's own bookkeeping, which readers never read: the last maintenance and
+        (table formats) the marker archive (kinesis_batch.output.markers)."""
+
+    @abstractmethod
+    def data_files(self) -> list[DataFile]:
+        """The output's data files as they are now (the published ones only), from the output
+        itself: what maintenance compacts and the status views count."""
+
     def location(self, batch_id: str) -> str:
         """Where a published batch is, for the run report."""
         return self.uri
@@ -136,6 +160,10 @@ class Sink(ABC):
         """The Spark tasks write ``batch_id`` into the rows (the parquet format has it from its
         folder names instead)."""
         return True
+
+
+def _base(path: str) -> str:
+    return path.rpartition("/")[2]
 
 
 def discarded(batch_id: str) -> LeaseLostError:

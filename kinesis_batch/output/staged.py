@@ -18,15 +18,19 @@ from kinesis_batch.shards.reader import ReadResult
 
 @dataclass(frozen=True)
 class StagedFile:
-    """One Parquet file of a batch: its name in the data place, its rows, and (decoded rows)
-    its schema as text (kinesis_batch.columns.schema_to_text)."""
+    """One Parquet file of a batch: its path in the data place (``COLUMN=VALUE/part-...`` in
+    hive folders), its rows, (decoded rows) its schema as text
+    (kinesis_batch.columns.schema_to_text), and its partition value when the table is
+    partitioned (kinesis_batch.output.layout: None is the null partition)."""
 
     name: str
     rows: int
     schema: str | None = None
+    partition: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"rows": self.rows, **({"schema": self.schema} if self.schema else {})}
+        body: dict[str, Any] = {"rows": self.rows, **({"schema": self.schema} if self.schema else {})}
+        return body | ({"partition": self.partition} if self.partition is not None else {})
 
 
 @dataclass(frozen=True)
@@ -95,7 +99,9 @@ def staged_dead_letters(results: Place) -> list[StagedFile]:
 
 
 def _files(body: dict[str, Any]) -> tuple[StagedFile, ...]:
-    return tuple(StagedFile(name, int(v.get("rows", 0)), v.get("schema")) for name, v in sorted(body.items()))
+    return tuple(
+        StagedFile(name, int(v.get("rows", 0)), v.get("schema"), v.get("partition")) for name, v in sorted(body.items())
+    )
 
 
 __all__ = ["RangeResult", "StagedFile", "files_of", "read_results", "staged", "staged_dead_letters", "staged_files"]

@@ -13,6 +13,8 @@ import pyarrow as pa
 from kinesis_batch.columns import BATCH_ID, METADATA, RAW, ROW_SCHEMA, Columns, fields_of, schema_from_text
 from kinesis_batch.errors import DependencyError, InvalidStateError, KinesisBatchError
 from kinesis_batch.output.evolve import conflicts, merged, normalize, normalized
+from kinesis_batch.output.layout import PartitionBy
+from kinesis_batch.output.markers import MarkerArchive
 from kinesis_batch.output.place import Place
 from kinesis_batch.output.records import CommitRecord
 from kinesis_batch.output.sink import Sink, discarded
@@ -24,10 +26,13 @@ PUBLISH, DISCARD = "publish", "discard"
 COMMIT_ATTEMPTS = 20
 
 
-def check_schema(actual: pa.Schema, what: str, columns: Columns = RAW) -> list[pa.Field]:
+def check_schema(actual: pa.Schema, what: str, columns: Columns = RAW, *, derived: str | None = None) -> list[pa.Field]:
     """One line naming the difference when an existing table does not have the columns
-    ``columns`` needs; for decoded rows, the fields it still has to get (metadata columns of a
+    ``columns`` needs (``derived``: the partition column of the table's layout, which the files
+    do not hold); for decoded rows, the fields it still has to get (metadata columns of a
     table the user made, declared fields it lacks)."""
+    if derived is not None:
+        actual = pa.schema([field for field in actual if field.name != derived])
     if columns.fixed is not None:
         _check_fixed(actual, what, columns.schema(batch_column=True))
         return []
@@ -90,6 +95,9 @@ def marker(app: str, stream: str, batch_id: str, action: str, record: CommitReco
 class TableSink(Sink):
     """Publish and discard on a table format whose commits carry our marker.
 
+    ``app`` names the consumer (its lease table); the marker archive keeps its markers once the
+    table's history expired them, and every lookup reads the archive after the table.
+
     Both load the table, read what its markers say of the batch, and commit through that same
     handle; the format makes a commit fail when a commit of ours landed since the handle was
     loaded (:meth:`_commit` returns False), and then we reload and decide again. So a late
@@ -98,6 +106,37 @@ class TableSink(Sink):
     finds the discard's marker too.
     """
 
+    app: str
+
+    def __init__(self) -> None:
+        self._published: dict[str, CommitRecord] = {}  # batch -> record, once found
+        self._layout: tuple[PartitionBy | None] | None = None  # the table's layout, once read
+
+    def committed(self, batch_id: str) -> CommitRecord | None:
+        """The format's lookup (:meth:`_lookup`), remembered once found: a published batch stays
+        published (its marker outlives expiry in the archive), so a run asking again and again
+        (publish, commit, release, its report) loads the table once for it."""
+        known = self._published.get(batch_id)
+        if known is None:
+            known = self._lookup(batch_id)
+            if known is not None:
+                self._published[batch_id] = known
+        return known
+
+    @abstractmethod
+    def _lookup(self, batch_id: str) -> CommitRecord | None:
+        """The commit record of a published batch, from the table (or its marker archive)."""
+
+    def partitioning(self) -> PartitionBy | None:
+        """The table's layout, read once: a table keeps its layout (kinesis_batch.output.layout)."""
+        if self._layout is None:
+            self._layout = (self._read_partitioning(self._load()),)
+        return self._layout[0]
+
+    @abstractmethod
+    def _read_partitioning(self, table: Any) -> PartitionBy | None:
+        """The loaded table's layout."""
+
     @abstractmethod
     def _load(self) -> Any:
         """A freshly loaded table handle."""
@@ -105,6 +144,28 @@ class TableSink(Sink):
     @abstractmethod
     def _state(self, table: Any, batch_id: str) -> str | None:
         """PUBLISH, DISCARD or None: what the table's markers say of the batch."""
+
+    @property
+    def markers(self) -> MarkerArchive:
+        """This consumer's markers that maintenance copied out of the table's history."""
+        return MarkerArchive(self.bookkeeping(), self.app)
+
+    def _known(self, table: Any, batch_id: str) -> str | None:
+        """What the table's markers say of the batch, else what the archive kept of them (read
+        after the table: maintenance archives a marker before it expires its commit)."""
+        state = self._state(table, batch_id)
+        if state is not None:
+            return state
+        archived = self.markers.get(batch_id)
+        return archived.action if archived is not None else None
+
+    def _archived_record(self, batch_id: str) -> CommitRecord | None:
+        archived = self.markers.get(batch_id)
+        return archived.record() if archived is not None and archived.action == PUBLISH else None
+
+    def _archived_latest(self) -> CommitRecord | None:
+        latest = self.markers.latest()
+        return latest.record() if latest is not None else None
 
     @abstractmethod
     def _files(self, record: CommitRecord, files: Sequence[StagedFile]) -> list[Any]:
@@ -155,7 +216,7 @@ class TableSink(Sink):
         added: list[Any] | None = None
         for _ in range(COMMIT_ATTEMPTS):
             table = self._load()
-            state = self._state(table, batch_id)
+            state = self._known(table, batch_id)
             if state == PUBLISH:
                 return False
             if state == DISCARD:
@@ -167,7 +228,7 @@ class TableSink(Sink):
                 added = added if added is not None else self._files(record, files)
                 done = self._commit(table, batch_id, added, record, target)
             except KinesisBatchError:  # a file went missing: did another worker discard the batch?
-                if self._state(self._load(), batch_id) == DISCARD:
+                if self._known(self._load(), batch_id) == DISCARD:
                     raise discarded(batch_id) from None
                 raise
             if done:
@@ -180,7 +241,7 @@ class TableSink(Sink):
             return False  # nothing staged, so nothing a late publish could commit
         for _ in range(COMMIT_ATTEMPTS):
             table = self._load()
-            state = self._state(table, batch_id)
+            state = self._known(table, batch_id)
             if state == PUBLISH:
                 self.staging(batch_id).delete_all()
                 return False

@@ -84,7 +84,7 @@ class CatchUpRun(RunContext):
         elsewhere -> owner)."""
         decode = resolve(self.config.decoding, self.glue) if self.config.decoding.decoding else None  # bad input first
         claim = ownership.check(self.kinesis, self.store, self.config.stream)  # before anything is made
-        self.output.prepare(decoded(decode.declared) if decode else RAW)
+        self.output.prepare(decoded(decode.declared) if decode else RAW, self.config.partition_by)
         self.checkpoints.create_checkpoint_store_if_not_exists()
         ownership.mark(self.store, claim, self.progress)
         lineage, leases = self.survey()

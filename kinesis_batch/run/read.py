@@ -56,6 +56,9 @@ def read(context: RunContext) -> None:
         warm_up(spark)
     if decode is not None and decode.settings.transform:
         ship_module(spark, decode.settings.transform)
+    target, dead = context.config.target_bytes, output.dead_letters()
+    files = output.table_sink().file_layout(target)  # the table's layout, read once
+    dead_files = dead.file_layout(target) if dead else None
     groups = group_ranges(ranges, slots=spark.defaultParallelism, shards_per_task=context.config.shards_per_task)
     specs = [
         GroupSpec.of(
@@ -68,6 +71,8 @@ def read(context: RunContext) -> None:
             batch_column=output.writes_batch_column(),
             dead_data=dead_data,
             decode=decode,
+            files=files,
+            dead_files=dead_files,
         )
         for group in groups
     ]

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kinesis_batch import defaults
 from kinesis_batch.config import RunConfig
 from kinesis_batch.errors import DependencyError, IllegalArgumentError, InvalidStateError, LeaseLostError
 from kinesis_batch.shards.limits import ReadLimits
@@ -88,6 +89,8 @@ def read_step_args(config: RunConfig, run_id: str) -> list[str]:
     args += ["--run-id", run_id, "--step", "read"]
     if config.shards_per_task is not None:
         args += ["--shards-per-task", str(config.shards_per_task)]
+    if config.target_file_mb != defaults.TARGET_FILE_MB:
+        args += ["--target-file-mb", str(config.target_file_mb)]
     if config.read_limits != ReadLimits():
         args += ["--read-limits", config.read_limits.to_arg()]
     return args + (["--allow-gaps"] if config.allow_gaps else [])

@@ -74,11 +74,11 @@ class ReadJob:
             kept |= {f.name for f in (*result.files, *result.dead_letter_files)}
         for group in groups:
             places = [Place.from_json(group.data)] + ([Place.from_json(group.dead_data)] if group.dead_data else [])
+            prefixes = tuple(f"{dot}part-{spec.shard_id}-" for spec in group.ranges for dot in ("", "."))
             for data in places:
-                for spec in group.ranges:
-                    for name in data.list(f"part-{spec.shard_id}-") + data.list(f".part-{spec.shard_id}-"):
-                        if name not in kept:
-                            data.delete(name)
+                for name in data.walk():
+                    if name.rpartition("/")[2].startswith(prefixes) and name not in kept:
+                        data.delete(name)
 
     def _failed_attempts(self) -> int:
         tracker = self.context.statusTracker()

@@ -7,18 +7,13 @@ with the number of shards a task reads either, down to a floor.
 
 from __future__ import annotations
 
-import contextlib
 import threading
-import uuid
 from collections.abc import Iterable, Iterator
-from typing import Any
 
 import pyarrow as pa
 
-from kinesis_batch.columns import BATCH_ID, ROW_SCHEMA, record_columns, schema_to_text
+from kinesis_batch.columns import BATCH_ID, ROW_SCHEMA, record_columns
 from kinesis_batch.errors import ShutdownError
-from kinesis_batch.output.place import Place
-from kinesis_batch.output.staged import StagedFile
 from kinesis_batch.shards.model import Record
 
 MIB = 1024 * 1024
@@ -67,47 +62,4 @@ def row_groups(
         yield pa.RecordBatch.from_pydict(columns, schema=schema)
 
 
-class PartFiles:
-    """One range's Parquet files in ``place``, ``part-<shard>-<uuid>.parquet``, each visible only
-    once complete: a new file whenever the rows' schema changes (decoded rows whose table grew).
-    ``files`` names each with its rows (and its schema as text with ``schemas``). Used as a
-    context manager: leaving it with an error leaves no file."""
-
-    def __init__(self, place: Place, shard_id: str, *, schemas: bool = False) -> None:
-        self.place, self.shard_id, self.schemas = place, shard_id, schemas
-        self.files: list[StagedFile] = []
-        self._stack: contextlib.ExitStack | None = None
-        self._writer: Any = None
-        self._name, self._rows = "", 0
-
-    def __enter__(self) -> PartFiles:
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: Any) -> None:
-        self._close(kind, error, trace)
-
-    def write(self, rows: pa.RecordBatch) -> None:
-        import pyarrow.parquet as pq
-
-        if self._writer is None or self._writer.schema != rows.schema:
-            self._close(None, None, None)
-            self._stack = contextlib.ExitStack()
-            self._name, self._rows = f"part-{self.shard_id}-{uuid.uuid4().hex[:12]}.parquet", 0
-            stream = self._stack.enter_context(self.place.open_part(self._name))  # visible only once complete
-            dictionary = [name for name in ("shard_id", "partition_key") if name in rows.schema.names]
-            self._writer = self._stack.enter_context(pq.ParquetWriter(stream, rows.schema, use_dictionary=dictionary))
-        self._writer.write_batch(rows)
-        self._rows += rows.num_rows
-
-    def _close(self, kind: type[BaseException] | None, error: BaseException | None, trace: Any) -> None:
-        if self._stack is None:
-            return
-        schema = self._writer.schema
-        stack, self._stack, self._writer = self._stack, None, None
-        stack.__exit__(kind, error, trace)
-        if kind is None:
-            text = schema_to_text(schema) if self.schemas else None
-            self.files.append(StagedFile(self._name, self._rows, text))
-
-
-__all__ = ["MIB", "TASK_BUFFER_BYTES", "PartFiles", "buffer_bytes", "pages", "row_groups"]
+__all__ = ["MIB", "TASK_BUFFER_BYTES", "buffer_bytes", "pages", "row_groups"]

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from kinesis_batch import errors
 from kinesis_batch.config import RunConfig
 from kinesis_batch.errors import KinesisBatchError
+from kinesis_batch.output.layout import FileLayout
 from kinesis_batch.output.place import Place
 
 if TYPE_CHECKING:
@@ -54,6 +55,8 @@ class GroupSpec:
     limits: dict[str, Any]
     dead_data: dict[str, Any] | None = None  # the dead-letter output's data place (decoding only)
     decode: dict[str, Any] | None = None  # kinesis_batch.decoding.spec.DecodeSpec as JSON; None: raw rows
+    files: dict[str, Any] = field(default_factory=dict)  # the sink's FileLayout as JSON
+    dead_files: dict[str, Any] | None = None  # the dead-letter output's FileLayout as JSON
 
     @classmethod
     def of(
@@ -68,6 +71,8 @@ class GroupSpec:
         batch_column: bool = True,
         dead_data: Place | None = None,
         decode: DecodeSpec | None = None,
+        files: FileLayout | None = None,
+        dead_files: FileLayout | None = None,
     ) -> GroupSpec:
         return cls(
             stream=config.stream,
@@ -83,6 +88,8 @@ class GroupSpec:
             limits=asdict(config.read_limits),
             dead_data=dead_data.to_json() if dead_data else None,
             decode=decode.to_json() if decode else None,
+            files=(files or FileLayout()).to_json(),
+            dead_files=dead_files.to_json() if dead_files else None,
         )
 
     def to_json(self) -> str:

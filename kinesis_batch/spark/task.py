@@ -5,12 +5,14 @@ Contract (the driver side is kinesis_batch.spark.job, the wire format kinesis_ba
   keeps as many shards at Kinesis' limit as it holds. A range whose parents are in the group
   starts once each of them reached SHARD_END in this task; if one stopped short (the run's
   bound), the child is not read and has no result.
-- Each thread writes its rows (kinesis_batch.spark.rows) into ``part-<shard>-<uuid>.parquet``
-  files in the sink's data place (local, or S3 through pyarrow's S3 file system), each visible
-  only once complete. Raw rows make one file; decoded rows (kinesis_batch.decoding.pipeline) a
-  new file whenever the table's fields grow, and dead letters files of their own in the
-  dead-letter output's data place.
-- The task returns one row per range read: its RangeResult (kinesis_batch.output.staged).
+- The threads write their rows (kinesis_batch.spark.rows; decoded by
+  kinesis_batch.decoding.pipeline) into the task's files (kinesis_batch.spark.files) in the
+  sink's data place (local, or S3 through pyarrow's S3 file system): one file per partition
+  value for all of the task's ranges, rolled at the target size, each visible only once
+  complete; dead letters into files of their own in the dead-letter output's data place.
+- The task returns one row per range read: its RangeResult (kinesis_batch.output.staged). The
+  task's files are all named in the first range's result (a task's results are kept or
+  dropped together: kinesis_batch.spark.job).
 - The first error of any thread stops the others (at their next record) and fails the whole
   task; Spark retries a task as a whole, and a retry rereads every range of the group from its
   start. A library error crosses to the driver as a marker line (spec.task_error).
@@ -23,6 +25,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -32,13 +35,15 @@ from kinesis_batch.decoding.registry import Registry
 from kinesis_batch.decoding.spec import DecodeSpec
 from kinesis_batch.errors import InvalidStateError
 from kinesis_batch.events import Event, Observer, emit
+from kinesis_batch.output.layout import FileLayout
 from kinesis_batch.output.place import Place
 from kinesis_batch.output.staged import RangeResult
 from kinesis_batch.shards.limits import ReadLimits
 from kinesis_batch.shards.model import Shard
 from kinesis_batch.shards.positions import EndBound
 from kinesis_batch.shards.reader import ShardReader
-from kinesis_batch.spark.rows import PartFiles, buffer_bytes, pages, row_groups
+from kinesis_batch.spark.files import TaskFiles
+from kinesis_batch.spark.rows import buffer_bytes, pages, row_groups
 from kinesis_batch.spark.spec import GroupSpec, RangeSpec, task_error
 
 
@@ -66,13 +71,19 @@ def read_group(group: GroupSpec, observers: Sequence[Observer] = ()) -> dict[str
     settled: set[str] = set()  # read, or skipped because a parent stopped short
     waiting = list(group.ranges)
     running: dict[Future[RangeResult], str] = {}
-    with ThreadPoolExecutor(max_workers=len(group.ranges), thread_name_prefix="shard") as pool:
+    prefix = group.ranges[0].shard_id
+    rows = TaskFiles(Place.from_json(group.data), prefix, FileLayout.from_json(group.files), schemas=bool(group.decode))
+    dead = TaskFiles(
+        Place.from_json(group.dead_data or group.data), prefix, FileLayout.from_json(group.dead_files or {})
+    )
+    with rows, dead, ThreadPoolExecutor(max_workers=len(group.ranges), thread_name_prefix="shard") as pool:
         try:
             while waiting or running:
                 for spec in [s for s in waiting if all(p in settled for p in s.parents)]:
                     waiting.remove(spec)
                     if all(p in results and results[p].read.reached_shard_end for p in spec.parents):
-                        running[pool.submit(_read_range, client, group, spec, stop, observers)] = spec.shard_id
+                        reading = pool.submit(_read_range, client, group, spec, stop, observers, rows, dead)
+                        running[reading] = spec.shard_id
                     else:
                         settled.add(spec.shard_id)
                 done, _ = wait(running, return_when=FIRST_COMPLETED)
@@ -82,13 +93,24 @@ def read_group(group: GroupSpec, observers: Sequence[Observer] = ()) -> dict[str
                     settled.add(shard_id)
         finally:
             stop.set()  # after an error: the other threads end at their next record
-    order = [s.shard_id for s in group.ranges]
-    return {shard_id: results[shard_id] for shard_id in order if shard_id in results}
+    order = [s.shard_id for s in group.ranges if s.shard_id in results]
+    if order:  # the files, finished as the block above ended, go with the first range read
+        first = results[order[0]]
+        results[order[0]] = replace(first, files=tuple(rows.files), dead_letter_files=tuple(dead.files))
+    return {shard_id: results[shard_id] for shard_id in order}
 
 
 def _read_range(
-    client: Any, group: GroupSpec, spec: RangeSpec, stop: threading.Event, observers: Sequence[Observer]
+    client: Any,
+    group: GroupSpec,
+    spec: RangeSpec,
+    stop: threading.Event,
+    observers: Sequence[Observer],
+    files: TaskFiles,
+    dead: TaskFiles,
 ) -> RangeResult:
+    """Read one range into the task's ``files`` (and ``dead`` letters); its result names no
+    file (the task's are named once they are finished)."""
     start = Checkpoint.from_json(spec.start).start_position()
     if start is None:  # planning never plans a finished shard
         raise InvalidStateError(f"shard {spec.shard_id} is already at SHARD_END")
@@ -100,27 +122,23 @@ def _read_range(
     reader = ShardReader(client, group.stream, shard, start, end, limits=limits, allow_gaps=True, page_bytes=share)
     batch_id = group.batch_id if group.batch_column else None
     reading = _Once(lambda: emit(Event("reading", group.batch_id, spec.shard_id), observers))
-    data = Place.from_json(group.data)
     if group.decode is None:
-        with PartFiles(data, spec.shard_id) as files:
-            for rows in row_groups(reader, spec.depth, batch_id, stop, share):
-                files.write(rows)
-                reading()
-        return RangeResult(reader.result(), tuple(files.files))
+        for rows in row_groups(reader, spec.depth, batch_id, stop, share):
+            files.write(rows)
+            reading()
+        return RangeResult(reader.result())
     pipeline = Pipeline(
         DecodeSpec.from_json(group.decode), shard_id=spec.shard_id, depth=spec.depth, batch_id=batch_id,
         registry=_registry(group.decode),
     )  # fmt: skip
-    dead_data = Place.from_json(group.dead_data or group.data)
-    with PartFiles(data, spec.shard_id, schemas=True) as files, PartFiles(dead_data, spec.shard_id) as dead:
-        for page in pages(reader, stop, share):
-            done = pipeline.page(page)
-            if done.rows is not None:
-                files.write(done.rows)
-            if done.dead is not None:
-                dead.write(done.dead)
-            reading()
-    return RangeResult(reader.result(), tuple(files.files), tuple(dead.files), pipeline.counts.to_json())
+    for page in pages(reader, stop, share):
+        done = pipeline.page(page)
+        if done.rows is not None:
+            files.write(done.rows)
+        if done.dead is not None:
+            dead.write(done.dead)
+        reading()
+    return RangeResult(reader.result(), counts=pipeline.counts.to_json())
 
 
 def _registry(decode: dict[str, Any]) -> Registry | None:

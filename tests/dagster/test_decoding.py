@@ -26,7 +26,9 @@ def test_a_decoding_streams_materialization_lands_rows_and_dead_letters_and_chec
     name = streams.create(shards=2)
     put_payloads(kinesis, name, [json.dumps({"id": i}).encode() for i in range(30)] + [b"{bad", b"{bad2"])
     table = f"s3://{make_bucket()}/tables/{name}"
-    defs = build_stream_defs(name, output=table, format="delta", decode="json", dead_letter_threshold=0.05)
+    defs = build_stream_defs(
+        name, output=table, format="delta", decode="json", dead_letter_threshold=0.05, small_file_mb=0
+    )
     with dg.instance_for_test() as instance:
         result = materialize(defs, name, instance)
         assert result.success
@@ -35,7 +37,7 @@ def test_a_decoding_streams_materialization_lands_rows_and_dead_letters_and_chec
         assert (metadata["records"], metadata["rows"], metadata["dead_letters"]) == (32, 30, 2)
         assert metadata["dagster/row_count"] == 30 and metadata["dead_letter_reasons"] == {"decode: not JSON": 2}
         judged = checks(defs, name, instance)
-        assert judged == {"lag": True, "retention": True, "output_agrees": True, "dead_letters": False}
+        assert judged == {"lag": True, "retention": True, "output_agrees": True, "files": True, "dead_letters": False}
 
     app = default_table(name)
     assert sorted(read_rows(open_sink("delta", table, app=app, stream=name, s3=s3_settings()))["id"]) == list(range(30))

@@ -20,6 +20,8 @@ from kinesis_batch.output import Sink, open_sink
 from kinesis_batch.output.records import CommitRecord, ShardCommit
 from kinesis_batch.output.staged import StagedFile
 
+ARRIVED = datetime(2026, 11, 22, tzinfo=UTC)  # when the staged rows arrived in Kinesis
+
 #: (format, where): every sink the suite proves the contract on.
 KINDS = [
     ("parquet", "local"),
@@ -120,12 +122,15 @@ def commit_record(batch_id: str, shards: tuple[str, ...] = ("shardId-0", "shardI
     )
 
 
-def stage(sink: Sink, record: CommitRecord, rows: int = 3) -> list[StagedFile]:
-    """Write one Parquet file per shard of ``record`` where the Spark tasks would, as they would."""
-    import pyarrow.parquet as pq
+def stage(sink: Sink, record: CommitRecord, rows: int = 3, *, arrival: datetime = ARRIVED) -> list[StagedFile]:
+    """Write each shard of ``record`` as one Spark task would, into the sink's data place and
+    layout (its partitions' hive folders): ``rows`` rows a shard, arrived at ``arrival``."""
+    from kinesis_batch.spark.files import TaskFiles
 
-    files = []
+    files: list[StagedFile] = []
     schema = ROW_SCHEMA if sink.format == "parquet" else RAW.schema(batch_column=True)
+    data = sink.data(record.batch_id)
+    data.make_dirs()
     for shard in record.shards:
         columns: dict[str, list[Any]] = {
             "shard_id": [shard.shard_id] * rows,
@@ -133,15 +138,13 @@ def stage(sink: Sink, record: CommitRecord, rows: int = 3) -> list[StagedFile]:
             "sub_sequence_number": [0] * rows,
             "partition_key": ["k"] * rows,
             "data": [f"{record.batch_id}/{shard.shard_id}/{i}".encode() for i in range(rows)],
-            "approximate_arrival_timestamp": [datetime(2026, 11, 22, tzinfo=UTC)] * rows,
+            "approximate_arrival_timestamp": [arrival] * rows,
             "lineage_depth": [0] * rows,
         }
         if sink.format != "parquet":
             columns["batch_id"] = [record.batch_id] * rows
-        name = f"part-{shard.shard_id}-{uuid.uuid4().hex[:12]}.parquet"
-        sink.data(record.batch_id).make_dirs()
-        with sink.data(record.batch_id).open_part(name) as stream:
-            pq.write_table(pa.table(columns, schema=schema), stream)
-        files.append(StagedFile(name, rows))
+        with TaskFiles(data, shard.shard_id, sink.table_sink().file_layout(128 << 20)) as task:
+            task.write(pa.RecordBatch.from_pydict(columns, schema=schema))
+        files += task.files
     sink.write_manifest(record.batch_id, {"batch": record.batch_id})
     return files

@@ -1,0 +1,21 @@
+"""``maintain``: compact an output's small files, expire its old versions and remove its orphan
+files (kinesis_batch.maintenance), safely beside the runs that publish into it."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+
+def maintain_command(args: argparse.Namespace) -> int:
+    from kinesis_batch.aws import s3_settings
+    from kinesis_batch.maintenance import MaintainSettings, maintain
+    from kinesis_batch.output import Output
+
+    settings = MaintainSettings(args.target_file_mb, args.retain_hours)
+    # Maintenance serves every consumer of the table at once: it names none of them.
+    sink = Output(args.format, args.output, args.catalog).open(app="", stream="", s3=s3_settings())
+    report = maintain(sink, settings, progress=(lambda line: None) if args.json else print)
+    if args.json:
+        print(json.dumps(report.to_json(), indent=1))
+    return 0

@@ -1,0 +1,58 @@
+"""A stream's maintenance in Dagster: the ``_maintain`` job (one op: the output, then a decoding
+stream's dead-letter output, kinesis_batch.maintenance) and its daily schedule. It runs beside
+the catch-up job without waiting for it: their commits retry each other's. The asset's
+``files`` check (kinesis_batch.dagster.checks) says when the files are small again.
+
+No ``from __future__ import annotations``: Dagster reads the op's parameter annotations.
+"""
+
+from typing import Any
+
+import dagster as dg
+
+from kinesis_batch.dagster.resources import AwsClients
+from kinesis_batch.dagster.runs import StreamSettings, failing_for_good
+from kinesis_batch.maintenance import maintain
+
+
+def maintenance_defs(
+    settings: StreamSettings, prefix: str, *, cron_schedule: str, tags: dict[str, str]
+) -> tuple[dg.JobDefinition, dg.ScheduleDefinition]:
+    """The job and its schedule (``cron_schedule``, UTC) for ``settings``' output."""
+
+    @dg.op(name=f"{prefix}_maintain_step", description=f"maintain {settings.output.asset_uri}")
+    def maintain_step(context: dg.OpExecutionContext, kinesis_batch_aws: AwsClients) -> dict[str, Any]:
+        outputs = [settings.output]
+        if settings.decoding.decoding:
+            outputs.append(settings.output.dead_letter(settings.decoding.dead_letter_output))
+        reports = {}
+        with failing_for_good():
+            for output in outputs:
+                sink = output.open(app=settings.table, stream=settings.stream, s3=kinesis_batch_aws.s3())
+                report = maintain(sink, settings.maintenance, progress=context.log.info)
+                reports[output.asset_uri] = report.to_json()
+        main = reports[settings.output.asset_uri]
+        context.add_output_metadata(
+            {
+                "files_before": main["before"]["files"],
+                "files_after": main["after"]["files"],
+                "mean_file_bytes_after": main["after"]["mean_file_bytes"],
+                "versions_expired": main["versions_expired"],
+                "orphans_removed": main["orphans_removed"],
+                "seconds": main["seconds"],
+                "reports": dg.MetadataValue.json(reports),
+            }
+        )
+        return reports
+
+    @dg.job(name=f"{prefix}_maintain", tags=tags, description=f"Compact, expire, clean {settings.output.asset_uri}")
+    def maintain_job() -> None:
+        maintain_step()
+
+    schedule = dg.ScheduleDefinition(
+        name=f"{prefix}_maintain_daily", cron_schedule=cron_schedule, job=maintain_job, execution_timezone="UTC"
+    )
+    return maintain_job, schedule
+
+
+__all__ = ["maintenance_defs"]

@@ -1,0 +1,62 @@
+"""What a Dagster run of a stream says of itself: the metadata of a catch-up's materialization
+and of a backfill's output.
+
+No ``from __future__ import annotations``, as in the rest of the adapter.
+"""
+
+from typing import Any
+
+import dagster as dg
+
+from kinesis_batch.output import Output
+from kinesis_batch.run import RunReport
+
+
+def materialization(report: RunReport, output: Output) -> dict[str, Any]:
+    """A run's metadata: rows (and, decoding, dead letters), batch, where it went, a row per
+    shard read, and the timings."""
+    landing = report.landing
+    columns = [
+        dg.TableColumn("shard_id", "string"),
+        dg.TableColumn("records", "int"),
+        *([dg.TableColumn("dead_letters", "int")] if landing else []),
+        dg.TableColumn("from_checkpoint", "string"),
+        dg.TableColumn("to_checkpoint", "string"),
+        dg.TableColumn("shard_end", "bool"),
+    ]
+    rows = [
+        dg.TableRecord(
+            {
+                "shard_id": shard.shard_id,
+                "records": shard.records,
+                **({"dead_letters": shard.landing.dead_letters if shard.landing else 0} if landing else {}),
+                "from_checkpoint": str(shard.start),
+                "to_checkpoint": str(shard.end),
+                "shard_end": shard.reached_shard_end,
+            }
+        )
+        for shard in report.shards
+    ]
+    landed: dict[str, Any] = {}
+    if landing is not None:
+        landed = {
+            "rows": landing.rows,
+            "dead_letters": landing.dead_letters,
+            "filtered": landing.filtered,
+            "dead_letter_reasons": dg.MetadataValue.json(dict(landing.reasons)),
+        }
+    return {
+        "dagster/row_count": landing.rows if landing else report.records,
+        "records": report.records,
+        **landed,
+        "batch_id": report.batch_id,
+        "published": report.published,
+        "output": dg.MetadataValue.path(report.output or output.asset_uri),
+        "shards": dg.MetadataValue.table(rows, schema=dg.TableSchema(columns=columns)),
+        "timings": dg.MetadataValue.json(report.timings),
+        "recovered": dg.MetadataValue.json(report.recovered),
+        "leased_elsewhere": dg.MetadataValue.json(report.leased_elsewhere),
+    }
+
+
+__all__ = ["materialization"]

@@ -1,0 +1,155 @@
+"""One maintenance run of an output: its steps in order, each told to observers
+(kinesis_batch.events), the last of them keeping the report in the output's bookkeeping.
+
+1. **compact** the small files of each partition (``compacting``: the new files are written,
+   the commit that swaps them in is next; ``compacted``: it landed);
+2. **archive** every batch marker of the table's history (kinesis_batch.output.markers)
+   (``archived``), so that
+3. **expire** can drop old snapshots and versions (``expired``) without recovery or the status
+   views ever losing one;
+4. **remove orphans**: files no kept commit references and no staged batch uses, old enough
+   (``orphans_found``: found, not yet deleted);
+5. keep the report as the output's last maintenance (``maintained``).
+
+Every step may meet a catch-up run committing to the same table: each format's commits assert
+what they were planned against and retry, bounded (see its module). Every step is safe to
+repeat after a crash at any point: a re-run redoes what did not land.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections import defaultdict
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Protocol
+
+from kinesis_batch.errors import InvalidStateError
+from kinesis_batch.events import Event, emit
+from kinesis_batch.maintenance.plan import Survey, orphans
+from kinesis_batch.maintenance.report import Compacted, MaintenanceReport, keep
+from kinesis_batch.maintenance.settings import MaintainSettings
+from kinesis_batch.output.datafiles import FileStats
+from kinesis_batch.output.markers import Marker, MarkerArchive
+from kinesis_batch.output.place import Place
+from kinesis_batch.output.sink import Sink
+
+Progress = Callable[[str], None]
+
+
+class Maintainer(Protocol):
+    """One format's side of each step (kinesis_batch.maintenance.delta, .iceberg, .parquet)."""
+
+    notes: list[str]
+
+    def compact(self, settings: MaintainSettings, step: Callable[[str], None]) -> Compacted:
+        """Rewrite small files into files of the target size; ``step`` is told ``compacting``
+        before each commit and ``compacted`` after it."""
+
+    def markers(self) -> list[Marker]:
+        """Every publish and discard marker the table's history holds now, of every consumer."""
+
+    def expire(self, settings: MaintainSettings, now_ms: int) -> int:
+        """Drop the snapshots or versions older than the retention; how many went."""
+
+    def survey(self) -> Survey:
+        """The files under the table, those its kept commits reference, the staged batches."""
+
+    def remove(self, paths: list[str]) -> None:
+        """Delete ``paths`` (under the table's root); a path gone already is fine."""
+
+
+def maintain(
+    sink: Sink,
+    settings: MaintainSettings | None = None,
+    *,
+    clock: Callable[[], float] = time.time,
+    progress: Progress = lambda line: None,
+) -> MaintenanceReport:
+    """Maintain ``sink`` (a table or a parquet folder) now; ``clock`` decides what is old."""
+    settings = settings or MaintainSettings()
+    maintenance_id = f"maintain-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}-{uuid.uuid4().hex[:8]}"
+    started = datetime.now(UTC)
+
+    def step(name: str) -> None:
+        emit(Event(name, maintenance_id))
+
+    maintainer = maintainer_of(sink, maintenance_id)
+    before = FileStats.of(sink.data_files())
+    progress(f"compacting {before.files} files in {before.partitions} partitions of {sink.uri}")
+    compacted = maintainer.compact(settings, step)
+    archived = archive(maintainer.markers(), sink.bookkeeping())
+    step("archived")
+    now_ms = int(clock() * 1000)
+    expired = maintainer.expire(settings, now_ms)
+    step("expired")
+    survey = maintainer.survey()
+    found = orphans(survey, now_ms=now_ms, retain=settings.retain)
+    step("orphans_found")
+    maintainer.remove(found)
+    report = MaintenanceReport(
+        maintenance_id=maintenance_id,
+        format=sink.format,
+        uri=sink.uri,
+        started_at=started,
+        finished_at=datetime.now(UTC),
+        compacted=compacted,
+        markers_archived=archived,
+        versions_expired=expired,
+        orphans_removed=len(found),
+        orphan_bytes=sum(survey.listed[path].bytes for path in found),
+        before=before,
+        after=FileStats.of(sink.data_files()),
+        notes=tuple(maintainer.notes),
+    )
+    keep(report, sink.bookkeeping())
+    step("maintained")
+    for line in report.lines():
+        progress(line)
+    return report
+
+
+def archive(markers: list[Marker], bookkeeping: Place) -> int:
+    """Copy the markers not archived yet, per consumer, and move each consumer's latest one;
+    how many were copied."""
+    by_app: dict[str, list[Marker]] = defaultdict(list)
+    for marker in markers:
+        by_app[marker.app].append(marker)
+    copied = 0
+    for app, found in by_app.items():
+        archive = MarkerArchive(bookkeeping, app)
+        known = archive.archived()
+        for marker in found:
+            if marker.batch_id not in known:
+                archive.put(marker)
+                copied += 1
+        archive.keep_latest(found)
+    return copied
+
+
+def maintainer_of(sink: Sink, maintenance_id: str) -> Maintainer:
+    """The format's maintainer of ``sink``'s table (a decoding pair: its table)."""
+    table = sink.table_sink()
+    if table.format == "delta":
+        from kinesis_batch.maintenance.delta import DeltaMaintenance
+        from kinesis_batch.output.delta import DeltaSink
+
+        assert isinstance(table, DeltaSink)
+        return DeltaMaintenance(table, maintenance_id)
+    if table.format == "iceberg":
+        from kinesis_batch.maintenance.iceberg import IcebergMaintenance
+        from kinesis_batch.output.iceberg import IcebergSink
+
+        assert isinstance(table, IcebergSink)
+        return IcebergMaintenance(table, maintenance_id)
+    from kinesis_batch.maintenance.parquet import ParquetMaintenance
+    from kinesis_batch.output.parquet import ParquetSink
+
+    assert isinstance(table, ParquetSink)
+    if not table.root.is_dir():
+        raise InvalidStateError(f"no output at {table.root} (a run creates it)")
+    return ParquetMaintenance(table, maintenance_id)
+
+
+__all__ = ["Maintainer", "archive", "maintain", "maintainer_of"]

@@ -1,0 +1,39 @@
+"""What a maintenance run is asked to do: the target file size and the retention, checked when
+made (one line naming the flag)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from kinesis_batch import defaults
+from kinesis_batch.errors import IllegalArgumentError
+
+
+@dataclass(frozen=True)
+class MaintainSettings:
+    """``target_file_mb``: compaction writes files of this size (``--target-file-mb``, as the
+    runs); ``retain_hours``: snapshots and versions older than this are expired, and files no
+    kept commit references are removed once this old (``--retain-hours``)."""
+
+    target_file_mb: int = defaults.TARGET_FILE_MB
+    retain_hours: int = defaults.RETAIN_HOURS
+
+    def __post_init__(self) -> None:
+        target = self.target_file_mb
+        if isinstance(target, bool) or not isinstance(target, int) or not 1 <= target <= 4096:
+            raise IllegalArgumentError(f"--target-file-mb must be a whole number in 1..4096, not {target!r}")
+        hours = self.retain_hours
+        if isinstance(hours, bool) or not isinstance(hours, int) or not 0 <= hours <= 24 * 3650:
+            raise IllegalArgumentError(f"--retain-hours must be a whole number of hours in 0..87600, not {hours!r}")
+
+    @property
+    def target_bytes(self) -> int:
+        return self.target_file_mb * 1024 * 1024
+
+    @property
+    def retain(self) -> timedelta:
+        return timedelta(hours=self.retain_hours)
+
+
+__all__ = ["MaintainSettings"]
