@@ -105,12 +105,7 @@ def _maintain(commands: argparse._SubParsersAction[_Parser]) -> None:
         "maintain", help="compact an output's small files, expire its old versions, remove its orphan files"
     )
     _output(maintain, required=True)
-    maintain.add_argument(
-        "--target-file-mb",
-        type=int,
-        default=defaults.TARGET_FILE_MB,
-        help=f"the size compaction writes files at (default {defaults.TARGET_FILE_MB}, as the runs)",
-    )
+    _target_file_mb(maintain, "the size compaction writes files at (as the runs')")
     maintain.add_argument(
         "--retain-hours",
         type=int,
@@ -201,12 +196,15 @@ def _reading(parser: argparse.ArgumentParser) -> None:
         help="a new table's partitions: day (of arrival, the default), hour, day(FIELD), hour(FIELD), "
         "identity(FIELD) or none; an existing table keeps its own",
     )
+    _target_file_mb(parser, "a Spark task writes one file per partition for all its shards, rolled at this size")
+
+
+def _target_file_mb(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument(
         "--target-file-mb",
         type=int,
         default=defaults.TARGET_FILE_MB,
-        help=f"a Spark task writes one file per partition for all its shards, rolled at this size "
-        f"(default {defaults.TARGET_FILE_MB})",
+        help=f"{what} (default {defaults.TARGET_FILE_MB})",
     )
 
 

@@ -28,7 +28,6 @@ from kinesis_batch.maintenance.report import Compacted
 from kinesis_batch.maintenance.settings import MaintainSettings
 from kinesis_batch.output.delta import DeltaSink
 from kinesis_batch.output.markers import Marker
-from kinesis_batch.output.tables import DISCARD, PUBLISH
 
 T = TypeVar("T")
 ATTEMPTS = 8
@@ -63,23 +62,8 @@ class DeltaMaintenance:
         )
 
     def markers(self) -> list[Marker]:
-        table = self.sink._load()
-        found = []
-        for commit in table.history():
-            action = commit.get(ACTION)
-            if action not in (PUBLISH, DISCARD) or not commit.get("kinesis_batch.batch_id"):
-                continue
-            found.append(
-                Marker(
-                    batch_id=commit["kinesis_batch.batch_id"],
-                    action=action,
-                    app=commit.get("kinesis_batch.app", ""),
-                    stream=commit.get("kinesis_batch.stream", ""),
-                    committed_at_ms=int(commit.get("timestamp", 0)),
-                    commit_record=commit.get("kinesis_batch.commit_record"),
-                )
-            )
-        return found
+        commits = self.sink._load().history()
+        return [marker for commit in commits if (marker := Marker.of(commit, int(commit.get("timestamp", 0))))]
 
     def expire(self, settings: MaintainSettings, now_ms: int) -> int:
         """Returns how many log entries (versions) the clean-up removed."""

@@ -29,7 +29,6 @@ from kinesis_batch.maintenance.settings import MaintainSettings
 from kinesis_batch.output.iceberg import IcebergSink, current_files, file_uri, table_partitioning
 from kinesis_batch.output.markers import Marker
 from kinesis_batch.output.place import Place
-from kinesis_batch.output.tables import DISCARD, PUBLISH
 
 ATTEMPTS = 8
 COMPACTED = "_compacted"  # under data/: no batch id starts with _, so no staged batch is named so
@@ -95,18 +94,9 @@ class IcebergMaintenance:
         found = []
         for snapshot in self.sink._load().snapshots():
             summary = snapshot.summary.additional_properties if snapshot.summary else {}
-            action = summary.get("kinesis_batch.action")
-            if action in (PUBLISH, DISCARD) and summary.get("kinesis_batch.batch_id"):
-                found.append(
-                    Marker(
-                        batch_id=summary["kinesis_batch.batch_id"],
-                        action=action,
-                        app=summary.get("kinesis_batch.app", ""),
-                        stream=summary.get("kinesis_batch.stream", ""),
-                        committed_at_ms=int(snapshot.timestamp_ms),
-                        commit_record=summary.get("kinesis_batch.commit_record"),
-                    )
-                )
+            marker = Marker.of(summary, int(snapshot.timestamp_ms))
+            if marker is not None:
+                found.append(marker)
         return found
 
     def expire(self, settings: MaintainSettings, now_ms: int) -> int:

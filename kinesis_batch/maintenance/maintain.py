@@ -8,7 +8,8 @@
 3. **expire** can drop old snapshots and versions (``expired``) without recovery or the status
    views ever losing one;
 4. **remove orphans**: files no kept commit references and no staged batch uses, old enough
-   (``orphans_found``: found, not yet deleted);
+   (``orphans_found``: found, not yet deleted), and the staging a crash left of a batch that was
+   published;
 5. keep the report as the output's last maintenance (``maintained``).
 
 Every step may meet a catch-up run committing to the same table: each format's commits assert
@@ -79,14 +80,19 @@ def maintain(
     before = FileStats.of(sink.data_files())
     progress(f"compacting {before.files} files in {before.partitions} partitions of {sink.uri}")
     compacted = maintainer.compact(settings, step)
-    archived = archive(maintainer.markers(), sink.bookkeeping())
+    markers = maintainer.markers()
+    archived = archive(markers, sink.bookkeeping())
     step("archived")
     now_ms = int(clock() * 1000)
     expired = maintainer.expire(settings, now_ms)
     step("expired")
     survey = maintainer.survey()
+    leftovers = published_leftovers(survey.staged, markers, sink.bookkeeping())
+    survey = Survey(survey.listed, survey.referenced, survey.staged - leftovers)
     found = orphans(survey, now_ms=now_ms, retain=settings.retain)
     step("orphans_found")
+    for batch in sorted(leftovers):  # a published batch's bookkeeping a crash left: nothing reads it
+        sink.table_sink().staging(batch).delete_all()
     maintainer.remove(found)
     report = MaintenanceReport(
         maintenance_id=maintenance_id,
@@ -126,6 +132,20 @@ def archive(markers: list[Marker], bookkeeping: Place) -> int:
                 copied += 1
         archive.keep_latest(found)
     return copied
+
+
+def published_leftovers(staged: set[str], markers: list[Marker], bookkeeping: Place) -> set[str]:
+    """The staged batches that are published (a publish killed between its commit and its clean
+    up leaves the staging): by the table's markers, or the archive of any of its consumers."""
+    published = {marker.batch_id for marker in markers if marker.action == "publish"}
+    left = staged & published
+    for app in bookkeeping.child("_markers").folders():
+        archive = MarkerArchive(bookkeeping, app)
+        for batch in staged - left:
+            marker = archive.get(batch)
+            if marker is not None and marker.action == "publish":
+                left.add(batch)
+    return left
 
 
 def maintainer_of(sink: Sink, maintenance_id: str) -> Maintainer:

@@ -42,6 +42,7 @@ class FileStats:
     recent_partitions: int
     recent_files: int
     recent_bytes: int
+    recent_groups: int = 0  # what compaction can merge among them: partitions (parquet: of one batch each)
 
     @property
     def mean_file_bytes(self) -> int:
@@ -67,6 +68,7 @@ class FileStats:
             recent_partitions=len(recent),
             recent_files=len(recent_files),
             recent_bytes=sum(file.bytes for file in recent_files),
+            recent_groups=len({(file.group, file.partition) for file in recent_files}),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -78,22 +80,24 @@ class FileStats:
             "recent_partitions": self.recent_partitions,
             "recent_files": self.recent_files,
             "recent_bytes": self.recent_bytes,
+            "recent_groups": self.recent_groups,
             "recent_mean_file_bytes": self.recent_mean_file_bytes,
         }
 
     @classmethod
     def from_json(cls, body: dict[str, Any]) -> FileStats:
-        names = ("files", "bytes", "partitions", "recent_partitions", "recent_files", "recent_bytes")
-        return cls(**{name: int(body[name]) for name in names})
+        names = ("files", "bytes", "partitions", "recent_partitions", "recent_files", "recent_bytes", "recent_groups")
+        return cls(**{name: int(body.get(name, 0)) for name in names})
 
 
 def small_files(stats: FileStats, threshold_bytes: int) -> str | None:
     """One line when the recent partitions' files are small on average (below
-    ``threshold_bytes``) and more than one a partition, so that compaction would merge them;
-    None otherwise. A partition of one small file is as compact as it gets: no warning."""
+    ``threshold_bytes``) and more than one in what compaction can merge (a partition; of a
+    parquet folder, a partition of one batch), so that maintenance would fix it; None
+    otherwise. One small file is as compact as it gets: a warning that cannot clear is noise."""
     if not stats.recent_files or stats.recent_mean_file_bytes >= threshold_bytes:
         return None
-    if stats.recent_files <= stats.recent_partitions:
+    if stats.recent_files <= stats.recent_groups:
         return None
     return (
         f"small files: the {stats.recent_partitions} newest partitions hold {stats.recent_files} files of "

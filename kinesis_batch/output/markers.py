@@ -23,6 +23,7 @@ Contract:
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 
 from kinesis_batch.output.place import Place
@@ -52,6 +53,22 @@ class Marker:
 
     def record(self) -> CommitRecord | None:
         return CommitRecord.from_json(self.commit_record) if self.commit_record else None
+
+    @classmethod
+    def of(cls, metadata: Mapping[str, str], committed_at_ms: int) -> Marker | None:
+        """The marker a commit's metadata (Delta's commit info, an Iceberg snapshot's summary)
+        carries, or None when the commit is not a publish or discard of ours."""
+        action = metadata.get("kinesis_batch.action")
+        if action not in ("publish", "discard") or not metadata.get("kinesis_batch.batch_id"):
+            return None
+        return cls(
+            batch_id=metadata["kinesis_batch.batch_id"],
+            action=action,
+            app=metadata.get("kinesis_batch.app", ""),
+            stream=metadata.get("kinesis_batch.stream", ""),
+            committed_at_ms=committed_at_ms,
+            commit_record=metadata.get("kinesis_batch.commit_record"),
+        )
 
 
 class MarkerArchive:

@@ -63,7 +63,10 @@ class PairedSink(Sink):
         return self.main.data(batch_id)
 
     def write_manifest(self, batch_id: str, body: dict[str, Any]) -> None:
+        """The plan, in the table's staging; the dead-letter output gets a staging of its own
+        too, so that its maintenance sees the batch's dead letters as staged, not as orphans."""
         self.main.write_manifest(batch_id, body)
+        self.dead.write_manifest(batch_id, {"batch": batch_id, "table": self.main.uri})
 
     def read_manifest(self, batch_id: str) -> dict[str, Any] | None:
         return self.main.read_manifest(batch_id)

@@ -6,7 +6,8 @@ in a temporary AIRFLOW_HOME whose ``aws_default`` connection points at them and 
 creates a stream with a split and a merge in its history. Then runs the ``kinesis_catchup`` DAG
 (``dag.test()``, the engine of ``airflow dags test``) on local Spark, prints ``kinesis-batch
 status`` and where the Parquet went (read back with pyarrow), runs the DAG again to show that
-only new data is read, and stops the servers.
+only new data is read, maintains the output (``kinesis-batch maintain``: its small files
+compacted) and shows its files in ``status --output``, and stops the servers.
 
 What the processes under it say on their own stderr (Java's notice of the incubator module
 Spark 4 loads, Airflow's own warnings) goes to a log file in the demo's folder, which the demo
@@ -16,6 +17,7 @@ names, and whose end it prints if a run fails.
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import sys
 import tempfile
@@ -71,6 +73,13 @@ def main() -> int:
         print(f"\n{more} more records arrive; the next hourly run:")
         if not _run_dag(dag, datetime.now(UTC) + 2 * AHEAD, log):
             return 1
+
+        print(f"\nthe nightly maintenance (the kinesis_maintain DAG's):\n$ kinesis-batch maintain --output {output}")
+        cli.main(["maintain", "--output", str(output)])
+        print(f"\n$ kinesis-batch status --stream {STREAM} --output {output}  (its last lines)")
+        with contextlib.redirect_stdout(io.StringIO()) as status:
+            cli.main(["status", "--stream", STREAM, "--output", str(output)])
+        print("\n".join(status.getvalue().splitlines()[-2:]))
 
         counts = _read_back(output)
         duplicates = sum(n - 1 for n in counts.values() if n > 1)

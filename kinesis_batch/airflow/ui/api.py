@@ -15,9 +15,10 @@ Routes (under the plugin's ``/kinesis-batch`` prefix):
 ``?table=`` names a lease table other than the default ``kinesis-batch-STREAM``.
 
 ``GET /api/streams/{stream}?output=...&format=...&catalog=...`` also reads the output's last
-batch of this consumer (``"output"``: format, uri, last_batch, records, disagreeing_shards) and
-marks each shard of that batch with ``output_end`` / ``output_agrees``; without ``output`` the
-output is not known and ``"output"`` is null. The output is opened with the same AWS connection.
+batch of this consumer (``"output"``: format, uri, last_batch, records, disagreeing_shards, and
+``table``: its files, mean file size, last maintenance, a small-files warning) and marks each
+shard of that batch with ``output_end`` / ``output_agrees``; without ``output`` the output is
+not known and ``"output"`` is null. The output is opened with the same AWS connection.
 """
 
 from __future__ import annotations

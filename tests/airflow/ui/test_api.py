@@ -148,6 +148,8 @@ def test_given_its_output_a_stream_shows_the_last_batch_and_checkpoints_that_dis
     run("run-one").run()
     assert ok()["output"] is None  # the output is not known
     agreeing = ok(output=table, format="delta")
+    files = agreeing["output"].pop("table")
+    assert files["files"] >= 1 and files["mean_file_bytes"] > 0 and files["last_maintenance"] is None
     assert agreeing["output"] | {"committed_at": None} == {
         "format": "delta",
         "uri": table,
