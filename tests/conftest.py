@@ -71,7 +71,8 @@ def streams(kinesis, request: pytest.FixtureRequest) -> Iterator[StreamFactory]:
 #: first, so that with two workers (make test) the quick tests fill the gaps and no long test
 #: starts last.
 SLOW_FIRST = (
-    "test_crash.py",
+    "test_crash.py",  # tests/ and tests/maintenance/
+    "test_a_day_of_runs.py",  # tests/maintenance: 5 x 24 runs of 16 shards
     "test_benchmarks.py",
     "test_zombie.py",
     "test_cli_run.py",
@@ -81,6 +82,7 @@ SLOW_FIRST = (
     "test_spark_submit.py",
     "test_runs.py",  # tests/dagster
     "test_dagster_dev.py",
+    "test_with_catch_up.py",  # tests/maintenance
 )
 
 

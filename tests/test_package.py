@@ -55,8 +55,8 @@ def test_the_dagster_adapter_does_not_import_airflow() -> None:
 PUBLIC_API = {
     # the run
     "CatchUpRun", "RunConfig", "RunReport", "ReadLimits", "DecodeSettings", "plan_now",
-    # the sinks
-    "Output", "Sink", "CommitRecord", "ShardCommit", "open_sink",
+    # the sinks, and their maintenance
+    "Output", "Sink", "CommitRecord", "ShardCommit", "open_sink", "maintain", "MaintainSettings", "MaintenanceReport",
     # the error tree, and what to do with an error
     "KinesisBatchError", "RetryableError", "ThrottledError", "DependencyError", "LeaseError", "LeaseLostError",
     "ShutdownError", "InvalidStateError", "StreamNotFoundError", "LeaseTableNotFoundError", "MalformedLeaseError",
