@@ -31,6 +31,9 @@ from tests.test_run import CrashingRun, SimulatedCrash, assert_settled, checkpoi
 
 KINDS = [("parquet", "local"), ("delta", "local"), ("delta", "s3"), ("iceberg", "local"), ("iceberg", "s3")]
 IDS = [f"{format}-{where}" for format, where in KINDS]
+#: Committing together: Delta's conflicts are deltalake's the same locally and on S3, so S3's;
+#: Iceberg's are the catalog's compare-and-swap, with metadata local and on S3.
+TOGETHER = [kind for kind in KINDS if kind != ("delta", "local")]
 ROUNDS = 3
 LATER = MaintainSettings(retain_hours=0)
 
@@ -61,7 +64,7 @@ class BothAtTheirCommit:
 
 
 @pytest.mark.timeout(600)
-@pytest.mark.parametrize(("format", "where"), KINDS, ids=IDS)
+@pytest.mark.parametrize(("format", "where"), TOGETHER, ids=[f"{format}-{where}" for format, where in TOGETHER])
 def test_maintain_and_a_catch_up_committing_together_keep_every_record_exactly_once(
     format: str, where: str, kinesis: Any, streams: StreamFactory, spark: Any, tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
