@@ -52,6 +52,9 @@ from kinesis_batch.output.tables import DISCARD, PUBLISH, TableSink, check_bucke
 PUBLISHED, DISCARDED = 1, 0
 BATCH_NUMBER = "kinesis_batch.batch_number"
 PARTITION_BY = "kinesis_batch.partition_by"  # the table's layout, in its configuration
+# A checkpoint every 10 commits (Delta's own default; deltalake's is 100): an hourly writer's
+# every load then reads at most 10 log entries, not up to 100, from S3.
+CHECKPOINTS = {"delta.checkpointInterval": "10"}
 
 
 class DeltaSink(TableSink):
@@ -103,7 +106,7 @@ class DeltaSink(TableSink):
                     schema=schema,
                     mode="ignore",
                     partition_by=[partition.column] if partition else None,
-                    configuration={PARTITION_BY: spelled(partition)},
+                    configuration={PARTITION_BY: spelled(partition), **CHECKPOINTS},
                     raise_if_key_not_exists=False,  # our own property: deltalake knows only its own
                     storage_options=self._options,
                 )
