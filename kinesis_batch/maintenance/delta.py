@@ -2,10 +2,10 @@
 
 - **compact**: ``optimize.compact`` at the target size (one commit, ``dataChange`` false, so a
   catch-up's append that lands meanwhile is not a conflict: deltalake rebases it);
-- **markers**: our publish and discard commits, read from the log's commit metadata;
 - **expire**: the table's ``delta.logRetentionDuration`` and ``delta.deletedFileRetentionDuration``
-  set to the retention (so Delta's own tools agree), ``vacuum`` of the files removed longer ago,
-  a checkpoint, and the log cleaned up to it. The app transactions recovery asks
+  set to the retention (so Delta's own tools agree) and the writers' own log clean-up off,
+  ``vacuum`` of the files removed longer ago, then through one loaded table: the markers of its
+  commits archived, a checkpoint, and the log cleaned up to it. The app transactions recovery asks
   (``kinesis-batch/<lease table>/<batch>``) live on in the checkpoint; a table that sets
   ``delta.setTransactionRetentionDuration`` would lose them, and is refused in one line;
 - **survey** for orphans: the files under the root, those the table or a version it keeps
@@ -26,7 +26,7 @@ from kinesis_batch.errors import DependencyError, InvalidStateError, storage_err
 from kinesis_batch.maintenance.plan import Listed, Survey
 from kinesis_batch.maintenance.report import Compacted
 from kinesis_batch.maintenance.settings import MaintainSettings
-from kinesis_batch.output.delta import DeltaSink
+from kinesis_batch.output.delta import TABLE_PROPERTIES, DeltaSink
 from kinesis_batch.output.markers import Marker
 
 T = TypeVar("T")
@@ -61,12 +61,11 @@ class DeltaMaintenance:
             conflicts=conflicts,
         )
 
-    def markers(self) -> list[Marker]:
-        commits = self.sink._load().history()
-        return [marker for commit in commits if (marker := Marker.of(commit, int(commit.get("timestamp", 0))))]
-
-    def expire(self, settings: MaintainSettings, now_ms: int) -> int:
-        """Returns how many log entries (versions) the clean-up removed."""
+    def expire(self, settings: MaintainSettings, now_ms: int, archive: Callable[[list[Marker]], None]) -> int:
+        """The retention set on the table (and the writers' own log clean-up off), removed files
+        vacuumed, then the log checkpointed and cleaned through one loaded table: ``archive`` gets
+        the markers of every commit in it first, and the clean-up stops at its version, so no
+        commit that lands meanwhile can go unarchived. Returns how many log entries went."""
         table = self.sink._load()
         configuration = table.metadata().configuration
         if configuration.get(TRANSACTION_RETENTION):
@@ -74,7 +73,7 @@ class DeltaMaintenance:
                 f"Delta table {self.sink.uri} sets {TRANSACTION_RETENTION}: its checkpoints would drop the "
                 "app transactions that say which batches are in the table; unset it before maintaining"
             )
-        wanted = {name: f"interval {settings.retain_hours} hours" for name in RETENTIONS}
+        wanted = {name: f"interval {settings.retain_hours} hours" for name in RETENTIONS} | TABLE_PROPERTIES
         if any(configuration.get(name) != value for name, value in wanted.items()):
             self._retrying(
                 "set the retention",
@@ -82,7 +81,6 @@ class DeltaMaintenance:
                     wanted, raise_if_not_exists=False, commit_properties=self._properties("retention")
                 ),
             )
-        before = self._log_entries()
         self._retrying(
             "vacuum",
             lambda t: t.vacuum(
@@ -92,10 +90,13 @@ class DeltaMaintenance:
                 commit_properties=self._properties("vacuum"),
             ),
         )
+        before = self._log_entries()
         with self._errors("clean up the log of"):
             table = self.sink._load()
+            commits = table.history()
+            archive([marker for commit in commits if (marker := Marker.of(commit, int(commit.get("timestamp", 0))))])
             table.create_checkpoint()
-            table.cleanup_metadata()
+            table.cleanup_metadata()  # up to this table's version: every commit it can drop was archived
         return max(0, before - self._log_entries())
 
     def survey(self) -> Survey:

@@ -9,8 +9,8 @@ orphan removal, so those two are ours.
   drop the new files and leave that partition to the next run. pyiceberg cannot write
   Iceberg's ``replace`` operation (its summaries refuse it), so the snapshot is an
   ``overwrite`` whose rows are the same.
-- **markers**: our snapshots' summaries;
-- **expire**: the snapshots older than the retention but the current one (``expire_snapshots``);
+- **expire**: the snapshots of one loaded table older than the retention but the current one
+  (``expire_snapshots``), their markers archived first;
 - **survey** for orphans: every file under the table's location, and those the current
   metadata, the metadata log and the kept snapshots reference (manifest lists, manifests, data
   files).
@@ -90,22 +90,16 @@ class IcebergMaintenance:
             return False
         return True
 
-    def markers(self) -> list[Marker]:
-        found = []
-        for snapshot in self.sink._load().snapshots():
-            summary = snapshot.summary.additional_properties if snapshot.summary else {}
-            marker = Marker.of(summary, int(snapshot.timestamp_ms))
-            if marker is not None:
-                found.append(marker)
-        return found
-
-    def expire(self, settings: MaintainSettings, now_ms: int) -> int:
-        """Returns how many snapshots were expired (no requirement to assert: the catalog
-        applies the removal to the table as it is when it commits)."""
+    def expire(self, settings: MaintainSettings, now_ms: int, archive: Callable[[list[Marker]], None]) -> int:
+        """The snapshots of one loaded table older than the retention, but the current one;
+        ``archive`` gets the markers of all its snapshots first, so a snapshot committed
+        meanwhile is neither expired nor unarchived. No requirement to assert: the catalog applies
+        the removal to the table as it is when it commits. Returns how many were expired."""
         from pyiceberg.exceptions import CommitFailedException
 
         for _ in range(ATTEMPTS):
             table = self.sink._load()
+            archive(_markers(table))
             current = table.current_snapshot()
             snapshots = [(snapshot.snapshot_id, snapshot.timestamp_ms) for snapshot in table.snapshots()]
             ids = expired(snapshots, current.snapshot_id if current else None, now_ms=now_ms, retain=settings.retain)
@@ -139,6 +133,17 @@ class IcebergMaintenance:
         root = self.sink.root()
         for path in paths:
             root.delete(path)
+
+
+def _markers(table: Any) -> list[Marker]:
+    """The publish and discard markers of the loaded table's snapshots."""
+    found = []
+    for snapshot in table.snapshots():
+        summary = snapshot.summary.additional_properties if snapshot.summary else {}
+        marker = Marker.of(summary, int(snapshot.timestamp_ms))
+        if marker is not None:
+            found.append(marker)
+    return found
 
 
 def _referenced(table: Any) -> Iterator[str]:

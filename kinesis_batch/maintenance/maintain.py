@@ -4,9 +4,9 @@
 1. **compact** the small files of each partition (``compacting``: the new files are written,
    the commit that swaps them in is next; ``compacted``: it landed);
 2. **archive** every batch marker of the table's history (kinesis_batch.output.markers)
-   (``archived``), so that
-3. **expire** can drop old snapshots and versions (``expired``) without recovery or the status
-   views ever losing one;
+   (``archived``), from the very table state that
+3. **expire** then drops old snapshots and versions of (``expired``): recovery and the status
+   views never lose one, also of a commit that lands meanwhile;
 4. **remove orphans**: files no kept commit references and no staged batch uses, old enough
    (``orphans_found``: found, not yet deleted), and the staging a crash left of a batch that was
    published;
@@ -48,11 +48,10 @@ class Maintainer(Protocol):
         """Rewrite small files into files of the target size; ``step`` is told ``compacting``
         before each commit and ``compacted`` after it."""
 
-    def markers(self) -> list[Marker]:
-        """Every publish and discard marker the table's history holds now, of every consumer."""
-
-    def expire(self, settings: MaintainSettings, now_ms: int) -> int:
-        """Drop the snapshots or versions older than the retention; how many went."""
+    def expire(self, settings: MaintainSettings, now_ms: int, archive: Callable[[list[Marker]], None]) -> int:
+        """Drop the snapshots or versions older than the retention; how many went. Before any
+        goes, ``archive`` gets every publish and discard marker (of every consumer) of the table
+        state the expiry works on: nothing it drops can be a commit ``archive`` did not see."""
 
     def survey(self) -> Survey:
         """The files under the table, those its kept commits reference, the staged batches."""
@@ -80,11 +79,17 @@ def maintain(
     before = FileStats.of(sink.data_files())
     progress(f"compacting {before.files} files in {before.partitions} partitions of {sink.uri}")
     compacted = maintainer.compact(settings, step)
-    markers = maintainer.markers()
-    archived = archive(markers, sink.bookkeeping())
-    step("archived")
+    markers: list[Marker] = []
+    archived = 0
+
+    def archiving(found: list[Marker]) -> None:
+        nonlocal archived
+        archived += archive(found, sink.bookkeeping())
+        markers.extend(found)
+        step("archived")
+
     now_ms = int(clock() * 1000)
-    expired = maintainer.expire(settings, now_ms)
+    expired = maintainer.expire(settings, now_ms, archiving)
     step("expired")
     survey = maintainer.survey()
     leftovers = published_leftovers(survey.staged, markers, sink.bookkeeping())

@@ -8,7 +8,7 @@ the same rename protocol as publishing, and there is nothing to expire.
   now in ``_compacting/``, is deleted. Rows never move between batches: a batch's folder name
   is its rows' ``batch_id``. A crash leaves a copy in ``_compacting/`` (an orphan) and the batch
   folder whole, old or new.
-- **markers**: none to archive: a batch's marker is its folder's ``_commit.json``, never expired;
+- **expire**: nothing: no versions, and a batch's marker is its folder's ``_commit.json``;
 - **survey** for orphans: what crashes leave (``_compacting/``, ``_discarded/``, hidden temporary
   files in batch folders); nothing references those, and nothing staged is among them (the runs'
   staging, ``_staging/``, is the runs' own to settle).
@@ -82,10 +82,8 @@ class ParquetMaintenance:
         shutil.rmtree(copy, ignore_errors=True)
         return Compacted(len(planned), len(rewritten), added, sum(compaction.bytes for compaction in planned))
 
-    def markers(self) -> list[Marker]:
-        return []
-
-    def expire(self, settings: MaintainSettings, now_ms: int) -> int:
+    def expire(self, settings: MaintainSettings, now_ms: int, archive: Callable[[list[Marker]], None]) -> int:
+        archive([])  # a batch's marker is its folder's _commit.json: nothing to archive, nothing expires
         return 0
 
     def survey(self) -> Survey:

@@ -52,9 +52,11 @@ from kinesis_batch.output.tables import DISCARD, PUBLISH, TableSink, check_bucke
 PUBLISHED, DISCARDED = 1, 0
 BATCH_NUMBER = "kinesis_batch.batch_number"
 PARTITION_BY = "kinesis_batch.partition_by"  # the table's layout, in its configuration
-# A checkpoint every 10 commits (Delta's own default; deltalake's is 100): an hourly writer's
-# every load then reads at most 10 log entries, not up to 100, from S3.
-CHECKPOINTS = {"delta.checkpointInterval": "10"}
+#: What a table we create is made with. A checkpoint every 10 commits (Delta's own default;
+#: deltalake's is 100): an hourly writer's every load reads at most 10 log entries. No writer
+#: cleans the log when it checkpoints (deltalake's default does): only maintenance does, after it
+#: archived the batch markers the clean-up drops (kinesis_batch.output.markers).
+TABLE_PROPERTIES = {"delta.checkpointInterval": "10", "delta.enableExpiredLogCleanup": "false"}
 
 
 class DeltaSink(TableSink):
@@ -106,7 +108,7 @@ class DeltaSink(TableSink):
                     schema=schema,
                     mode="ignore",
                     partition_by=[partition.column] if partition else None,
-                    configuration={PARTITION_BY: spelled(partition), **CHECKPOINTS},
+                    configuration={PARTITION_BY: spelled(partition), **TABLE_PROPERTIES},
                     raise_if_key_not_exists=False,  # our own property: deltalake knows only its own
                     storage_options=self._options,
                 )
@@ -285,4 +287,4 @@ def _history(table: Any) -> Iterator[dict[str, Any]]:
         seen, limit = len(page), limit * 4
 
 
-__all__ = ["DeltaSink"]
+__all__ = ["TABLE_PROPERTIES", "DeltaSink"]

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from kinesis_batch import LeaseLostError
+from kinesis_batch.events import Event, observing
 from kinesis_batch.maintenance import MaintainSettings, maintain
 from kinesis_batch.output import Sink
 from kinesis_batch.output.datafiles import FileStats
@@ -81,6 +82,23 @@ def test_after_expiry_every_batch_is_still_committed_and_the_last_one_is_still_l
     assert {batch: fresh.committed(batch) for batch in batches} == records
     assert fresh.last_batch() == last
     assert fresh.committed("never-published") is None
+
+
+def test_a_batch_published_between_the_archive_and_the_expiry_stays_committed(sink: Sink) -> None:
+    publish_batches(sink, 2)
+    late = commit_record("late")
+    files = stage(sink, late)
+    other = sink_of_same(sink)  # a catch-up run's own handle
+
+    def publish_now(event: Event) -> None:
+        if event.step == "archived" and other.committed("late") is None:
+            assert other.publish(late, files)
+
+    with observing(publish_now):
+        maintain(sink, LATER, clock=two_hours_later)  # retain 0: everything old enough goes
+    maintain(sink, LATER, clock=two_hours_later)  # and the next one archives it
+
+    assert sink_of_same(sink).committed("late") == late
 
 
 def test_a_discarded_batch_stays_unpublishable_once_its_marker_expired(sink: Sink) -> None:
