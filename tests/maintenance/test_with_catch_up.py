@@ -75,9 +75,8 @@ def test_maintain_and_a_catch_up_committing_together_keep_every_record_exactly_o
     sink = sink_of(output, app=default_table(name), stream=name)
     sent: list[str] = []
     met = 0
-    for _ in range(2):  # small files for the first maintenance to compact
-        sent += put(kinesis, name, 40, start=len(sent))
-        CatchUpRun(config, kinesis=kinesis_client(), dynamodb=dynamodb_client(), spark=lambda: spark).run()
+    sent += put(kinesis, name, 40)  # small files for the first maintenance to compact: one a task (2 slots)
+    CatchUpRun(config, kinesis=kinesis_client(), dynamodb=dynamodb_client(), spark=lambda: spark).run()
     for _ in range(ROUNDS):
         sent += put(kinesis, name, 40, start=len(sent))
         meeting = BothAtTheirCommit()
