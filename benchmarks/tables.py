@@ -2,7 +2,7 @@
 today's layout and partitioned by event day, before and after ``maintain``.
 
     .venv/bin/python -m benchmarks.tables                      # 16 shards, 48 hourly runs of 1,000 events
-    .venv/bin/python -m benchmarks.tables --quick              # 4 shards, 4 runs of 200 (what CI runs)
+    .venv/bin/python -m benchmarks.tables --quick              # 4 shards, 3 runs of 200 (what CI runs)
     .venv/bin/python -m benchmarks.tables --outputs delta-s3 --runs 24
 
 One stream of JSON events (benchmarks.events, about 1 KiB each, declared by a JSON Schema).
@@ -67,16 +67,16 @@ class Figures:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="4 shards, 4 runs of 200 events, local outputs (CI)")
+    parser.add_argument("--quick", action="store_true", help="4 shards, 3 runs of 200 events, local outputs (CI)")
     parser.add_argument("--outputs", help=f"comma-separated, of {','.join(KINDS)} (default all; --quick the local)")
-    parser.add_argument("--runs", type=int, help="hourly runs (default 48; --quick 4)")
+    parser.add_argument("--runs", type=int, help="hourly runs (default 48; --quick 3)")
     parser.add_argument("--shards", type=int, help="the stream's shards (default 16; --quick 4)")
     parser.add_argument("--events", type=int, help="events a run (default 1,000; --quick 200)")
     args = parser.parse_args(argv)
     kinds = (args.outputs or ("delta-local,iceberg-local" if args.quick else ",".join(KINDS))).split(",")
     if set(kinds) - set(KINDS):
         parser.error(f"--outputs: choose from {', '.join(KINDS)}")
-    runs, shards = args.runs or (4 if args.quick else 48), args.shards or (4 if args.quick else 16)
+    runs, shards = args.runs or (3 if args.quick else 48), args.shards or (4 if args.quick else 16)
     events = args.events or (200 if args.quick else 1_000)
     print(f"# tables: {machine()}; {shards} shards, {runs} runs of {events:,} events", flush=True)
     with tempfile.TemporaryDirectory(prefix="kinesis-batch-bench-") as scratch, local_stack(("kinesalite",)) as stack:

@@ -77,7 +77,7 @@ def run_benchmark(name: str) -> str:
             (
                 r"\| delta-local +\| by event day, after maintain +\| +1 \|",
                 r"\| iceberg-local +\| by event day, after maintain +\| +1 \|",
-                r"iceberg-local: one-day count \(800 of 800 rows\) [\d.]+x faster",
+                r"iceberg-local: one-day count \(600 of 600 rows\) [\d.]+x faster",
             ),
         ),
     ],
