@@ -116,6 +116,7 @@ class DeltaSink(TableSink):
                 raise from_storage(exc, f"cannot create the {what}", remote=self.root.on_s3) from exc
         table = self._load()
         partition = self._read_partitioning(table)
+        self._layout = (partition,)  # the read step asks next: a table keeps its layout
         derived = partition.column if partition and partition.transform != "identity" else None
         missing = check_schema(self._schema(table), what, columns, derived=derived)
         if missing:

@@ -110,7 +110,8 @@ class IcebergSink(TableSink):
                 except (TableAlreadyExistsError, CommitFailedException):
                     pass  # another run made it meanwhile (a catalog says so either way): its layout is checked below
                 table = self.catalog.load_table(self.identifier)  # NoSuchTableError: the failure was another
-                choose(partition_by, table_partitioning(table), new=False, where=what)
+                partition = choose(partition_by, table_partitioning(table), new=False, where=what)
+            self._layout = (partition,)  # the read step asks next: a table keeps its layout
         missing = check_schema(self._schema(table), what, columns)
         with _catalog_errors(f"Iceberg table {self.identifier}"), table.transaction() as tx:
             if table.properties.get("commit.retry.num-retries") != "0":  # an existing table of someone else's
