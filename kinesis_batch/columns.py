@@ -52,6 +52,12 @@ RESERVED = frozenset([*METADATA.names, BATCH_ID.name, DATA.name])
 TRANSFORM_INPUT = tuple(name for name in METADATA.names if name != RECORD_INDEX.name)
 
 
+def dictionary_encoded(schema: pa.Schema) -> list[str]:
+    """The columns of ``schema`` a Parquet writer encodes as dictionaries: those with few
+    distinct values a file (shards, partition keys); the rest are mostly unique."""
+    return [name for name in (SHARD_ID.name, PARTITION_KEY.name) if name in schema.names]
+
+
 @dataclass(frozen=True)
 class Columns:
     """What a table is made for: ``fixed`` columns (raw rows, dead letters), or decoded rows:
@@ -139,6 +145,7 @@ __all__ = [
     "Columns",
     "check_reserved",
     "decoded",
+    "dictionary_encoded",
     "fields_of",
     "record_columns",
     "schema_from_text",

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
+from kinesis_batch.columns import dictionary_encoded
 from kinesis_batch.output.place import Place
 
 ROW_GROUP_BYTES = 64 * 1024 * 1024
@@ -113,8 +114,7 @@ class _Output:
         self.out, self.name = out, name
         self.part = out.open_part(name)
         self.stream = self.part.__enter__()
-        dictionary = [column for column in ("shard_id", "partition_key") if column in schema.names]
-        self.writer = pq.ParquetWriter(self.stream, schema, use_dictionary=dictionary)
+        self.writer = pq.ParquetWriter(self.stream, schema, use_dictionary=dictionary_encoded(schema))
         self.rows = 0
 
     @classmethod

@@ -25,7 +25,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from kinesis_batch.columns import schema_to_text
+from kinesis_batch.columns import dictionary_encoded, schema_to_text
 from kinesis_batch.output.layout import FileLayout
 from kinesis_batch.output.place import Place
 from kinesis_batch.output.staged import StagedFile
@@ -116,8 +116,7 @@ class TaskFiles:
             name = f"{folder}/{name}"
         stack = contextlib.ExitStack()
         stream = stack.enter_context(self.place.open_part(name))
-        dictionary = [name for name in ("shard_id", "partition_key") if name in schema.names]
-        writer = stack.enter_context(pq.ParquetWriter(stream, schema, use_dictionary=dictionary))
+        writer = stack.enter_context(pq.ParquetWriter(stream, schema, use_dictionary=dictionary_encoded(schema)))
         return _Open(name, value, stack, stream, writer)
 
     def _finish(self, handle: _Open, kind: type[BaseException] | None, error: BaseException | None, trace: Any) -> None:
