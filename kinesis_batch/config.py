@@ -102,6 +102,13 @@ def validate_output(format: str, output: str, catalog: str | None) -> None:
 COMMIT_CONCURRENCY = "KINESIS_BATCH_COMMIT_CONCURRENCY"
 
 
+def validate_target_file_mb(target: int) -> int:
+    """``--target-file-mb``: the size the runs' files roll at and maintenance compacts to."""
+    if isinstance(target, bool) or not isinstance(target, int) or not 1 <= target <= 4096:
+        raise IllegalArgumentError(f"--target-file-mb must be a whole number in 1..4096, not {target!r}")
+    return target
+
+
 def _env_int(name: str, default: int) -> int:
     text = os.environ.get(name, "")
     if not text:
@@ -160,9 +167,7 @@ class RunConfig:
             from kinesis_batch.output.layout import PartitionBy
 
             PartitionBy.parse(self.partition_by)
-        target = self.target_file_mb
-        if isinstance(target, bool) or not isinstance(target, int) or not 1 <= target <= 4096:
-            raise IllegalArgumentError(f"--target-file-mb must be a whole number in 1..4096, not {target!r}")
+        validate_target_file_mb(self.target_file_mb)
         if not self.worker_id or len(self.worker_id) > 256:
             raise IllegalArgumentError("--worker-id must be 1-256 characters")
         if self.decoding.dead_letter_output:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from kinesis_batch import defaults
+from kinesis_batch.config import validate_target_file_mb
 from kinesis_batch.errors import IllegalArgumentError
 
 
@@ -20,9 +21,7 @@ class MaintainSettings:
     retain_hours: int = defaults.RETAIN_HOURS
 
     def __post_init__(self) -> None:
-        target = self.target_file_mb
-        if isinstance(target, bool) or not isinstance(target, int) or not 1 <= target <= 4096:
-            raise IllegalArgumentError(f"--target-file-mb must be a whole number in 1..4096, not {target!r}")
+        validate_target_file_mb(self.target_file_mb)
         hours = self.retain_hours
         if isinstance(hours, bool) or not isinstance(hours, int) or not 0 <= hours <= 24 * 3650:
             raise IllegalArgumentError(f"--retain-hours must be a whole number of hours in 0..87600, not {hours!r}")
