@@ -46,7 +46,9 @@ def stream_status(
     hours = ownership.check(kinesis, LeaseStore(dynamodb, table), stream).stream.retention_hours
     rows = shard_status(kinesis, dynamodb, stream, table, now=now, hours=hours)
     unfinished = [row for row in rows if row["checkpoint"] != "SHARD_END"]
-    last = output_status(output, rows, small_file_mb=small_file_mb) if output is not None else None
+    last = None
+    if output is not None:
+        last = output_status(output, rows) | {"table": table_status(output, small_file_mb=small_file_mb)}
     return {
         "stream": stream,
         "table": table,
@@ -65,12 +67,10 @@ def stream_status(
     }
 
 
-def output_status(
-    output: Sink, rows: list[dict[str, Any]], *, small_file_mb: float = defaults.SMALL_FILE_MB
-) -> dict[str, Any]:
+def output_status(output: Sink, rows: list[dict[str, Any]]) -> dict[str, Any]:
     """The output's last committed batch, and the shards whose checkpoint disagrees with it (a
-    crash between the table commit and the checkpoint commit: the next run rolls them forward);
-    and its files (:func:`table_status`).
+    crash between the table commit and the checkpoint commit: the next run rolls them forward).
+    Its files are :func:`table_status`'s (a listing of the whole table: only where shown).
 
     Adds to each row of a shard in that batch: ``output_batch``, ``output_end`` and
     ``output_agrees`` (the checkpoint is where the batch ended)."""
@@ -99,7 +99,6 @@ def output_status(
         "records": record.records if record else 0,
         **json_fields(record.landing if record else None),
         "disagreeing_shards": disagree,
-        "table": table_status(output, small_file_mb=small_file_mb),
     }
 
 
