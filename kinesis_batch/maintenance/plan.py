@@ -40,10 +40,6 @@ class Compaction:
     def bytes(self) -> int:
         return sum(file.bytes for file in self.inputs)
 
-    @property
-    def rows(self) -> int:
-        return sum(file.rows for file in self.inputs)
-
 
 def compactions(files: Iterable[DataFile], target_bytes: int) -> list[Compaction]:
     """The rewrites that leave at most one small-file's worth per target size in each partition."""

@@ -54,9 +54,10 @@ class Crash:
     rows: Counter[tuple[Any, ...]]
     process: subprocess.Popen[str] | None = None
 
-    def start(self) -> None:
+    def start(self) -> subprocess.Popen[str]:
         args = ("maintain", *self.output, "--retain-hours", "0")
         self.process = start_cli(*args, fault=("crash", self.step))
+        return self.process
 
 
 def keys(rows: dict[str, list[Any]]) -> Counter[tuple[Any, ...]]:
@@ -101,10 +102,7 @@ def test_kill_9_at_any_step_of_maintain_then_a_rerun_leaves_the_table_whole_and_
         crashes.append(Crash(step, output, sink, records, keys(read_rows(sink))))
     processes: list[subprocess.Popen[str]] = []
     with killed_at_exit(processes):
-        for crash in crashes:
-            crash.start()
-            assert crash.process is not None
-            processes.append(crash.process)
+        processes.extend(crash.start() for crash in crashes)  # side by side
         for crash in crashes:
             with subtests.test(step=crash.step):
                 assert crash.process is not None
