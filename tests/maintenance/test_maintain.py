@@ -101,6 +101,19 @@ def test_a_batch_published_between_the_archive_and_the_expiry_stays_committed(si
     assert sink_of_same(sink).committed("late") == late
 
 
+def test_no_run_cleans_a_delta_log_of_ours_only_maintenance_after_archiving(sink: Sink) -> None:
+    if sink.format != "delta":
+        pytest.skip("deltalake's writers clean a Delta log at their checkpoints; nothing else cleans one")
+    publish_batches(sink, 1)
+    maintain(sink, LATER, clock=two_hours_later)  # the table's log retention is now 0 hours
+    late = [commit_record(f"late-{number}") for number in range(12)]  # past a checkpoint (every 10)
+    for record in late:
+        assert sink.publish(record, stage(sink, record))
+
+    fresh = sink_of_same(sink)
+    assert {record.batch_id: fresh.committed(record.batch_id) for record in late} == {r.batch_id: r for r in late}
+
+
 def test_a_discarded_batch_stays_unpublishable_once_its_marker_expired(sink: Sink) -> None:
     publish_batches(sink, 1)
     late = commit_record("late")
