@@ -4,6 +4,7 @@ The public API is what this module exports (``__all__``, held by tests/test_pack
 
 - the run: :class:`CatchUpRun` with its settings (:class:`RunConfig`, :class:`ReadLimits`,
   :class:`DecodeSettings`) and its :class:`RunReport`; :func:`plan_now`, what a run would read;
+  :class:`StopRequest`, how a caller stops a run (or a maintenance) at its next safe point;
 - the sinks: :class:`Output` (a format and where) opens a :class:`Sink`, which publishes a
   batch with its :class:`CommitRecord`; :func:`maintain` keeps its table fast
   (:class:`MaintainSettings`, :class:`MaintenanceReport`);
@@ -24,6 +25,7 @@ from kinesis_batch.errors import (
     BadRecordError,
     CheckpointOrderError,
     DependencyError,
+    ForeignOutputError,
     ForeignTableError,
     IllegalArgumentError,
     InvalidStateError,
@@ -54,6 +56,7 @@ from kinesis_batch.shards.listing import list_shards
 from kinesis_batch.shards.model import Record, Shard
 from kinesis_batch.shards.positions import EndBound, StartPosition
 from kinesis_batch.shards.reader import ReadResult, ShardReader
+from kinesis_batch.stopping import StopRequest
 
 __version__ = "0.1.0"
 
@@ -67,6 +70,7 @@ __all__ = [
     "DependencyError",
     "DynamoDBCheckpointStore",
     "EndBound",
+    "ForeignOutputError",
     "ForeignTableError",
     "HistoryEntry",
     "IllegalArgumentError",
@@ -97,6 +101,7 @@ __all__ = [
     "ShutdownError",
     "Sink",
     "StartPosition",
+    "StopRequest",
     "StreamNotFoundError",
     "StreamRecreatedError",
     "ThrottledError",

@@ -119,6 +119,13 @@ def _env_int(name: str, default: int) -> int:
         raise IllegalArgumentError(f"{name}={text!r}: a whole number is needed") from None
 
 
+#: RunConfig.output_binding (kinesis_batch.binding): keep the lease table's output (refuse
+#: another), move it to this run's (--move-output), or none (a backfill that moves the main
+#: checkpoints into an output of its own leaves the main table's output as it is).
+KEEP, MOVE, NONE = "keep", "move", "none"
+OUTPUT_BINDINGS = (KEEP, MOVE, NONE)
+
+
 @dataclass(frozen=True)
 class RunConfig:
     stream: str
@@ -139,6 +146,7 @@ class RunConfig:
     decoding: DecodeSettings = RAW  # raw rows, or typed ones with a dead-letter output (kinesis_batch.decoding)
     partition_by: str | None = None  # --partition-by (kinesis_batch.output.layout); None: the table's own
     target_file_mb: int = defaults.TARGET_FILE_MB  # a task's files roll at this size
+    output_binding: str = KEEP  # one of OUTPUT_BINDINGS
 
     @property
     def target_bytes(self) -> int:
@@ -168,6 +176,8 @@ class RunConfig:
 
             PartitionBy.parse(self.partition_by)
         validate_target_file_mb(self.target_file_mb)
+        if self.output_binding not in OUTPUT_BINDINGS:
+            raise IllegalArgumentError(f"output_binding must be one of {', '.join(OUTPUT_BINDINGS)}")
         if not self.worker_id or len(self.worker_id) > 256:
             raise IllegalArgumentError("--worker-id must be 1-256 characters")
         if self.decoding.dead_letter_output:

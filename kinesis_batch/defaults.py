@@ -24,6 +24,9 @@ FORMAT = "parquet"
 #: A Spark task's files roll at this size (MiB), and maintenance compacts to it: what query
 #: engines read best (Delta's and Iceberg's own targets).
 TARGET_FILE_MB = 128
+# After the first SIGINT or SIGTERM, how long a run or maintenance may take to stop cleanly
+# before it exits at once (kinesis_batch.stopping).
+STOP_TIMEOUT_SECONDS = 30.0
 #: Maintenance keeps a week of versions and snapshots, and files no kept commit references
 #: are removed once this old (Delta's vacuum default).
 RETAIN_HOURS = 168

@@ -8,7 +8,7 @@
     │   └── DependencyError            endpoint unreachable, timed out, or failed on its side
     ├── LeaseError                     stop working on the shard: it is not ours any more
     │   ├── LeaseLostError             another worker took it, or it expired under us
-    │   └── ShutdownError              the run is stopping; no further work was done
+    │   └── ShutdownError              asked to stop (SIGINT, SIGTERM, an orchestrator's kill): stopped cleanly
     ├── InvalidStateError              the world is not as the operation needs it; a person must look
     │   ├── StreamNotFoundError
     │   ├── LeaseTableNotFoundError
@@ -17,6 +17,8 @@
     │   ├── TrimmedDataError           a checkpoint points at data retention already removed
     │   ├── ForeignTableError          a lease table that is not this consumer's
     │   ├── StreamRecreatedError       the stream was created again after its lease table was made
+    │   ├── ForeignOutputError         an output that is not this consumer's: another format's table,
+    │   │                              somebody else's files, or not the output its lease table names
     │   └── BadRecordError             a record that does not decode, with --on-bad-record fail
     └── IllegalArgumentError           the caller asked for something impossible; retrying cannot help
         └── CheckpointOrderError       a checkpoint that would move backwards or beyond what was read
@@ -76,7 +78,15 @@ class LeaseLostError(LeaseError):
 
 
 class ShutdownError(LeaseError):
-    """The worker is shutting down; the operation was not started."""
+    """The work was asked to stop and stopped at a safe point, doing nothing more. A run stopped
+    by a signal (kinesis_batch.stopping) carries its ``signal_number``: what was published stays,
+    what was not was discarded, the leases were let go, and the exit code is 128 + the number, as
+    a shell reports a process a signal ended. Without one: a task's reader stopped because
+    another shard of its task failed."""
+
+    def __init__(self, message: str, *, signal_number: int | None = None) -> None:
+        super().__init__(message)
+        self.signal_number = signal_number
 
 
 class InvalidStateError(KinesisBatchError):
@@ -111,6 +121,12 @@ class ForeignTableError(InvalidStateError):
 class StreamRecreatedError(InvalidStateError):
     """The stream was deleted and created again after its lease table was made: the
     checkpoints are the old stream's (``kinesis-batch reset`` starts over)."""
+
+
+class ForeignOutputError(InvalidStateError):
+    """The output is not this consumer's to write: it holds another format's table or files that
+    are none of kinesis-batch's, or the lease table publishes to another output (``--move-output``
+    moves it). Nothing was written."""
 
 
 class BadRecordError(InvalidStateError):
@@ -244,9 +260,18 @@ RETRYABLE = Classification("retryable", exit_code=4, http_status=503, permanent=
 FAILED = Classification("failed", exit_code=1, http_status=500, permanent=False)
 
 
+def interrupted(signal_number: int) -> Classification:
+    """A run stopped by a signal: exit 128 + its number (130 SIGINT, 143 SIGTERM), as shells say
+    it. Permanent for the orchestrators: the stop discarded the batch and released the leases, so
+    a retry of the same task cannot go on; the next scheduled run does, from the checkpoints."""
+    return Classification("interrupted", exit_code=128 + signal_number, http_status=503, permanent=True)
+
+
 def classify(exc: BaseException) -> Classification:
     """The one answer to "what now?" for an error, most specific class first. Anything that is
     not ours (a bug, Spark's own failure) is FAILED: exit 1, and orchestrators may retry it."""
+    if isinstance(exc, ShutdownError) and exc.signal_number is not None:
+        return interrupted(exc.signal_number)
     if isinstance(exc, (StreamNotFoundError, LeaseTableNotFoundError)):
         return NOT_FOUND
     if isinstance(exc, IllegalArgumentError):

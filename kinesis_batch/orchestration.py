@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 from kinesis_batch import defaults, ownership
 from kinesis_batch.aws import S3Settings
 from kinesis_batch.backfill import backfill_table, seed, start_checkpoints
+from kinesis_batch.binding import Outputs
 from kinesis_batch.checkpoints.history import HistoryTable
-from kinesis_batch.config import RunConfig, default_table, parse_initial_position, parse_time
+from kinesis_batch.config import KEEP, NONE, RunConfig, default_table, parse_initial_position, parse_time
 from kinesis_batch.decoding.settings import RAW, DecodeSettings
 from kinesis_batch.errors import IllegalArgumentError, KinesisBatchError, classify
 from kinesis_batch.leases.store import LeaseStore
@@ -91,6 +92,7 @@ class RunRequest:
     decoding: DecodeSettings = RAW
     partition_by: str = ""  # "": the table's own layout (a new table's: day of arrival)
     target_file_mb: int = defaults.TARGET_FILE_MB
+    output_binding: str = KEEP  # MOVE: the lease table publishes to this output from now on
 
     def config(self, worker_id: str) -> RunConfig:
         return RunConfig(
@@ -109,6 +111,7 @@ class RunRequest:
             decoding=self.decoding,
             partition_by=self.partition_by or None,
             target_file_mb=self.target_file_mb,
+            output_binding=self.output_binding,
         )
 
     def backfill(
@@ -133,7 +136,13 @@ class RunRequest:
             until=parse_time(end, setting="end") if end else None,
             move_main_checkpoints=move_main_checkpoints,
         )
-        request = replace(self, output=Output(format, plan.output, catalog), table=plan.table, until=plan.until)
+        request = replace(
+            self,
+            output=Output(format, plan.output, catalog),
+            table=plan.table,
+            until=plan.until,
+            output_binding=NONE if move_main_checkpoints else KEEP,  # the main table keeps its own output
+        )
         return request, plan
 
 
@@ -225,7 +234,8 @@ def seed_backfill(run: CatchUpRun, *, main_table: str, start: str, shards: Itera
     history = HistoryTable(main.client, main.table_name) if main.table_exists() else None
     starts = start_checkpoints(start or defaults.BACKFILL_START, lineage, list(shards) or lineage.order, history)
     run.checkpoints.create_checkpoint_store_if_not_exists()
-    ownership.mark(run.store, claim, run.progress)
+    outputs = Outputs.of(run.config)
+    ownership.mark(run.store, claim, run.progress, outputs=(outputs.output, outputs.dead_letter_output))
     seed(run.store, lineage, starts)
     return {shard: str(checkpoint) for shard, checkpoint in starts.items()}
 

@@ -48,10 +48,13 @@ class Claim:
     mark: TableMark | None
     adopt: bool = False
 
-    def mark_now(self, marked_by: str) -> TableMark:
-        """The mark this table gets now, for this stream's incarnation."""
+    def mark_now(self, marked_by: str, output: str | None = None, dead_letter_output: str | None = None) -> TableMark:
+        """The mark this table gets now, for this stream's incarnation (and the outputs it
+        publishes to: kinesis_batch.binding)."""
         stream = self.stream
-        return TableMark(stream.name, stream.arn, stream.created_at, datetime.now(UTC), marked_by)
+        now = datetime.now(UTC)
+        return TableMark(stream.name, stream.arn, stream.created_at, now, marked_by, FORMAT_VERSION, output,
+                         dead_letter_output)  # fmt: skip
 
 
 def check(kinesis: KinesisClient, store: LeaseStore, stream_name: str, *, recreated_ok: bool = False) -> Claim:
@@ -80,16 +83,22 @@ def check(kinesis: KinesisClient, store: LeaseStore, stream_name: str, *, recrea
 
 
 def mark(
-    store: LeaseStore, claim: Claim, progress: Callable[[str], None] = lambda message: None, *, marked_by: str = ""
+    store: LeaseStore,
+    claim: Claim,
+    progress: Callable[[str], None] = lambda message: None,
+    *,
+    marked_by: str = "",
+    outputs: tuple[str, str | None] | None = None,
 ) -> None:
     """Mark a new or adopted table once its tables exist (conditional: one mark, whoever is
     first; a table marked meanwhile by another process is checked as read). ``marked_by``
-    says how, for the history (default: created, or adopted)."""
+    says how, for the history (default: created, or adopted); ``outputs``: the output (and
+    dead-letter output) the first mark records (kinesis_batch.binding)."""
     if claim.mark is not None:
         return
     history = HistoryTable(store.client, store.table_name)
     marked_by = marked_by or ("adopted" if claim.adopt else "created")
-    if not write_mark(history, claim.mark_now(marked_by)):
+    if not write_mark(history, claim.mark_now(marked_by, *(outputs or (None, None)))):
         other = read_mark(history)
         if other is not None:
             _check_mark(other, claim.stream, store.table_name, recreated_ok=False)

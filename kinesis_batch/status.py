@@ -8,7 +8,9 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from kinesis_batch import defaults, ownership
+from kinesis_batch.binding import moves
 from kinesis_batch.checkpoints.history import HistoryEntry, HistoryTable
+from kinesis_batch.checkpoints.mark import TableMark
 from kinesis_batch.checkpoints.model import Checkpoint
 from kinesis_batch.checkpoints.runs import summarize_runs
 from kinesis_batch.errors import LeaseTableNotFoundError
@@ -43,7 +45,8 @@ def stream_status(
     """The stream's consumer at a glance: retention, the per-shard rows (with lag) and a summary;
     with ``output``, also the output's last batch beside the checkpoints, and its files."""
     now = now or datetime.now(UTC)
-    hours = ownership.check(kinesis, LeaseStore(dynamodb, table), stream).stream.retention_hours
+    claim = ownership.check(kinesis, LeaseStore(dynamodb, table), stream)
+    hours = claim.stream.retention_hours
     rows = shard_status(kinesis, dynamodb, stream, table, now=now, hours=hours)
     unfinished = [row for row in rows if row["checkpoint"] != "SHARD_END"]
     last = None
@@ -64,6 +67,28 @@ def stream_status(
         },
         "shards": rows,
         "output": last,
+        "publishes_to": publishes_to(claim.mark, HistoryTable(dynamodb, table)),
+    }
+
+
+def publishes_to(mark: TableMark | None, history: HistoryTable) -> dict[str, Any] | None:
+    """The outputs the lease table records (kinesis_batch.binding), and their moves, oldest first
+    (None: a table no run has marked yet)."""
+    if mark is None:
+        return None
+    return {
+        "output": mark.output,
+        "dead_letter_output": mark.dead_letter_output,
+        "moves": [
+            {
+                "moved_at": move.moved_at.isoformat(),
+                "moved_by": move.moved_by,
+                "from": move.from_output,
+                "to": move.to_output,
+                "checkpoints": move.checkpoints,
+            }
+            for move in moves(history)
+        ],
     }
 
 
@@ -73,7 +98,9 @@ def output_status(output: Sink, rows: list[dict[str, Any]]) -> dict[str, Any]:
     Its files are :func:`table_status`'s (a listing of the whole table: only where shown).
 
     Adds to each row of a shard in that batch: ``output_batch``, ``output_end`` and
-    ``output_agrees`` (the checkpoint is where the batch ended)."""
+    ``output_agrees`` (the checkpoint is where the batch ended). An output that is another
+    format's table, or none of ours, is refused (ForeignOutputError): nothing of it is shown."""
+    output.check_place()
     record = output.last_batch()
     disagree = []
     for row in rows:

@@ -9,7 +9,12 @@ production code has no fault switch, only observers of its steps, kinesis_batch.
   ``crash task``: kill -9 only that Python worker, in the task's first attempt, so Spark
   retries the task;
 - ``freeze STEP``: SIGSTOP the driver at a driver-side step, as a long pause would; at
-  ``reading``, the driver, the JVM and the worker itself, once, in the task's first attempt.
+  ``reading``, the driver, the JVM and the worker itself, once, in the task's first attempt;
+- ``sigint STEP`` / ``sigterm STEP``: send the driver (``pid``) SIGINT or SIGTERM, once, as
+  Ctrl-C, a ``kill``, an orchestrator would (SIGINT to the driver's whole process group when it
+  leads one, as a terminal does); at ``reading`` the task then stays in its read (a stop must
+  cancel it); ``sigterm-twice STEP``: two SIGTERMs half a second apart; ``sigterm-stall STEP``:
+  SIGTERM, then the driver stalls there for a minute (past any --stop-timeout of a test).
 
 ``python -m tests.faultpoints crash|freeze STEP kinesis-batch ARGS...`` is the command line with
 such an observer installed: the crash and zombie tests start their runs this way.
@@ -20,13 +25,16 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import tempfile
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from kinesis_batch.events import STEPS, Event
 
 REPO = Path(__file__).resolve().parents[1]
+ACTIONS = ("crash", "freeze", "sigint", "sigterm", "sigterm-twice", "sigterm-stall")
 _FROZEN = threading.Lock()
 _FROZEN_ONCE: list[bool] = []  # per process: a worker freezes the run once
 
@@ -36,18 +44,23 @@ class FaultAt:
     """An observer (it pickles: the run ships it to its Spark tasks) that crashes or freezes the
     run at ``step``; ``batch_id`` set: only that batch's run."""
 
-    action: str  # "crash" | "freeze"
+    action: str  # one of ACTIONS
     step: str  # one of STEPS, or "task" (crash only)
     batch_id: str | None = None
+    pid: int | None = None  # the signals' driver
 
     def __post_init__(self) -> None:
-        if self.action not in ("crash", "freeze") or self.step not in (*STEPS, "task"):
+        if self.action not in ACTIONS or self.step not in (*STEPS, "task"):
             raise ValueError(f"not a fault: {self.action} {self.step}")
 
     def __call__(self, event: Event) -> None:
         if self.batch_id is not None and event.batch_id != self.batch_id:
             return
         in_task = event.step == "reading"
+        if self.action.startswith("sig"):
+            if event.step == self.step:
+                self._signal(in_task)
+            return
         if self.step == "task" and in_task and self.action == "crash":
             if _first_attempt():
                 os.kill(os.getpid(), signal.SIGKILL)
@@ -64,6 +77,28 @@ class FaultAt:
                     _FROZEN_ONCE.append(True)
                     os.killpg(os.getsid(0), signal.SIGSTOP)
                     os.kill(os.getpid(), signal.SIGSTOP)
+
+    def _signal(self, in_task: bool) -> None:
+        """Once per driver (the task's threads and attempts each see ``reading``)."""
+        assert self.pid is not None, "a signal fault needs the driver's pid"
+        try:
+            os.close(os.open(Path(tempfile.gettempdir(), f"kb-signalled-{self.pid}"), os.O_CREAT | os.O_EXCL))
+        except FileExistsError:
+            return
+        if self.action == "sigint" and os.getpgid(self.pid) == self.pid:
+            os.killpg(self.pid, signal.SIGINT)  # Ctrl-C: the terminal's whole foreground group
+        else:
+            os.kill(self.pid, signal.SIGINT if self.action == "sigint" else signal.SIGTERM)
+        if self.action == "sigterm-twice":
+            time.sleep(0.5)
+            os.kill(self.pid, signal.SIGTERM)
+        if in_task or self.action == "sigterm-stall":
+            time.sleep(60)  # still reading (or stalled) when the stop comes: it must not wait for this
+
+
+def forget_signals(pid: int) -> None:
+    """Let a driver pid be signalled again (pids are reused; in-process tests share one)."""
+    Path(tempfile.gettempdir(), f"kb-signalled-{pid}").unlink(missing_ok=True)
 
 
 def _first_attempt() -> bool:
@@ -85,7 +120,8 @@ def main(argv: list[str]) -> int:
     # Spark's Python workers unpickle the observer, so they must find this module too: the JVM
     # passes PYTHONPATH on to them.
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
-    events.observe(FaultAt(action, step), in_tasks=True)
+    forget_signals(os.getpid())
+    events.observe(FaultAt(action, step, pid=os.getpid()), in_tasks=True)
     return cli.main(args)
 
 

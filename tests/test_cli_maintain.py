@@ -5,6 +5,7 @@ files and last maintenance, and each mistake as one line with exit 2."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +82,50 @@ def test_each_maintenance_or_layout_mistake_is_one_line_and_exit_2(
     code, out, err = run_cli(capsys, *args)
     assert (code, out) == (EXIT_USAGE, "")
     assert len(err.splitlines()) == 1 and says in err, err
+
+
+def foreign_output(format: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[tuple[str, ...], Any]:
+    """An output kinesis-batch did not make: somebody's folder, Delta table or Iceberg table;
+    and what it is now (to compare after)."""
+    import pyarrow as pa
+
+    output = output_args(format, "local", tmp_path, monkeypatch)
+    where = output[3]
+    if format == "parquet":
+        theirs = Path(where, "_discarded", "old.txt")
+        theirs.parent.mkdir(parents=True)
+        theirs.write_text("theirs")
+        os.utime(theirs, (0, 0))  # old: what maintenance would call a leftover of ours
+        return output, lambda: sorted(str(path.relative_to(where)) for path in Path(where).rglob("*"))
+    if format == "delta":
+        from deltalake import DeltaTable, write_deltalake
+
+        for value in (1, 2):
+            write_deltalake(where, pa.table({"a": [value]}), mode="append")
+        return output, lambda: (DeltaTable(where).version(), DeltaTable(where).metadata().configuration)
+    sink = sink_of(output)
+    sink.catalog.create_namespace_if_not_exists("lake")  # type: ignore[attr-defined]
+    table = sink.catalog.create_table(where, schema=pa.schema([("a", pa.int64())]))  # type: ignore[attr-defined]
+    for value in (1, 2):
+        table.append(pa.table({"a": [value]}))
+    load = sink.catalog.load_table  # type: ignore[attr-defined]
+    return output, lambda: (len(load(where).snapshots()), load(where).properties)
+
+
+@pytest.mark.parametrize("format", ["parquet", "delta", "iceberg"])
+def test_maintain_of_an_output_kinesis_batch_did_not_make_touches_nothing_and_says_so(
+    format: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    output, state = foreign_output(format, tmp_path, monkeypatch)
+    before = state()
+
+    code, out, err = run_cli(capsys, "maintain", *output, "--retain-hours", "0")
+
+    assert (code, out) == (EXIT_USAGE, "")
+    # A folder of somebody's files is refused for what it holds; a table, for having no run's mark.
+    says = "none of kinesis-batch's" if format == "parquet" else "is not an output of kinesis-batch"
+    assert len(err.splitlines()) == 1 and says in err, err
+    assert state() == before, "a foreign output was changed"
 
 
 def test_a_partition_by_an_existing_table_does_not_have_is_one_line_and_exit_2(

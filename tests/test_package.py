@@ -61,7 +61,9 @@ PUBLIC_API = {
     "KinesisBatchError", "RetryableError", "ThrottledError", "DependencyError", "LeaseError", "LeaseLostError",
     "ShutdownError", "InvalidStateError", "StreamNotFoundError", "LeaseTableNotFoundError", "MalformedLeaseError",
     "LineageError", "TrimmedDataError", "ForeignTableError", "StreamRecreatedError", "IllegalArgumentError",
-    "CheckpointOrderError", "BadRecordError", "classify",
+    "CheckpointOrderError", "BadRecordError", "ForeignOutputError", "classify",
+    # stopping at the next safe point
+    "StopRequest",
     # the building blocks
     "Shard", "Record", "Lineage", "list_shards", "ShardReader", "ReadResult", "StartPosition", "EndBound",
     "Lease", "LeaseStore", "LeaseManager", "LeaseRenewer", "Checkpoint", "DynamoDBCheckpointStore", "HistoryEntry",

@@ -83,6 +83,12 @@ def catch_up_params(
         ),
         "aws_conn_id": Param(aws_conn_id, type="string"),
         "allow_gaps": Param(False, type="boolean"),
+        "move_output": Param(
+            False,
+            type="boolean",
+            description="publish to this output from now on, though the lease table records another "
+            "(trigger once with it; the move is kept in the history)",
+        ),
         "lease_seconds": Param(
             lease_seconds,
             type="number",

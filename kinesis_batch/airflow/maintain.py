@@ -20,6 +20,7 @@ from airflow.sdk import DAG, Param, dag, get_current_context, task
 from kinesis_batch import defaults
 from kinesis_batch.airflow.dags import RETRIES, START
 from kinesis_batch.airflow.hook import KinesisBatchHook
+from kinesis_batch.airflow.steps import step_task, task_stop
 from kinesis_batch.airflow.tasks import failing_fast
 from kinesis_batch.config import FORMATS
 from kinesis_batch.output import Output, Sink
@@ -78,12 +79,12 @@ def maintain_dag(
         doc_md=doc_md or __doc__,
     )
     def maintenance() -> None:
-        @task
+        @step_task()
         def maintain_output() -> dict[str, Any]:
             """Compact, expire, remove orphans; the report (also kept as the last maintenance)."""
             return _maintained(_sink(_params(), "output"))
 
-        @task
+        @step_task()
         def maintain_dead_letters() -> dict[str, Any] | None:
             """The same for the dead-letter output, when the stream decodes."""
             params = _params()
@@ -124,7 +125,7 @@ def _maintained(sink: Sink) -> dict[str, Any]:
     params = _params()
     with failing_fast():
         settings = MaintainSettings(int(params["target_file_mb"]), int(params["retain_hours"]))
-        return maintain(sink, settings, progress=print).to_json()
+        return maintain(sink, settings, progress=print, stop=task_stop()).to_json()
 
 
 __all__ = ["maintain_dag", "maintain_params"]

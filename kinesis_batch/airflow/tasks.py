@@ -19,17 +19,19 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import fields
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from airflow.sdk.exceptions import AirflowFailException
 
 from kinesis_batch import defaults, orchestration
 from kinesis_batch.airflow.hook import KinesisBatchHook
-from kinesis_batch.config import default_table
+from kinesis_batch.config import KEEP, MOVE, default_table
 from kinesis_batch.decoding.settings import DecodeSettings
 from kinesis_batch.orchestration import RunRequest
 from kinesis_batch.output import Output
 from kinesis_batch.run import CatchUpRun
+
+T = TypeVar("T")
 
 
 def run_ids(dag_id: str, run_id: str) -> tuple[str, str]:
@@ -46,6 +48,23 @@ def step(call: Callable[[], Any]) -> Any:
     """Run one step of the catch-up run, failing fast on errors a retry cannot fix."""
     with failing_fast():
         return call()
+
+
+def renewed(run: CatchUpRun, call: Callable[[], T]) -> Callable[[], T]:
+    """``call`` with the run's leases renewed while it works (and a stop cancelling its read)."""
+
+    def renewing() -> T:
+        with run.renewing():
+            return call()
+
+    return renewing
+
+
+def stopping_step(run: CatchUpRun, call: Callable[[], Any]) -> Any:
+    """:func:`step` of a step that holds the run's leases: when the task is killed meanwhile
+    (``on_kill``: the run's stop asked for), it ends at the next safe point with the teardown a
+    stop owes (CatchUpRun.honouring_stop), and fails with its one line."""
+    return step(lambda: run.honouring_stop(call))
 
 
 def catch_up_run(params: dict[str, Any], *, dag_id: str, run_id: str, until: datetime | None) -> CatchUpRun:
@@ -91,8 +110,7 @@ def read_step(run: CatchUpRun, params: dict[str, Any]) -> None:
     connection, spark-submitted to that cluster (a lost lease kills the submit)."""
     conn_id = params.get("spark_conn_id")
     if not conn_id:
-        with run.renewing():
-            step(run.read)
+        stopping_step(run, renewed(run, run.read))
         return
     from airflow.sdk import BaseHook
 
@@ -102,8 +120,8 @@ def read_step(run: CatchUpRun, params: dict[str, Any]) -> None:
     with failing_fast():
         cluster = SparkCluster.from_connection(connection.host, connection.port, connection.extra_dejson)
     env = _hook(params).aws_env()
-    with submitted_read(cluster, run.config, run.run_id, env, print) as read, run.renewing():
-        step(lambda: run.read_elsewhere(read))
+    with submitted_read(cluster, run.config, run.run_id, env, print) as read:
+        stopping_step(run, renewed(run, lambda: run.read_elsewhere(read)))
 
 
 def published_event(run: CatchUpRun, published: bool, asset_uri: str) -> dict[str, Any]:
@@ -138,6 +156,7 @@ def _request(params: dict[str, Any], output: Output, until: datetime | None = No
         decoding=decoding(params),
         partition_by=params.get("partition_by") or "",
         target_file_mb=int(params.get("target_file_mb") or defaults.TARGET_FILE_MB),
+        output_binding=MOVE if params.get("move_output") else KEEP,
     )
 
 

@@ -37,9 +37,15 @@ class TableMark:
     marked_at: datetime
     marked_by: str  # created | adopted | reset by ... | imported from KCL table ...
     format_version: int = FORMAT_VERSION
+    # The output this consumer publishes to, and its dead-letter output, as asset URIs
+    # (kinesis_batch.binding); None on a table made before outputs were recorded.
+    output: str | None = None
+    dead_letter_output: str | None = None
 
     def to_item(self) -> dict[str, dict[str, Any]]:
+        outputs = {"output": self.output, "deadLetterOutput": self.dead_letter_output}
         return {
+            **{name: {"S": value} for name, value in outputs.items() if value},
             **MARK_KEY,
             "markOf": {"S": "kinesis-batch"},
             "formatVersion": {"N": str(self.format_version)},
@@ -60,6 +66,8 @@ class TableMark:
                 marked_at=datetime.fromisoformat(item["markedAt"]["S"]),
                 marked_by=item["markedBy"]["S"],
                 format_version=int(item["formatVersion"]["N"]),
+                output=item["output"]["S"] if "output" in item else None,
+                dead_letter_output=item["deadLetterOutput"]["S"] if "deadLetterOutput" in item else None,
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise MalformedLeaseError(f"the mark of {table} is malformed: {exc}") from exc

@@ -2,9 +2,10 @@
 
 Every user error ends with one line on stderr and the exit code :func:`kinesis_batch.errors.classify`
 gives it (2 bad input or state, 3 a lost lease, 4 retryable, 1 anything else); never a
-traceback. One module per group of commands: ``run`` and ``plan`` (run), ``backfill``,
-``status`` and ``history`` (inspect), ``reset``, ``import-kcl`` and ``export-kcl`` (handover),
-``maintain``.
+traceback. ``run``, ``backfill`` and ``maintain`` stop cleanly on SIGINT and SIGTERM
+(kinesis_batch.stopping): one line, exit 130 or 143. One module per group of commands: ``run``
+and ``plan`` (run), ``backfill``, ``status`` and ``history`` (inspect), ``reset``,
+``import-kcl`` and ``export-kcl`` (handover), ``maintain``.
 """
 
 from __future__ import annotations
@@ -16,8 +17,13 @@ from typing import Any
 
 from kinesis_batch.cli.args import build_parser
 from kinesis_batch.errors import KinesisBatchError, classify
+from kinesis_batch.stopping import StopRequest, say_on_stderr, stopping_on_signals
 
 Command = Callable[..., int]
+#: The commands that stop cleanly on the first SIGINT or SIGTERM (--stop-timeout): the ones that
+#: take leases or change an output. The others are read-only or one conditional write: Python's
+#: default handling of a signal leaves nothing behind.
+STOPPABLE = ("run", "backfill", "maintain")
 
 
 def main(argv: Sequence[str] | None = None, *, spark: Callable[[], Any] | None = None) -> int:
@@ -26,8 +32,12 @@ def main(argv: Sequence[str] | None = None, *, spark: Callable[[], Any] | None =
         args = build_parser().parse_args(argv)
     except SystemExit as exc:  # --help (0) or a bad argument (already said in one line)
         return int(exc.code or 0)
+    stop = StopRequest()
     try:
-        return _command(args.command)(args, spark)
+        if args.command not in STOPPABLE:
+            return _command(args.command)(args, spark, stop)
+        with stopping_on_signals(stop, timeout=args.stop_timeout, say=say_on_stderr):
+            return _command(args.command)(args, spark, stop)
     except KinesisBatchError as exc:
         return _fail(str(exc), classify(exc).exit_code)
     except Exception as exc:  # e.g. a Spark failure: one line for the user, the details in the log
@@ -42,19 +52,20 @@ def _fail(message: str, code: int) -> int:
 
 
 def _command(name: str) -> Command:
-    """The command's function, called with (args, spark); spark is used by those that read."""
+    """The command's function, called with (args, spark, stop); spark is used by those that read,
+    ``stop`` by those that stop cleanly on SIGINT and SIGTERM (STOPPABLE)."""
     from kinesis_batch.cli import backfill, handover, inspect, maintain, run
 
     commands: dict[str, Command] = {
         "run": run.run_command,
         "backfill": backfill.backfill_command,
-        "plan": lambda args, _: run.plan_command(args),
-        "status": lambda args, _: inspect.status_command(args),
-        "history": lambda args, _: inspect.history_command(args),
-        "reset": lambda args, _: handover.reset_command(args),
-        "import-kcl": lambda args, _: handover.handover_command(args),
-        "export-kcl": lambda args, _: handover.handover_command(args),
-        "maintain": lambda args, _: maintain.maintain_command(args),
+        "plan": lambda args, *_: run.plan_command(args),
+        "status": lambda args, *_: inspect.status_command(args),
+        "history": lambda args, *_: inspect.history_command(args),
+        "reset": lambda args, *_: handover.reset_command(args),
+        "import-kcl": lambda args, *_: handover.handover_command(args),
+        "export-kcl": lambda args, *_: handover.handover_command(args),
+        "maintain": lambda args, _, stop: maintain.maintain_command(args, stop),
     }
     return commands[name]
 

@@ -40,6 +40,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--until", help="read records that arrived up to this ISO 8601 time (default: now)")
     _reading(run)
     _decoding(run)
+    run.add_argument(
+        "--move-output",
+        action="store_true",
+        help="publish to this --output from now on, though the lease table records another (the move, and the "
+        "checkpoints the new output starts from, are kept in the history)",
+    )
     run.add_argument("--run-id", help="the run's id, also its batch id (default: time + random)")
     # One step of a run whose other steps run elsewhere: the DAG's spark-submit of its read step.
     run.add_argument("--step", choices=("all", "read"), default="all", help=argparse.SUPPRESS)
@@ -113,6 +119,7 @@ def _maintain(commands: argparse._SubParsersAction[_Parser]) -> None:
         help=f"keep versions and snapshots this long; remove unreferenced files once this old "
         f"(default {defaults.RETAIN_HOURS}: a week)",
     )
+    _stop_timeout(maintain, "between two of its steps")
     maintain.add_argument("--json", action="store_true", help="print the maintenance report as JSON")
 
 
@@ -197,6 +204,29 @@ def _reading(parser: argparse.ArgumentParser) -> None:
         "identity(FIELD) or none; an existing table keeps its own",
     )
     _target_file_mb(parser, "a Spark task writes one file per partition for all its shards, rolled at this size")
+    _stop_timeout(
+        parser, "at its next safe point: the read cancelled, an unpublished batch discarded, the leases released"
+    )
+
+
+def _stop_timeout(parser: argparse.ArgumentParser, where: str) -> None:
+    parser.add_argument(
+        "--stop-timeout",
+        type=_positive_seconds,
+        default=defaults.STOP_TIMEOUT_SECONDS,
+        help=f"the first SIGINT (Ctrl-C) or SIGTERM stops cleanly {where}; past this many seconds, or at a "
+        f"second signal, it exits at once (default {defaults.STOP_TIMEOUT_SECONDS:g})",
+    )
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds <= 3600:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds in (0, 3600]")
+    return seconds
 
 
 def _target_file_mb(parser: argparse.ArgumentParser, what: str) -> None:

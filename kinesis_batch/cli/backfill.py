@@ -16,11 +16,14 @@ from typing import Any
 from kinesis_batch import defaults, orchestration
 from kinesis_batch.cli.args import lease_table
 from kinesis_batch.cli.run import catch_up_run, print_report, run_config
-from kinesis_batch.config import parse_time, validate_run_id
+from kinesis_batch.config import KEEP, NONE, parse_time, validate_run_id
 from kinesis_batch.errors import IllegalArgumentError
+from kinesis_batch.stopping import StopRequest
 
 
-def backfill_command(args: argparse.Namespace, spark: Callable[[], Any] | None = None) -> int:
+def backfill_command(
+    args: argparse.Namespace, spark: Callable[[], Any] | None = None, stop: StopRequest | None = None
+) -> int:
     from kinesis_batch.output import Output
     from kinesis_batch.run import new_run_id
 
@@ -42,8 +45,9 @@ def backfill_command(args: argparse.Namespace, spark: Callable[[], Any] | None =
         until=parse_time(args.end, setting="--end") if args.end else None,
         move_main_checkpoints=args.move_main_checkpoints,
     )
-    config = run_config(args, output=plan.output, table=plan.table, until=plan.until)
-    run = catch_up_run(args, config, backfill_id, spark)
+    binding = NONE if plan.moves_main_checkpoints else KEEP  # the main table keeps its own output
+    config = run_config(args, output=plan.output, table=plan.table, until=plan.until, output_binding=binding)
+    run = catch_up_run(args, config, backfill_id, spark, stop)
     starts: dict[str, str] = {}
     if not plan.moves_main_checkpoints:
         shards = [shard.strip() for shard in (args.shards or "").split(",") if shard.strip()]

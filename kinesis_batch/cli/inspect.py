@@ -46,12 +46,30 @@ def status_command(args: argparse.Namespace) -> int:
         print(
             f"{row['shard_id']:<22} {parents:<43} {state:<6} {checkpoint:<58} {lag:>7} {risk:<8} {owner:<24} {pending}"
         )
+    bound = _publishes_to_line(status["publishes_to"])
+    if bound:
+        print(bound)
     if output is not None:
         print(_output_line(output))
         print(_table_line(output["table"]))
         if output["table"]["small_files"]:
             print(f"WARNING: {output['table']['small_files']}")
     return 0
+
+
+def _publishes_to_line(bound: dict[str, Any] | None) -> str:
+    """Where this consumer publishes, and its last move, in one line ('' before any is recorded)."""
+    if bound is None or not bound["output"]:
+        return ""
+    letters = f" (dead letters: {bound['dead_letter_output']})" if bound["dead_letter_output"] else ""
+    line = f"publishes to {bound['output']}{letters}"
+    if not bound["moves"]:
+        return line
+    move = bound["moves"][-1]
+    return (
+        f"{line}; moved from {move['from']} at {move['moved_at']} by {move['moved_by']}, starting at the "
+        f"checkpoints of {len(move['checkpoints'])} shards then"
+    )
 
 
 def _table_line(table: dict[str, Any]) -> str:

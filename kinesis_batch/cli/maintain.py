@@ -6,8 +6,10 @@ from __future__ import annotations
 import argparse
 import json
 
+from kinesis_batch.stopping import StopRequest
 
-def maintain_command(args: argparse.Namespace) -> int:
+
+def maintain_command(args: argparse.Namespace, stop: StopRequest | None = None) -> int:
     from kinesis_batch.aws import s3_settings
     from kinesis_batch.maintenance import MaintainSettings, maintain
     from kinesis_batch.output import Output
@@ -15,7 +17,7 @@ def maintain_command(args: argparse.Namespace) -> int:
     settings = MaintainSettings(args.target_file_mb, args.retain_hours)
     # Maintenance serves every consumer of the table at once: it names none of them.
     sink = Output(args.format, args.output, args.catalog).open(app="", stream="", s3=s3_settings())
-    report = maintain(sink, settings, progress=(lambda line: None) if args.json else print)
+    report = maintain(sink, settings, progress=(lambda line: None) if args.json else print, stop=stop)
     if args.json:
         print(json.dumps(report.to_json(), indent=1))
     return 0

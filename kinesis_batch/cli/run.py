@@ -10,24 +10,29 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from kinesis_batch.cli.args import decode_settings, lease_table
-from kinesis_batch.config import RunConfig, parse_initial_position, parse_time, validate_run_id
+from kinesis_batch.config import KEEP, MOVE, RunConfig, parse_initial_position, parse_time, validate_run_id
 from kinesis_batch.planning import plan_report
 from kinesis_batch.shards.limits import ReadLimits
+from kinesis_batch.stopping import StopRequest
 
 if TYPE_CHECKING:
     from kinesis_batch.run import CatchUpRun, RunReport
 
 
-def run_command(args: argparse.Namespace, spark: Callable[[], Any] | None = None) -> int:
-    """``run``; ``spark`` gives the SparkContext (spark-submit's own), else one is started lazily."""
+def run_command(
+    args: argparse.Namespace, spark: Callable[[], Any] | None = None, stop: StopRequest | None = None
+) -> int:
+    """``run``; ``spark`` gives the SparkContext (spark-submit's own), else one is started lazily;
+    ``stop``: the signals' request to stop (kinesis_batch.stopping)."""
     config = run_config(
         args,
         output=args.output,
         table=lease_table(args),
         initial_position=parse_initial_position(args.initial_position),
         until=_until(args.until),
+        output_binding=MOVE if args.move_output else KEEP,
     )
-    run = catch_up_run(args, config, args.run_id, spark)
+    run = catch_up_run(args, config, args.run_id, spark, stop)
     if args.step == "read":  # the spark-submitted read step: the submitting process renews the leases
         run.read()
         return 0
@@ -57,7 +62,11 @@ def run_config(args: argparse.Namespace, **settings: Any) -> RunConfig:
 
 
 def catch_up_run(
-    args: argparse.Namespace, config: RunConfig, run_id: str | None, spark: Callable[[], Any] | None = None
+    args: argparse.Namespace,
+    config: RunConfig,
+    run_id: str | None,
+    spark: Callable[[], Any] | None = None,
+    stop: StopRequest | None = None,
 ) -> CatchUpRun:
     from kinesis_batch.aws import dynamodb_client, kinesis_client
     from kinesis_batch.run import CatchUpRun
@@ -71,6 +80,7 @@ def catch_up_run(
         spark=spark or default_spark(config.spark_master),
         progress=progress,
         run_id=validate_run_id(run_id) if run_id is not None else None,
+        stop=stop,
     )
 
 

@@ -10,9 +10,11 @@ from typing import Any
 
 import dagster as dg
 
+from kinesis_batch import defaults
 from kinesis_batch.dagster.resources import AwsClients
 from kinesis_batch.dagster.runs import StreamSettings, failing_for_good
 from kinesis_batch.maintenance import maintain
+from kinesis_batch.stopping import StopRequest, say_on_stderr, stopping_on_signals
 
 
 def maintenance_defs(
@@ -26,10 +28,11 @@ def maintenance_defs(
         if settings.decoding.decoding:
             outputs.append(settings.output.dead_letter(settings.decoding.dead_letter_output))
         reports = {}
-        with failing_for_good():
+        stop = StopRequest()  # Dagster terminates a run with SIGINT: maintenance stops between its steps
+        with failing_for_good(), stopping_on_signals(stop, timeout=defaults.STOP_TIMEOUT_SECONDS, say=say_on_stderr):
             for output in outputs:
                 sink = output.open(app=settings.table, stream=settings.stream, s3=kinesis_batch_aws.s3())
-                report = maintain(sink, settings.maintenance, progress=context.log.info)
+                report = maintain(sink, settings.maintenance, progress=context.log.info, stop=stop)
                 reports[output.asset_uri] = report.to_json()
         main = reports[settings.output.asset_uri]
         context.add_output_metadata(

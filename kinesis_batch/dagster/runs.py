@@ -22,6 +22,7 @@ from kinesis_batch.orchestration import Backfill, RunRequest
 from kinesis_batch.output import Output, Sink
 from kinesis_batch.output.layout import PartitionBy
 from kinesis_batch.run import CatchUpRun, RunReport
+from kinesis_batch.stopping import say_on_stderr, stopping_on_signals
 
 if TYPE_CHECKING:
     from kinesis_batch.dagster.config import BackfillConfig
@@ -129,7 +130,8 @@ def backfill_run(
 def run_all_steps(run: CatchUpRun, spark: SparkResource, aws: AwsClients, log: dg.DagsterLogManager) -> RunReport:
     """Every step of ``run`` in this process (leases renewed throughout, released in its
     ``finally``), the read too unless ``spark.submit``: then it is spark-submitted."""
-    with failing_for_good():
+    # Dagster terminates a run with SIGINT to its process: a clean stop, as the command line's.
+    with failing_for_good(), stopping_on_signals(run.stop, timeout=defaults.STOP_TIMEOUT_SECONDS, say=say_on_stderr):
         if not spark.submit:
             return run.run()
         from kinesis_batch.spark.cluster import submitted_read

@@ -12,6 +12,9 @@
    published;
 5. keep the report as the output's last maintenance (``maintained``).
 
+A stop asked for (kinesis_batch.stopping: SIGINT, SIGTERM, Airflow's ``on_kill``) ends it between
+two steps, with ShutdownError.
+
 Every step may meet a catch-up run committing to the same table: each format's commits assert
 what they were planned against and retry, bounded (see its module). Every step is safe to
 repeat after a crash at any point: a re-run redoes what did not land.
@@ -26,7 +29,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Protocol
 
-from kinesis_batch.errors import InvalidStateError
+from kinesis_batch.errors import ForeignOutputError, InvalidStateError
 from kinesis_batch.events import Event, emit
 from kinesis_batch.maintenance.plan import Survey, orphans
 from kinesis_batch.maintenance.report import Compacted, MaintenanceReport, keep
@@ -35,6 +38,7 @@ from kinesis_batch.output.datafiles import FileStats
 from kinesis_batch.output.markers import Marker, MarkerArchive
 from kinesis_batch.output.place import Place
 from kinesis_batch.output.sink import Sink
+from kinesis_batch.stopping import StopRequest
 
 Progress = Callable[[str], None]
 
@@ -66,8 +70,11 @@ def maintain(
     *,
     clock: Callable[[], float] = time.time,
     progress: Progress = lambda line: None,
+    stop: StopRequest | None = None,
 ) -> MaintenanceReport:
-    """Maintain ``sink`` (a table or a parquet folder) now; ``clock`` decides what is old."""
+    """Maintain ``sink`` (a table or a parquet folder) now; ``clock`` decides what is old;
+    ``stop`` asked for, it stops between two steps (ShutdownError). Refuses, touching nothing,
+    an output that is another format's table or none of kinesis-batch's (ForeignOutputError)."""
     settings = settings or MaintainSettings()
     maintenance_id = f"maintain-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}-{uuid.uuid4().hex[:8]}"
     started = datetime.now(UTC)
@@ -75,10 +82,24 @@ def maintain(
     def step(name: str) -> None:
         emit(Event(name, maintenance_id))
 
+    stop = stop or StopRequest()
+
+    def stop_point(done: str) -> None:  # between two steps: each left the table whole
+        if stop.requested:
+            raise stop.error(f"maintenance of {sink.uri} stopped {done}; what it did stays, a re-run does the rest")
+
+    sink.check_place()  # another format's table, or somebody else's files: never touched
     maintainer = maintainer_of(sink, maintenance_id)
+    if not sink.is_ours():
+        raise ForeignOutputError(
+            f"{sink.uri} is not an output of kinesis-batch (no run made it or published into it): "
+            "maintain touches nothing of it"
+        )
+    stop_point("before it began")
     before = FileStats.of(sink.data_files())
     progress(f"compacting {before.files} files in {before.partitions} partitions of {sink.uri}")
     compacted = maintainer.compact(settings, step)
+    stop_point("after compacting")
     markers: list[Marker] = []
     archived = 0
 
@@ -91,6 +112,7 @@ def maintain(
     now_ms = int(clock() * 1000)
     expired = maintainer.expire(settings, now_ms, archiving)
     step("expired")
+    stop_point("after expiring old versions")
     survey = maintainer.survey()
     leftovers = published_leftovers(survey.staged, markers, sink.bookkeeping())
     survey = Survey(survey.listed, survey.referenced, survey.staged - leftovers)

@@ -45,7 +45,7 @@ from kinesis_batch.output.evolve import additions
 from kinesis_batch.output.layout import PartitionBy, choose, spelled
 from kinesis_batch.output.place import Place
 from kinesis_batch.output.records import CommitRecord
-from kinesis_batch.output.sink import check_batch_id
+from kinesis_batch.output.sink import check_batch_id, check_place_of
 from kinesis_batch.output.staged import StagedFile
 from kinesis_batch.output.tables import DISCARD, PUBLISH, TableSink, check_bucket, check_schema, marker
 
@@ -91,6 +91,7 @@ class DeltaSink(TableSink):
 
         if self.root.on_s3:
             check_bucket(self.root)
+        self.check_place()
         what = f"Delta table {self.uri}"
         existing = self._load(missing_ok=True)
         partition = choose(
@@ -258,6 +259,14 @@ class DeltaSink(TableSink):
 
     def bookkeeping(self) -> Place:
         return self.root.child("_kinesis_batch")
+
+    def check_place(self) -> None:
+        check_place_of(self.format, self.root, f"--output {self.uri}")
+
+    def _marked(self, table: Any) -> bool:
+        if PARTITION_BY in table.metadata().configuration:
+            return True
+        return any(commit.get("kinesis_batch.action") in (PUBLISH, DISCARD) for commit in _history(table))
 
     def data_files(self) -> list[DataFile]:
         table = pa.table(self._load().get_add_actions(flatten=True))

@@ -35,14 +35,15 @@ from kinesis_batch.columns import RAW, Columns
 from kinesis_batch.config import validate_output
 from kinesis_batch.errors import InvalidStateError, storage_errors
 from kinesis_batch.output.datafiles import DataFile
-from kinesis_batch.output.layout import FileLayout, PartitionBy, choose
+from kinesis_batch.output.layout import FileLayout, PartitionBy, choose, spelled
 from kinesis_batch.output.place import Place
 from kinesis_batch.output.records import CommitRecord
-from kinesis_batch.output.sink import check_batch_id
+from kinesis_batch.output.sink import check_batch_id, check_place_of
 from kinesis_batch.output.staged import StagedFile
 from kinesis_batch.output.tables import DISCARD, PUBLISH, TableSink, check_bucket, check_schema, marker
 
 NO_RETRIES = {"commit.retry.num-retries": "0"}
+PARTITION_BY = "kinesis_batch.partition_by"  # set when a run makes the table: the table is ours
 
 
 def split_identifier(identifier: str) -> tuple[str, str]:
@@ -87,6 +88,7 @@ class IcebergSink(TableSink):
         warehouse = str(self.catalog.properties.get("warehouse") or "")
         if warehouse.startswith(("s3://", "s3a://")):
             check_bucket(Place(warehouse, self.s3))
+        self.check_place()
         what = f"Iceberg table {self.identifier}"
         with _catalog_errors(what):
             self.catalog.create_namespace_if_not_exists(self.namespace)
@@ -102,7 +104,7 @@ class IcebergSink(TableSink):
                     partition.check_source(schema, what)
                 try:  # the table and its spec in one commit: no reader sees it unpartitioned
                     with self.catalog.create_table_transaction(
-                        self.identifier, schema=schema, properties=NO_RETRIES
+                        self.identifier, schema=schema, properties={**NO_RETRIES, PARTITION_BY: spelled(partition)}
                     ) as create:
                         if partition is not None:
                             with create.update_spec() as spec:
@@ -192,6 +194,39 @@ class IcebergSink(TableSink):
 
     def bookkeeping(self) -> Place:
         return self.root().child("_kinesis_batch")
+
+    def check_place(self) -> None:
+        """A table the catalog has is an Iceberg table (ours, or one the user made for us); for a
+        new one, where the catalog would make it must hold nothing else."""
+        with _catalog_errors(f"Iceberg table {self.identifier}"):
+            if self.catalog.table_exists(self.identifier):
+                return
+            location = self._new_location()
+        if location is not None:
+            where = f"--output {self.identifier} (a new table at {location})"
+            check_place_of(self.format, Place(location, self.s3), where)
+
+    def _new_location(self) -> str | None:
+        """Where the catalog would make the table; None where the catalog decides that on its side
+        (a REST catalog's server)."""
+        from pyiceberg.exceptions import NoSuchNamespaceError
+
+        resolve = getattr(self.catalog, "_resolve_table_location", None)  # pyiceberg's metastore catalogs
+        if resolve is None:
+            return None
+        try:
+            return str(resolve(None, self.namespace, self.name))
+        except NoSuchNamespaceError:  # a new namespace: under the warehouse, as pyiceberg would put it
+            warehouse = str(self.catalog.properties.get("warehouse") or "").rstrip("/")
+            return f"{warehouse}/{self.namespace}/{self.name}" if warehouse else None
+        except ValueError:  # no warehouse: creating the table fails with its own line
+            return None
+
+    def _marked(self, table: Any) -> bool:
+        if PARTITION_BY in table.properties:
+            return True
+        summaries = (snapshot.summary.additional_properties for snapshot in table.snapshots() if snapshot.summary)
+        return any(summary.get("kinesis_batch.action") in (PUBLISH, DISCARD) for summary in summaries)
 
     def data_files(self) -> list[DataFile]:
         return [value for value, _ in current_files(self._load())]

@@ -79,7 +79,9 @@ class PairedSink(Sink):
 
     def prepare(self, columns: Columns = RAW, partition_by: str | None = None) -> None:
         """The table with the layout asked for; the dead letters with their own (a new one's:
-        by day of arrival, as they have no decoded field)."""
+        by day of arrival, as they have no decoded field). Both places are checked first: neither
+        is made when the other is not ours to write."""
+        self.dead.check_place()
         self.main.prepare(columns, partition_by)
         self.dead.prepare(DEAD_LETTERS)
 
@@ -137,6 +139,13 @@ class PairedSink(Sink):
 
     def data_files(self) -> list[DataFile]:
         return self.main.data_files()
+
+    def check_place(self) -> None:
+        self.main.check_place()
+        self.dead.check_place()
+
+    def is_ours(self) -> bool:
+        return self.main.is_ours()
 
     def location(self, batch_id: str) -> str:
         return self.main.location(batch_id)

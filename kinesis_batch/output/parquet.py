@@ -39,7 +39,7 @@ from kinesis_batch.output.evolve import conflicts, merged, normalize
 from kinesis_batch.output.layout import NULL_FOLDER, PartitionBy, choose, spelled
 from kinesis_batch.output.place import Place
 from kinesis_batch.output.records import CommitRecord
-from kinesis_batch.output.sink import MANIFEST, Sink, check_batch_id, discarded
+from kinesis_batch.output.sink import MANIFEST, Sink, check_batch_id, check_place_of, discarded
 from kinesis_batch.output.staged import StagedFile
 
 COMMIT_RECORD = "_commit.json"
@@ -74,6 +74,7 @@ class ParquetSink(Sink):
         """Create the root if needed and prove we can write in it, or say why not; settle the
         folder's layout; for decoded rows, check declared fields against those the folder's
         batches have."""
+        self.check_place()
         try:
             (self.root / "_staging").mkdir(parents=True, exist_ok=True)
             probe = self.root / "_staging" / f".probe-{uuid.uuid4().hex}"
@@ -193,6 +194,13 @@ class ParquetSink(Sink):
 
     def bookkeeping(self) -> Place:
         return Place(str(self.root / "_kinesis_batch"))
+
+    def check_place(self) -> None:
+        check_place_of(self.format, Place(str(self.root)), f"--output {self.root}")
+
+    def is_ours(self) -> bool:
+        """A run's prepare made its ``_staging/`` (and, since layouts, ``_partition_by``)."""
+        return (self.root / "_staging").is_dir() or (self.root / PARTITION_BY).is_file()
 
     def data_files(self) -> list[DataFile]:
         """Every Parquet file of every published batch folder, by path under the root; a batch

@@ -154,6 +154,13 @@ class Place:
             infos = self.filesystem().get_file_info(fs.FileSelector(self.path, allow_not_found=True))
         return sorted(info.base_name for info in infos if info.type == fs.FileType.Directory)
 
+    def top(self) -> tuple[builtins.list[str], builtins.list[str]]:
+        """(files, folders) directly in this folder, by name, in one listing (nothing: both empty)."""
+        with _io(self):
+            infos = self.filesystem().get_file_info(fs.FileSelector(self.path, allow_not_found=True))
+        files = sorted(info.base_name for info in infos if info.type == fs.FileType.File)
+        return files, sorted(info.base_name for info in infos if info.type == fs.FileType.Directory)
+
     def walk(self) -> builtins.list[str]:
         """Paths (relative to this folder) of every file in it and its folders."""
         return sorted(self.sizes(recursive=True))

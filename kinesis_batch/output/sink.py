@@ -31,6 +31,7 @@ import pyarrow as pa
 from kinesis_batch.columns import RAW, Columns
 from kinesis_batch.errors import IllegalArgumentError, LeaseLostError
 from kinesis_batch.output.datafiles import DataFile
+from kinesis_batch.output.found import Listing, check_writable
 from kinesis_batch.output.layout import FileLayout, PartitionBy
 from kinesis_batch.output.place import Place
 from kinesis_batch.output.records import CommitRecord
@@ -140,6 +141,18 @@ class Sink(ABC):
         (table formats) the marker archive (kinesis_batch.output.markers)."""
 
     @abstractmethod
+    def check_place(self) -> None:
+        """Refuse, in one line and having written nothing, an output location that holds another
+        format's table or files that are none of kinesis-batch's (ForeignOutputError;
+        kinesis_batch.output.found). Read-only; every command calls it before anything else of
+        the output (``prepare`` first of all)."""
+
+    @abstractmethod
+    def is_ours(self) -> bool:
+        """Whether kinesis-batch made this output or published into it: maintenance touches
+        nothing else (a mistaken ``--output`` may name anybody's folder or table)."""
+
+    @abstractmethod
     def data_files(self) -> list[DataFile]:
         """The output's data files as they are now (the published ones only), from the output
         itself: what maintenance compacts and the status views count."""
@@ -162,6 +175,13 @@ class Sink(ABC):
         return True
 
 
+def check_place_of(format: str, place: Place, where: str) -> None:
+    """:meth:`Sink.check_place` of a format whose output is a folder (``place``)."""
+    files, folders = place.top()
+    metadata = place.child("metadata").list() if "metadata" in folders else []
+    check_writable(format, Listing.of(files, folders, metadata), where)
+
+
 def _base(path: str) -> str:
     return path.rpartition("/")[2]
 
@@ -180,4 +200,4 @@ def check_batch_id(batch_id: str) -> str:
     return batch_id
 
 
-__all__ = ["MANIFEST", "RESULTS", "Sink", "check_batch_id", "discarded"]
+__all__ = ["MANIFEST", "RESULTS", "Sink", "check_batch_id", "check_place_of", "discarded"]

@@ -150,6 +150,15 @@ class TableSink(Sink):
         """This consumer's markers that maintenance copied out of the table's history."""
         return MarkerArchive(self.bookkeeping(), self.app)
 
+    def is_ours(self) -> bool:
+        """Made by a run (its layout property), or holding a marker of ours: in a commit the
+        table keeps, or in the archive maintenance copied them to."""
+        return self._marked(self._load()) or bool(self.bookkeeping().child("_markers").folders())
+
+    @abstractmethod
+    def _marked(self, table: Any) -> bool:
+        """The loaded table says kinesis-batch made it, or a commit of ours is in its history."""
+
     def _known(self, table: Any, batch_id: str) -> str | None:
         """What the table's markers say of the batch, else what the archive kept of them (read
         after the table: maintenance archives a marker before it expires its commit)."""

@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TypeVar
 
-from kinesis_batch import ownership
+from kinesis_batch import binding, ownership
 from kinesis_batch.columns import RAW, decoded
+from kinesis_batch.config import NONE
 from kinesis_batch.decoding.resolve import resolve
+from kinesis_batch.errors import ShutdownError
 from kinesis_batch.leases.model import Lease
 from kinesis_batch.leases.renewer import LeaseRenewer
 from kinesis_batch.planning import RunPlan
@@ -35,6 +38,7 @@ from kinesis_batch.run.settle import recover_pending
 from kinesis_batch.shards.lineage import Lineage
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 class CatchUpRun(RunContext):
@@ -45,22 +49,35 @@ class CatchUpRun(RunContext):
     :class:`~kinesis_batch.run.context.RunContext`'s: what every step works with."""
 
     def run(self, read: reading.Read | None = None) -> RunReport:
-        """Every step; ``read``: the read step run elsewhere (a spark-submit) instead of here."""
+        """Every step; ``read``: the read step run elsewhere (a spark-submit) instead of here.
+        A stop asked for meanwhile (``stop``) ends it at the next safe point with ShutdownError
+        (see :meth:`honouring_stop`)."""
         started = time.monotonic()
-        try:
+        began: list[tuple[dict[str, str], RunPlan, dict[str, str]]] = []  # what the start step found
+
+        def steps() -> bool:
             with self.timings.step("start"):
-                recovered, plan, elsewhere = self.start()
+                began.append(self.start())
+            self.stop.check("before reading")
             with self.renewing():
                 self.read() if read is None else self.read_elsewhere(read)
+                self.stop.check("before publishing")
                 with self.timings.step("publish"):
-                    published = self.publish()
+                    published = self.publish()  # under way: a stop now waits for it, and its commit
                 with self.timings.step("commit"):
                     self.commit()
+            return published
+
+        try:
+            published = self.honouring_stop(steps)
+        except ShutdownError:
+            raise
         except BaseException:
             with releasing.after_failure():
                 self.finish()
             raise
         self.finish()
+        recovered, plan, elsewhere = began[0]
         record = self.output.committed(self.run_id) if published else None
         return RunReport(
             run_id=self.run_id,
@@ -77,16 +94,71 @@ class CatchUpRun(RunContext):
             failed_task_attempts=self.failed_task_attempts,
         )
 
+    def honouring_stop(self, call: Callable[[], T]) -> T:
+        """``call`` (every step, or one step run on its own: an Airflow task), then, when a stop
+        was asked for meanwhile, the teardown a stop owes and its one line, as ShutdownError: a
+        batch that is published (a publish under way finishes) has its checkpoints committed;
+        one that is not is discarded, fenced; every lease is released."""
+        try:
+            result = call()
+        except ShutdownError as exc:
+            if exc.signal_number is None:
+                raise
+            raise self._stopped() from exc
+        except BaseException:
+            if not self.stop.requested:
+                raise
+            self._stopped()  # the stop's teardown; the step's own error is the one to report
+            raise
+        if self.stop.requested:
+            raise self._stopped()
+        return result
+
+    def _stopped(self) -> ShutdownError:
+        record = self.output.committed(self.run_id)
+        released: list[str] | None = None
+        with releasing.after_failure():
+            try:
+                if record is not None:
+                    self.commit()
+            finally:
+                released = self.finish()
+        if record is not None:
+            done = (
+                f"batch {self.run_id} published ({record.records} records from {len(record.shards)} shards) "
+                "and its checkpoints committed"
+            )
+        else:
+            done = f"batch {self.run_id} discarded before it was published: nothing published, no checkpoint moved"
+        if released is None:
+            left = f"its leases could not be released: they lapse within {self.config.lease_seconds:g} s"
+        else:
+            left = f"{len(released)} leases released; the next run goes on from the checkpoints"
+        return self.stop.error(f"{done}; {left}")
+
     def start(self) -> tuple[dict[str, str], RunPlan, dict[str, str]]:
         """Resolve the decoding settings (bad input ends here, before anything is made), check the
-        table is this stream's, prepare the output, settle, survey and plan, take the leases and
-        mark them with the batch, write the plan. Returns (settled shards, plan, shards leased
+        table is this stream's and publishes to this output (kinesis_batch.binding), check the
+        output's place and prepare it, record the output in the table's mark, settle, survey and
+        plan, take the leases and mark them with the batch, write the plan. Returns (settled shards, plan, shards leased
         elsewhere -> owner)."""
-        decode = resolve(self.config.decoding, self.glue) if self.config.decoding.decoding else None  # bad input first
-        claim = ownership.check(self.kinesis, self.store, self.config.stream)  # before anything is made
-        self.output.prepare(decoded(decode.declared) if decode else RAW, self.config.partition_by)
+        config = self.config
+        decode = resolve(config.decoding, self.glue) if config.decoding.decoding else None  # bad input first
+        claim = ownership.check(self.kinesis, self.store, config.stream)  # before anything is made
+        outputs = binding.Outputs.of(config)
+        binding.check(claim.mark, outputs, config.table, binding=config.output_binding)
+        self.output.prepare(decoded(decode.declared) if decode else RAW, config.partition_by)  # checks its place first
         self.checkpoints.create_checkpoint_store_if_not_exists()
-        ownership.mark(self.store, claim, self.progress)
+        first = (outputs.output, outputs.dead_letter_output) if config.output_binding != NONE else None
+        ownership.mark(self.store, claim, self.progress, outputs=first)
+        binding.bind(
+            self.store,
+            outputs,
+            binding=config.output_binding,
+            worker_id=config.worker_id,
+            seen=claim.mark,
+            progress=self.progress,
+        )
         lineage, leases = self.survey()
         recovered = recover_pending(leases, self.manager, self.checkpoints, self.output, self.progress)
         if recovered:
@@ -133,13 +205,17 @@ class CatchUpRun(RunContext):
         block ends; a lease lost meanwhile cancels the read in progress. One process renews a
         run's leases at a time: a renewal bumps the counter the others would fence with."""
         self.manager.adopt()
-        with LeaseRenewer(self.manager, on_lost=self._on_lost):
+        with LeaseRenewer(self.manager, on_lost=self._on_lost), self.stop.on_request(self._cancel_read):
             yield
 
     def _on_lost(self, lost: list[str]) -> None:
+        if self.current_read is not None:
+            log.warning("lost leases %s: stopping the read", ", ".join(lost))
+            self._cancel_read()
+
+    def _cancel_read(self) -> None:
         current = self.current_read
         if current is not None:
-            log.warning("lost leases %s: stopping the read", ", ".join(lost))
             current.cancel()
 
 

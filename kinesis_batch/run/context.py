@@ -28,6 +28,7 @@ from kinesis_batch.leases.manager import LeaseManager
 from kinesis_batch.leases.store import LeaseStore
 from kinesis_batch.output import Output, Sink
 from kinesis_batch.planning import RunPlan, plan_from_json
+from kinesis_batch.stopping import StopRequest
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -77,11 +78,14 @@ class RunContext:
         run_id: str | None = None,
         sink: Sink | None = None,
         glue: Callable[[], Any] | None = None,
+        stop: StopRequest | None = None,
     ) -> None:
         """``spark`` gives the SparkContext the read uses (started on first use, shared by the
         caller's runs); ``sink``: where batches are published, by default the one ``config``
         names (with its dead-letter output when decoding), reaching S3 as the standard AWS
-        environment says; ``glue``: makes the Glue client a ``glue://`` schema is read with."""
+        environment says; ``glue``: makes the Glue client a ``glue://`` schema is read with;
+        ``stop``: asks the run to stop at its next safe point (kinesis_batch.stopping), as the
+        adapters' signal handlers and Airflow's ``on_kill`` do."""
         self.config = config
         self.kinesis = kinesis
         self.spark = spark
@@ -94,7 +98,8 @@ class RunContext:
         self.manager = LeaseManager(self.store, config.worker_id, config.lease_seconds, clock=clock)
         self.run_id = run_id or new_run_id()  # also the batch id
         self.timings = Timings()
-        self.current_read: Cancellable | None = None  # for the lease renewer to cancel
+        self.stop = stop or StopRequest()
+        self.current_read: Cancellable | None = None  # for the lease renewer (and a stop) to cancel
         self.tasks = self.failed_task_attempts = 0  # the read's Spark tasks, and their retried attempts
 
     def emit(self, step: str) -> None:

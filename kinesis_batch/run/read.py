@@ -77,13 +77,17 @@ def read(context: RunContext) -> None:
         for group in groups
     ]
     job = ReadJob(spark, batch_id, observers=task_observers())
-    context.current_read = job
+    context.current_read = job  # from now on a stop cancels it (before it starts: as soon as it does)
     started = time.monotonic()
     try:
+        context.stop.check("before reading")
         with context.timings.step("read"):
             done = job.run(specs)
     except Exception as exc:
         _raise_failure(context, exc)
+    except BaseException:  # interrupted (KeyboardInterrupt, an orchestrator's own): no task reads on
+        job.cancel()
+        raise
     finally:
         context.tasks, context.failed_task_attempts = job.tasks, job.failed_attempts
         context.current_read = None
@@ -113,19 +117,26 @@ def read_elsewhere(context: RunContext, step: Read) -> None:
     holds and renews the leases: a lease lost meanwhile stops it and raises LeaseLostError."""
     context.current_read = step
     try:
+        context.stop.check("before reading")
         with context.timings.step("read"):
             step.run()
     except Exception as exc:
         _raise_failure(context, exc)
+    except BaseException:
+        step.cancel()
+        raise
     finally:
         context.current_read = None
     context.emit("read")
 
 
 def _raise_failure(context: RunContext, exc: Exception) -> NoReturn:
-    """A failed or cancelled read: a lost lease explains it first, then a task's own error.
-    Read-only: the process that renews the leases may be another one."""
+    """A failed or cancelled read: a stop asked for cancelled it, else a lost lease explains it,
+    then a task's own error. Read-only: the process that renews the leases may be another one."""
     from kinesis_batch.spark.spec import raised_in_task
+
+    if context.stop.requested:
+        raise context.stop.error("stopped while reading") from exc
 
     lost = context.manager.lost_leases()
     if not lost:

@@ -18,9 +18,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -76,11 +79,26 @@ def spark_context(
         conf.set(key, value)
     if master.startswith("local"):
         conf.set("spark.driver.extraJavaOptions", f"{jvm_options or local_jvm_options()} {QUIET_LOGS}")
-    context = SparkContext.getOrCreate(conf)
+    with _own_sigint_handler():
+        context = SparkContext.getOrCreate(conf)
     # A failed task is reported by the run itself, as one line with the task's own error; Spark's
     # ERROR log of it would print the same failure again as a JVM stack trace.
     context.setLogLevel("FATAL")
     return context
+
+
+@contextmanager
+def _own_sigint_handler() -> Iterator[None]:
+    """Keep the process's SIGINT handler: pyspark's (installed as a context starts) would raise
+    KeyboardInterrupt through whatever runs, past the caller's clean stop (kinesis_batch.stopping)
+    or an orchestrator's own handling of the signal."""
+    in_main = threading.current_thread() is threading.main_thread()
+    previous = signal.getsignal(signal.SIGINT) if in_main else None
+    try:
+        yield
+    finally:
+        if in_main and previous is not None:
+            signal.signal(signal.SIGINT, previous)
 
 
 def default_spark(master: str) -> Callable[[], SparkContext]:

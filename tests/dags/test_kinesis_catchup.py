@@ -109,3 +109,36 @@ def test_a_read_that_outlives_its_lease_three_times_keeps_it_and_no_other_worker
     assert intruder.tries_after_expiry >= 10, "the other worker tried while the lease would have lapsed"
     assert intruder.taken == []
     assert_exactly_once(read_output(output), sent)
+
+
+def test_a_task_killed_mid_read_stops_through_on_kill_and_leaves_no_lease_held(
+    dagbag: Any, spark: Any, kinesis: Any, streams: StreamFactory, tmp_path: Path
+) -> None:
+    """Airflow stops a task (marked failed, timed out, its worker stopping) with SIGTERM to the
+    task's process, whose handler calls the operator's ``on_kill``: here, from inside a Spark task
+    in the middle of its read, to this process, which runs the dag.test() task."""
+    import os
+
+    from kinesis_batch import events
+    from tests.faultpoints import FaultAt, forget_signals
+
+    name = streams.create(shards=2)
+    sent = put(kinesis, name, 100)
+    output = tmp_path / "out"
+    dag = dagbag.get_dag("kinesis_catchup")
+    conf = {"stream": name, "output": str(output)}
+    forget_signals(os.getpid())
+    try:
+        with events.observing(FaultAt("sigterm", "reading", pid=os.getpid()), in_tasks=True):
+            killed = dag.test(logical_date=datetime.now(UTC) + AHEAD, run_conf=conf)
+    finally:
+        forget_signals(os.getpid())
+    states = {ti.task_id: ti.state for ti in killed.get_task_instances()}
+    assert states["run_spark_job"] == "failed" and states["publish"] == "upstream_failed", states
+    leases = LeaseStore(dynamodb_client(), default_table(name)).list_leases()
+    assert [lease.lease_key for lease in leases if lease.lease_owner or lease.pending_batch_id] == []
+    assert read_output(output) == {}, "a killed read published"
+
+    again = dag.test(logical_date=datetime.now(UTC) + 2 * AHEAD, run_conf=conf)
+    assert again.state == "success", [(ti.task_id, ti.state) for ti in again.get_task_instances()]
+    assert_exactly_once(read_output(output), sent)

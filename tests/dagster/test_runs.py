@@ -143,6 +143,40 @@ def test_a_run_that_fails_in_the_read_releases_every_lease_with_the_librarys_mes
     assert read_output(tmp_path / "out") == {}
 
 
+def test_a_run_terminated_mid_step_stops_cleanly_and_leaves_no_lease_held(
+    kinesis: Any, dynamodb: Any, streams: StreamFactory, spark: Any, tmp_path: Path
+) -> None:
+    """Dagster terminates a run by SIGINT to its process (its run cancellation thread's
+    ``send_interrupt``): here from inside a Spark task in the middle of the step's read."""
+    from kinesis_batch import events
+    from tests.faultpoints import FaultAt, forget_signals
+
+    name = streams.create(shards=2)
+    sent = put(kinesis, name, 60)
+    defs = defs_for(name, tmp_path / "out")
+    forget_signals(os.getpid())
+    try:
+        with (
+            dg.instance_for_test() as instance,
+            events.observing(FaultAt("sigint", "reading", pid=os.getpid()), in_tasks=True),
+        ):
+            started = time.monotonic()
+            result = materialize(defs, name, instance, raise_on_error=False)
+            seconds = time.monotonic() - started
+    finally:
+        forget_signals(os.getpid())
+
+    assert not result.success and seconds < 60, seconds  # the task sleeps a minute unless cancelled
+    (failure,) = [e for e in result.all_events if e.is_step_failure]
+    assert "interrupted by SIGINT: batch " in str(failure.step_failure_data.error)
+    assert owners(dynamodb, name) and set(owners(dynamodb, name).values()) == {None}
+    assert set(pending(dynamodb, name).values()) == {None}
+    assert read_output(tmp_path / "out") == {}
+    with dg.instance_for_test() as instance:
+        assert materialize(defs, name, instance).success
+    assert_exactly_once(read_output(tmp_path / "out"), sent)
+
+
 def test_a_backfill_from_a_history_checkpoint_writes_its_own_output_and_leaves_the_main_checkpoints(
     kinesis: Any, dynamodb: Any, streams: StreamFactory, spark: Any, tmp_path: Path
 ) -> None:

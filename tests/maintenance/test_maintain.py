@@ -67,6 +67,11 @@ def test_maintenance_compacts_each_partition_into_one_file_and_keeps_every_row_o
     assert report.compacted.files_removed == 8 and report.after.files == stats.files
 
 
+def test_a_new_output_of_ours_with_no_batch_yet_is_maintained(sink: Sink) -> None:
+    report = maintain(sink, LATER, clock=two_hours_later)  # a daily maintenance before the first run
+    assert (report.before.files, report.after.files) == (0, 0)
+
+
 def test_after_expiry_every_batch_is_still_committed_and_the_last_one_is_still_last(sink: Sink) -> None:
     batches = publish_batches(sink, 3)
     records = {batch: sink.committed(batch) for batch in batches}

@@ -1,0 +1,195 @@
+"""Which output a consumer publishes to: recorded in its lease table's mark
+(kinesis_batch.checkpoints.mark), checked at every run's start, moved only when asked.
+
+A lease table's checkpoints say how far the consumer's output holds the stream. A run that
+named another output would land only what arrived since, and that output would silently lack
+everything before. So:
+
+- :func:`check` (read-only, before anything is written) refuses a run whose output (or
+  dead-letter output) is not the one the mark names, in one line naming both, unless the run
+  moves it (``--move-output``);
+- :func:`bind` (once the table pair exists) records the output in the mark: on a new table with
+  its first mark; on a table marked before outputs were recorded, adopted with one line; on a
+  move, with a history item that keeps both outputs and the checkpoints the new output starts
+  from (:func:`moves`, which ``status`` shows).
+
+Every write is conditional on the mark as read: of two runs binding at once one wins, and the
+other checks again against what won. A backfill with a lease table of its own binds that table
+to its own output; one that moves the main checkpoints into its own output leaves the main
+table's binding alone (``RunConfig.output_binding`` "none").
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import Any
+
+from kinesis_batch.checkpoints.history import HistoryTable
+from kinesis_batch.checkpoints.mark import MARK_KEY, TableMark, read_mark, write_mark
+from kinesis_batch.config import KEEP, MOVE, NONE, RunConfig
+from kinesis_batch.errors import ForeignOutputError, InvalidStateError
+from kinesis_batch.leases.dynamodb import ConditionFailed, call_dynamodb
+from kinesis_batch.leases.store import LeaseStore
+from kinesis_batch.output import Output
+
+MOVE_PREFIX = "#output-move/"  # the history's move items: leaseKey MARK_KEY's, commitId MOVE_PREFIX + time
+
+
+@dataclass(frozen=True)
+class Outputs:
+    """A run's outputs, as asset URIs (kinesis_batch.output.Output.asset_uri)."""
+
+    output: str
+    dead_letter_output: str | None = None
+
+    @classmethod
+    def of(cls, config: RunConfig) -> Outputs:
+        output = Output.of(config)
+        if not config.decoding.decoding:
+            return cls(output.asset_uri)
+        return cls(output.asset_uri, output.dead_letter(config.decoding.dead_letter_output).asset_uri)
+
+    def recorded_in(self, mark: TableMark | None) -> bool:
+        """``mark`` records these outputs already (nothing to write)."""
+        return (
+            mark is not None
+            and mark.output == self.output
+            and (self.dead_letter_output in (None, mark.dead_letter_output))
+        )
+
+
+@dataclass(frozen=True)
+class OutputMove:
+    """One recorded move: from which output to which, when, by whom, and the checkpoints the new
+    output started from (shard -> checkpoint)."""
+
+    moved_at: datetime
+    moved_by: str
+    from_output: str
+    to_output: str
+    checkpoints: dict[str, str]
+
+    def to_item(self) -> dict[str, Any]:
+        return {
+            "leaseKey": MARK_KEY["leaseKey"],
+            "commitId": {"S": f"{MOVE_PREFIX}{self.moved_at.isoformat()}"},
+            "movedBy": {"S": self.moved_by},
+            "fromOutput": {"S": self.from_output},
+            "toOutput": {"S": self.to_output},
+            "checkpoints": {"M": {shard: {"S": value} for shard, value in self.checkpoints.items()}},
+        }
+
+    @classmethod
+    def from_item(cls, item: dict[str, Any]) -> OutputMove:
+        return cls(
+            moved_at=datetime.fromisoformat(item["commitId"]["S"].removeprefix(MOVE_PREFIX)),
+            moved_by=item["movedBy"]["S"],
+            from_output=item["fromOutput"]["S"],
+            to_output=item["toOutput"]["S"],
+            checkpoints={shard: value["S"] for shard, value in item["checkpoints"]["M"].items()},
+        )
+
+
+def check(mark: TableMark | None, outputs: Outputs, table: str, *, binding: str = KEEP) -> None:
+    """Pure. Raise ForeignOutputError unless ``outputs`` may publish for the table ``mark`` is
+    of: no output recorded yet, the same one, or a move (``binding`` MOVE) or none (NONE)."""
+    if binding != KEEP or mark is None:
+        return
+    for what, bound, asked in _pairs(mark, outputs):
+        raise ForeignOutputError(
+            f"lease table {table} publishes to {bound}, not {asked}: its checkpoints say how far {bound} holds "
+            f"the stream, so {asked} would silently lack everything before. Name {bound} again with --output, "
+            f"or move this consumer's {what} on purpose with --move-output (its checkpoints stay)"
+        )
+
+
+def _pairs(mark: TableMark, outputs: Outputs) -> list[tuple[str, str, str]]:
+    """(what, the recorded output, the asked one) where they differ (both known)."""
+    pairs = [("output", mark.output, outputs.output), ("dead-letter output", mark.dead_letter_output,
+             outputs.dead_letter_output)]  # fmt: skip
+    return [(what, bound, asked) for what, bound, asked in pairs if bound and asked and bound != asked]
+
+
+def bind(
+    store: LeaseStore,
+    outputs: Outputs,
+    *,
+    binding: str,
+    worker_id: str,
+    seen: TableMark | None = None,
+    progress: Callable[[str], None] = lambda line: None,
+) -> None:
+    """Record ``outputs`` in the table's mark (see the module docstring); the mark must exist.
+    Checks again against a mark another run wrote meanwhile. ``seen``: the mark as the run's
+    check read it (one that records these outputs already needs no read)."""
+    if binding == NONE or (binding == KEEP and outputs.recorded_in(seen)):
+        return
+    history = HistoryTable(store.client, store.table_name)
+    for _ in range(8):  # a lost conditional write: read again and decide again
+        mark = read_mark(history)
+        if mark is None:
+            raise InvalidStateError(f"lease table {store.table_name} has no mark to record its output in")
+        check(mark, outputs, store.table_name, binding=binding)
+        moved = _pairs(mark, outputs)
+        wanted = replace(
+            mark,
+            output=outputs.output,
+            dead_letter_output=outputs.dead_letter_output or mark.dead_letter_output,
+            marked_at=datetime.now(UTC),
+        )
+        if (wanted.output, wanted.dead_letter_output) == (mark.output, mark.dead_letter_output):
+            return
+        if moved:
+            _record_move(history, store, mark, outputs, worker_id)
+        if not write_mark(history, wanted, replacing=mark):
+            continue
+        table = store.table_name
+        for what, bound, asked in moved:
+            progress(f"moved the {what} of lease table {table} from {bound} to {asked}; it starts at the checkpoints")
+        if not moved and mark.output is None:
+            progress(
+                f"lease table {table} now records its output, {outputs.output} (it was made before kinesis-batch "
+                "recorded outputs): a run naming another output is refused from now on"
+            )
+        return
+    raise InvalidStateError(f"lease table {store.table_name}: its mark kept changing while recording the output")
+
+
+def _record_move(history: HistoryTable, store: LeaseStore, mark: TableMark, outputs: Outputs, worker: str) -> None:
+    checkpoints = {lease.lease_key: str(lease.checkpoint) for lease in store.list_leases()}
+    old = mark.output if mark.output != outputs.output else mark.dead_letter_output
+    new = outputs.output if mark.output != outputs.output else str(outputs.dead_letter_output)
+    move = OutputMove(datetime.now(UTC), worker, str(old), new, checkpoints)
+    with contextlib.suppress(ConditionFailed):  # the same move, in the same microsecond: once is enough
+        call_dynamodb(
+            "PutItem",
+            history.table_name,
+            lambda: history.client.put_item(
+                TableName=history.table_name,
+                Item=move.to_item(),
+                ConditionExpression="attribute_not_exists(commitId)",
+            ),
+        )
+
+
+def moves(history: HistoryTable) -> list[OutputMove]:
+    """The recorded moves of a table's output, oldest first."""
+    request: dict[str, Any] = {
+        "TableName": history.table_name,
+        "KeyConditionExpression": "leaseKey = :k AND begins_with(commitId, :p)",
+        "ExpressionAttributeValues": {":k": MARK_KEY["leaseKey"], ":p": {"S": MOVE_PREFIX}},
+        "ConsistentRead": True,
+    }
+    items: list[dict[str, Any]] = []
+    while True:
+        page = call_dynamodb("Query", history.table_name, lambda: history.client.query(**request))
+        items.extend(page.get("Items", []))
+        if "LastEvaluatedKey" not in page:
+            return [OutputMove.from_item(item) for item in items]
+        request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+__all__ = ["MOVE", "OutputMove", "Outputs", "bind", "check", "moves"]
