@@ -120,3 +120,28 @@ def test_kill_9_at_any_step_of_maintain_then_a_rerun_leaves_the_table_whole_and_
                 survey = maintainer_of(sink, "check").survey()
                 assert orphans(survey, now_ms=int(two_hours_later() * 1000), retain=LATER.retain) == []
                 assert rerun.after.files == stats.files
+
+
+def test_maintain_told_to_stop_stops_between_its_steps_with_one_line_and_a_rerun_finishes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SIGTERM while a compaction commits (``compacting``): the compaction lands, the maintenance
+    stops before expiring, exit 143 and one line; a re-run does the rest."""
+    output = output_args("delta", "local", tmp_path, monkeypatch)
+    sink = sink_of(output, app=APP)
+    sink.prepare()
+    for number in range(3):
+        record = commit_record(f"b-{number}")
+        sink.publish(record, stage(sink, record))
+    rows = read_rows(sink)
+    process = start_cli("maintain", *output, "--retain-hours", "0", fault=("sigterm", "compacting"))
+    with killed_at_exit([process]):
+        _, stderr = process.communicate(timeout=120)
+    lines = stderr.splitlines()
+    assert process.returncode == 143, stderr[-2000:]
+    assert lines[-1].startswith(f"kinesis-batch: error: interrupted by SIGTERM: maintenance of {sink.uri} stopped ")
+    assert "after compacting; what it did stays, a re-run does the rest" in lines[-1] and "Traceback" not in stderr
+    assert FileStats.of(sink.data_files()).files == 1, "the compaction under way landed"
+    assert read_rows(sink) == rows
+    report = maintain(sink, LATER, clock=two_hours_later)
+    assert report.versions_expired > 0 and read_rows(sink) == rows
