@@ -264,9 +264,8 @@ class DeltaSink(TableSink):
         check_place_of(self.format, self.root, f"--output {self.uri}")
 
     def _marked(self, table: Any) -> bool:
-        if PARTITION_BY in table.metadata().configuration:
-            return True
-        return any(commit.get("kinesis_batch.action") in (PUBLISH, DISCARD) for commit in _history(table))
+        made = PARTITION_BY in table.metadata().configuration  # a run made it
+        return made or any(commit.get("kinesis_batch.action") in (PUBLISH, DISCARD) for commit in _history(table))
 
     def data_files(self) -> list[DataFile]:
         table = pa.table(self._load().get_add_actions(flatten=True))
