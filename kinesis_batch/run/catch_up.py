@@ -205,17 +205,13 @@ class CatchUpRun(RunContext):
         block ends; a lease lost meanwhile cancels the read in progress. One process renews a
         run's leases at a time: a renewal bumps the counter the others would fence with."""
         self.manager.adopt()
-        with LeaseRenewer(self.manager, on_lost=self._on_lost), self.stop.on_request(self._cancel_read):
+        with LeaseRenewer(self.manager, on_lost=self._on_lost):
             yield
 
     def _on_lost(self, lost: list[str]) -> None:
-        if self.current_read is not None:
-            log.warning("lost leases %s: stopping the read", ", ".join(lost))
-            self._cancel_read()
-
-    def _cancel_read(self) -> None:
         current = self.current_read
         if current is not None:
+            log.warning("lost leases %s: stopping the read", ", ".join(lost))
             current.cancel()
 
 

@@ -7,8 +7,9 @@ holds and renews the leases.
   failed task attempts are deleted. Nothing is kept when the leases were lost meanwhile (a run
   frozen, then thawed after another worker settled its batch): that ends as LeaseLostError,
   with the line naming who has the shards now.
-- A lease lost while reading (the renewer cancels the job) raises LeaseLostError; an error
-  inside a task is raised as the library's own error, not as Spark's wrapper.
+- A lease lost while reading (the renewer cancels the job) raises LeaseLostError; a stop asked
+  for (kinesis_batch.stopping) cancels it too, and raises ShutdownError; an error inside a task
+  is raised as the library's own error, not as Spark's wrapper.
 """
 
 from __future__ import annotations
@@ -77,11 +78,11 @@ def read(context: RunContext) -> None:
         for group in groups
     ]
     job = ReadJob(spark, batch_id, observers=task_observers())
-    context.current_read = job  # from now on a stop cancels it (before it starts: as soon as it does)
+    context.current_read = job  # for the lease renewer to cancel
     started = time.monotonic()
     try:
         context.stop.check("before reading")
-        with context.timings.step("read"):
+        with context.timings.step("read"), context.stop.on_request(job.cancel):
             done = job.run(specs)
     except Exception as exc:
         _raise_failure(context, exc)
@@ -118,7 +119,7 @@ def read_elsewhere(context: RunContext, step: Read) -> None:
     context.current_read = step
     try:
         context.stop.check("before reading")
-        with context.timings.step("read"):
+        with context.timings.step("read"), context.stop.on_request(step.cancel):
             step.run()
     except Exception as exc:
         _raise_failure(context, exc)
