@@ -16,8 +16,7 @@ Every commit of ours also moves a second app transaction, ``kinesis-batch/<lease
 the consumer's next batch number (it only grows; the commit metadata repeats it). It is not
 what recovery asks: two runs of one consumer on disjoint shards commit in either order, so a
 high-water number alone would let one batch hide another from the "already published?" check.
-It does make every two concurrent commits of one consumer conflict, so each check-then-commit
-below is serialised with all of the consumer's others, not only with those of its own batch.
+It makes each check-then-commit below serialise with all of the consumer's others.
 
 Fencing (the protocol is :class:`~kinesis_batch.output.tables.TableSink`'s). deltalake does not
 enforce app-transaction versions; we do: publish and discard load the table, read the batch's
@@ -91,9 +90,10 @@ class DeltaSink(TableSink):
 
         if self.root.on_s3:
             check_bucket(self.root)
-        self.check_place()
         what = f"Delta table {self.uri}"
         existing = self._load(missing_ok=True)
+        if existing is None:  # no Delta table: nothing else may be there either
+            self.check_place()
         partition = choose(
             partition_by, self._read_partitioning(existing) if existing else None, new=existing is None, where=what
         )
@@ -263,8 +263,8 @@ class DeltaSink(TableSink):
     def check_place(self) -> None:
         check_place_of(self.format, self.root, f"--output {self.uri}")
 
-    def _marked(self, table: Any) -> bool:
-        made = PARTITION_BY in table.metadata().configuration  # a run made it
+    def _marked(self, table: Any) -> bool:  # a run made it, or published into it
+        made = PARTITION_BY in table.metadata().configuration
         return made or any(commit.get("kinesis_batch.action") in (PUBLISH, DISCARD) for commit in _history(table))
 
     def data_files(self) -> list[DataFile]:

@@ -83,19 +83,26 @@ class IcebergSink(TableSink):
     # -- the table --------------------------------------------------------------------------------
 
     def prepare(self, columns: Columns = RAW, partition_by: str | None = None) -> None:
-        from pyiceberg.exceptions import CommitFailedException, NoSuchTableError, TableAlreadyExistsError
+        from pyiceberg.exceptions import (
+            CommitFailedException,
+            NoSuchNamespaceError,
+            NoSuchTableError,
+            TableAlreadyExistsError,
+        )
 
         warehouse = str(self.catalog.properties.get("warehouse") or "")
         if warehouse.startswith(("s3://", "s3a://")):
             check_bucket(Place(warehouse, self.s3))
-        self.check_place()
         what = f"Iceberg table {self.identifier}"
         with _catalog_errors(what):
-            self.catalog.create_namespace_if_not_exists(self.namespace)
             try:
                 table = self.catalog.load_table(self.identifier)
-            except NoSuchTableError:
+            except (NoSuchTableError, NoSuchNamespaceError):
                 table = None
+        if table is None:
+            self._check_new_location()  # before the namespace or the table is made
+        with _catalog_errors(what):
+            self.catalog.create_namespace_if_not_exists(self.namespace)
             existing = table_partitioning(table) if table else None
             partition = choose(partition_by, existing, new=table is None, where=what)
             if table is None:
@@ -201,6 +208,10 @@ class IcebergSink(TableSink):
         with _catalog_errors(f"Iceberg table {self.identifier}"):
             if self.catalog.table_exists(self.identifier):
                 return
+        self._check_new_location()
+
+    def _check_new_location(self) -> None:
+        with _catalog_errors(f"Iceberg table {self.identifier}"):
             location = self._new_location()
         if location is not None:
             where = f"--output {self.identifier} (a new table at {location})"

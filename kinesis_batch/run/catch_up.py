@@ -73,8 +73,9 @@ class CatchUpRun(RunContext):
         except ShutdownError:
             raise
         except BaseException:
-            with releasing.after_failure():
-                self.finish()
+            if not self.stop.requested:  # else honouring_stop did the stop's teardown already
+                with releasing.after_failure():
+                    self.finish()
             raise
         self.finish()
         recovered, plan, elsewhere = began[0]
