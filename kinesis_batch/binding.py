@@ -21,7 +21,6 @@ table's binding alone (``RunConfig.output_binding`` "none").
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -31,7 +30,6 @@ from kinesis_batch.checkpoints.history import HistoryTable
 from kinesis_batch.checkpoints.mark import MARK_KEY, TableMark, read_mark, write_mark
 from kinesis_batch.config import KEEP, MOVE, NONE, RunConfig
 from kinesis_batch.errors import ForeignOutputError, InvalidStateError
-from kinesis_batch.leases.dynamodb import ConditionFailed, call_dynamodb
 from kinesis_batch.leases.store import LeaseStore
 from kinesis_batch.output import Output
 
@@ -133,17 +131,17 @@ def bind(
         if mark is None:
             raise InvalidStateError(f"lease table {store.table_name} has no mark to record its output in")
         check(mark, outputs, store.table_name, binding=binding)
+        if outputs.recorded_in(mark):
+            return
         moved = _pairs(mark, outputs)
+        if moved:
+            _record_move(history, store, *moved[0][1:], worker_id)
         wanted = replace(
             mark,
             output=outputs.output,
             dead_letter_output=outputs.dead_letter_output or mark.dead_letter_output,
             marked_at=datetime.now(UTC),
         )
-        if (wanted.output, wanted.dead_letter_output) == (mark.output, mark.dead_letter_output):
-            return
-        if moved:
-            _record_move(history, store, mark, outputs, worker_id)
         if not write_mark(history, wanted, replacing=mark):
             continue
         table = store.table_name
@@ -158,38 +156,14 @@ def bind(
     raise InvalidStateError(f"lease table {store.table_name}: its mark kept changing while recording the output")
 
 
-def _record_move(history: HistoryTable, store: LeaseStore, mark: TableMark, outputs: Outputs, worker: str) -> None:
+def _record_move(history: HistoryTable, store: LeaseStore, old: str, new: str, worker: str) -> None:
     checkpoints = {lease.lease_key: str(lease.checkpoint) for lease in store.list_leases()}
-    old = mark.output if mark.output != outputs.output else mark.dead_letter_output
-    new = outputs.output if mark.output != outputs.output else str(outputs.dead_letter_output)
-    move = OutputMove(datetime.now(UTC), worker, str(old), new, checkpoints)
-    with contextlib.suppress(ConditionFailed):  # the same move, in the same microsecond: once is enough
-        call_dynamodb(
-            "PutItem",
-            history.table_name,
-            lambda: history.client.put_item(
-                TableName=history.table_name,
-                Item=move.to_item(),
-                ConditionExpression="attribute_not_exists(commitId)",
-            ),
-        )
+    history.put_once(OutputMove(datetime.now(UTC), worker, old, new, checkpoints).to_item())
 
 
 def moves(history: HistoryTable) -> list[OutputMove]:
     """The recorded moves of a table's output, oldest first."""
-    request: dict[str, Any] = {
-        "TableName": history.table_name,
-        "KeyConditionExpression": "leaseKey = :k AND begins_with(commitId, :p)",
-        "ExpressionAttributeValues": {":k": MARK_KEY["leaseKey"], ":p": {"S": MOVE_PREFIX}},
-        "ConsistentRead": True,
-    }
-    items: list[dict[str, Any]] = []
-    while True:
-        page = call_dynamodb("Query", history.table_name, lambda: history.client.query(**request))
-        items.extend(page.get("Items", []))
-        if "LastEvaluatedKey" not in page:
-            return [OutputMove.from_item(item) for item in items]
-        request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+    return [OutputMove.from_item(item) for item in history.items_under(MARK_KEY["leaseKey"]["S"], MOVE_PREFIX)]
 
 
 __all__ = ["MOVE", "OutputMove", "Outputs", "bind", "check", "moves"]

@@ -112,9 +112,18 @@ class HistoryTable:
     def record(self, entry: HistoryEntry) -> None:
         """Record ``entry`` on its own: an operator's move (a reset, a KCL hand-over), not a
         commit. Once: the same entry again changes nothing."""
-        put = self.put_request(entry)["Put"]
+        self.put_once(entry.to_item())
+
+    def put_once(self, item: dict[str, Any]) -> None:
+        """Put ``item`` unless an item of its key is there (the same record again changes nothing)."""
         with contextlib.suppress(ConditionFailed):
-            call_dynamodb("PutItem", self.table_name, lambda: self.client.put_item(**put))
+            call_dynamodb(
+                "PutItem",
+                self.table_name,
+                lambda: self.client.put_item(
+                    TableName=self.table_name, Item=item, ConditionExpression="attribute_not_exists(commitId)"
+                ),
+            )
 
     def put_request(self, entry: HistoryEntry) -> dict[str, Any]:
         """The TransactWriteItems element that records ``entry`` (once: a replay fails)."""
@@ -135,6 +144,17 @@ class HistoryTable:
             "ConsistentRead": True,
         }
         return [HistoryEntry.from_item(i) for i in self._pages("Query", self.client.query, request)]
+
+    def items_under(self, lease_key: str, prefix: str) -> list[dict[str, dict[str, Any]]]:
+        """The raw items of ``lease_key`` whose commitId starts with ``prefix``, oldest first (the
+        reserved items beside the commits: kinesis_batch.binding's output moves)."""
+        request: dict[str, Any] = {
+            "TableName": self.table_name,
+            "KeyConditionExpression": "leaseKey = :k AND begins_with(commitId, :p)",
+            "ExpressionAttributeValues": {":k": {"S": lease_key}, ":p": {"S": prefix}},
+            "ConsistentRead": True,
+        }
+        return self._pages("Query", self.client.query, request)
 
     def for_run(self, run_id: str) -> list[HistoryEntry]:
         """Every entry a run committed, by shard then commit time."""

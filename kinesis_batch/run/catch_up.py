@@ -53,11 +53,10 @@ class CatchUpRun(RunContext):
         A stop asked for meanwhile (``stop``) ends it at the next safe point with ShutdownError
         (see :meth:`honouring_stop`)."""
         started = time.monotonic()
-        began: list[tuple[dict[str, str], RunPlan, dict[str, str]]] = []  # what the start step found
 
-        def steps() -> bool:
+        def steps() -> tuple[tuple[dict[str, str], RunPlan, dict[str, str]], bool]:
             with self.timings.step("start"):
-                began.append(self.start())
+                began = self.start()
             self.stop.check("before reading")
             with self.renewing():
                 self.read() if read is None else self.read_elsewhere(read)
@@ -66,10 +65,10 @@ class CatchUpRun(RunContext):
                     published = self.publish()  # under way: a stop now waits for it, and its commit
                 with self.timings.step("commit"):
                     self.commit()
-            return published
+            return began, published
 
         try:
-            published = self.honouring_stop(steps)
+            (recovered, plan, elsewhere), published = self.honouring_stop(steps)
         except ShutdownError:
             raise
         except BaseException:
@@ -78,7 +77,6 @@ class CatchUpRun(RunContext):
                     self.finish()
             raise
         self.finish()
-        recovered, plan, elsewhere = began[0]
         record = self.output.committed(self.run_id) if published else None
         return RunReport(
             run_id=self.run_id,
@@ -141,8 +139,8 @@ class CatchUpRun(RunContext):
         """Resolve the decoding settings (bad input ends here, before anything is made), check the
         table is this stream's and publishes to this output (kinesis_batch.binding), check the
         output's place and prepare it, record the output in the table's mark, settle, survey and
-        plan, take the leases and mark them with the batch, write the plan. Returns (settled shards, plan, shards leased
-        elsewhere -> owner)."""
+        plan, take the leases and mark them with the batch, write the plan. Returns (settled
+        shards, plan, shards leased elsewhere -> owner)."""
         config = self.config
         decode = resolve(config.decoding, self.glue) if config.decoding.decoding else None  # bad input first
         claim = ownership.check(self.kinesis, self.store, config.stream)  # before anything is made
