@@ -61,11 +61,12 @@ class DecodedCrash:
     dead: Sink
     process: subprocess.Popen[str] | None = None
 
-    def start(self) -> None:
+    def start(self) -> subprocess.Popen[str]:
         run = ("run", "--stream", self.stream, *self.output, "--lease-seconds", str(LEASE_SECONDS), "--decode", "json")
         self.process = start_cli(
             *run, *SUBPROCESS_ARGS, "--worker-id", "crasher", "--run-id", CRASHED, fault=("crash", self.step)
         )
+        return self.process
 
 
 def catch_up(spark: Any, crash: DecodedCrash, worker_id: str) -> RunReport:
@@ -142,10 +143,7 @@ def test_kill_9_at_any_step_of_a_decoding_run_converges_to_each_record_once_in_t
         crashes.append(DecodedCrash(step, name, sent, output, table, dead))
     processes: list[subprocess.Popen[str]] = []
     with killed_at_exit(processes):
-        for crash in crashes:
-            crash.start()
-            assert crash.process is not None
-            processes.append(crash.process)
+        processes.extend(crash.start() for crash in crashes)  # side by side: their JVMs start at once
         for crash in crashes:
             with subtests.test(step=crash.step):
                 converges_after(crash, spark)

@@ -46,11 +46,12 @@ class Stopped:
     extra: tuple[str, ...] = ()
     process: subprocess.Popen[str] | None = None
 
-    def start(self) -> None:
+    def start(self) -> subprocess.Popen[str]:
         args = ("run", "--stream", self.stream, *self.output, "--lease-seconds", str(LEASE_SECONDS), *self.extra)
         self.process = start_cli(
             *args, *SUBPROCESS_ARGS, "--worker-id", "stopped", "--run-id", RUN_ID, fault=(self.action, self.step)
         )
+        return self.process
 
     def ended(self) -> tuple[int, list[str], float]:
         """(exit code, stderr's lines, seconds from the first signal to the end)."""
@@ -99,10 +100,7 @@ def test_sigint_or_sigterm_stops_the_run_cleanly_and_the_next_run_lands_every_re
     ]
     processes: list[subprocess.Popen[str]] = []
     with killed_at_exit(processes):
-        for run in runs:
-            run.start()
-            assert run.process is not None
-            processes.append(run.process)
+        processes.extend(run.start() for run in runs)  # side by side: their JVMs start at once
         for run, (action, step, code) in zip(runs, STOPS, strict=True):
             with subtests.test(action=action, step=step):
                 exit_code, lines, seconds = run.ended()
@@ -135,10 +133,7 @@ def test_a_second_signal_or_the_stop_timeout_ends_the_run_at_once_and_the_next_r
     )
     processes: list[subprocess.Popen[str]] = []
     with killed_at_exit(processes):
-        for run in (twice, stalled):
-            run.start()
-            assert run.process is not None
-            processes.append(run.process)
+        processes.extend(run.start() for run in (twice, stalled))  # side by side: their JVMs start at once
         ends = ((twice, "SIGTERM again: stopped at once", 5), (stalled, "SIGTERM: not stopped within 3 s", 10))
         for run, says, within in ends:
             with subtests.test(says=says):
