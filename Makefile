@@ -1,5 +1,5 @@
 # The two commands of the README. Both set up .venv (and the emulators) themselves.
-.PHONY: demo test lint
+.PHONY: demo test check lint
 
 SOURCES = kinesis_batch spark_jobs dags tests benchmarks tools/devkit
 
@@ -16,6 +16,17 @@ test:
 	@.venv/bin/mypy > .venv/mypy.log 2>&1 & mypy=$$!; \
 	echo ".venv/bin/python -m pytest -n 2 --dist worksteal  (mypy beside it)"; \
 	.venv/bin/python -m pytest -n 2 --dist worksteal; tests=$$?; \
+	wait $$mypy; types=$$?; echo ".venv/bin/mypy"; cat .venv/mypy.log; \
+	test $$tests -eq 0 && test $$types -eq 0
+
+# The fast tier, for a developer's loop: lint, types, and the tests that start no process (no
+# emulator, moto, Spark, Airflow or command; tests/conftest.py marks the others "processes").
+check:
+	@tools/bootstrap.sh
+	.venv/bin/ruff check $(SOURCES)
+	.venv/bin/ruff format --check $(SOURCES)
+	@.venv/bin/mypy > .venv/mypy.log 2>&1 & mypy=$$!; \
+	KINESIS_BATCH_TESTS=fast .venv/bin/python -m pytest -n 2 --dist worksteal -q; tests=$$?; \
 	wait $$mypy; types=$$?; echo ".venv/bin/mypy"; cat .venv/mypy.log; \
 	test $$tests -eq 0 && test $$types -eq 0
 

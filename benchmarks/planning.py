@@ -23,12 +23,12 @@ from devkit.stack import LocalStack, start_kinesalite, start_moto, wait_active
 
 from benchmarks.common import machine, plain_client
 from kinesis_batch.aws import dynamodb_client, kinesis_client
-from kinesis_batch.checkpoints.model import Checkpoint
 from kinesis_batch.checkpoints.store import DynamoDBCheckpointStore
 from kinesis_batch.leases.manager import LeaseManager
 from kinesis_batch.leases.model import Lease
 from kinesis_batch.leases.store import LeaseStore
 from kinesis_batch.planning import plan_run
+from kinesis_batch.shards.checkpoint import Checkpoint
 from kinesis_batch.shards.lineage import Lineage
 from kinesis_batch.shards.listing import list_shards
 

@@ -38,11 +38,9 @@ from benchmarks import duck
 from benchmarks.common import MIB, machine, open_output, output_args, plain_client
 from benchmarks.events import START, event, json_payload, json_schema
 from kinesis_batch.config import RunConfig
-from kinesis_batch.decoding.settings import DecodeSettings
 from kinesis_batch.maintenance import MaintainSettings, maintain
 from kinesis_batch.output import Sink
 from kinesis_batch.output.datafiles import FileStats
-from kinesis_batch.shards.limits import ReadLimits
 
 KINDS = ("delta-local", "delta-s3", "iceberg-local", "iceberg-s3")
 LAYOUTS = {"today": ("none", 1), "by day": ("day(event_time)", None)}  # --partition-by, --shards-per-task
@@ -149,16 +147,17 @@ def consumer(scratch: Path, kind: str, layout: str, stream: str, schema: Path) -
     partition_by, per_task = LAYOUTS[layout]
     name = f"{kind}-{layout}".replace(" ", "-")
     options = dict(zip(*[iter(output_args(kind, scratch, name.replace("-", "")))] * 2, strict=True))
-    return RunConfig(
-        stream,
+    return RunConfig.of(
+        stream=stream,
         output=options["--output"],
         format=options["--format"],
         catalog=options.get("--catalog"),
         table=f"bench-{name}",
-        read_limits=ReadLimits.unlimited(),
+        read_limits="none",
         shards_per_task=per_task,
         partition_by=partition_by,
-        decoding=DecodeSettings(decode="json", schema=str(schema)),
+        decode="json",
+        schema=str(schema),
     )
 
 

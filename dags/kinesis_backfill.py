@@ -19,14 +19,14 @@ from typing import Any
 from airflow.sdk import Param, dag, get_current_context, task
 
 from kinesis_batch import defaults
-from kinesis_batch.airflow.dags import decoding_params
+from kinesis_batch.airflow.dags import setting_param
 from kinesis_batch.airflow.outputs import configured_output, configured_stream
 from kinesis_batch.airflow.steps import run_steps
 from kinesis_batch.airflow.streams import read_streams, streams_file
 from kinesis_batch.airflow.tasks import backfill_run, seed_backfill
-from kinesis_batch.config import FORMATS
-from kinesis_batch.decoding.settings import RAW
 from kinesis_batch.errors import IllegalArgumentError
+from kinesis_batch.output.formats import FORMATS
+from kinesis_batch.settings import AIRFLOW, DECODING, offered
 
 MAIN = configured_output()
 # The streams of the streams file are offered in the form (a broken file offers none: its
@@ -86,7 +86,9 @@ def _run() -> Any:
             "", type="string", description="a Spark connection: spark-submit the read step to that cluster instead"
         ),
         "aws_conn_id": Param(defaults.AWS_CONN_ID, type="string"),
-        **{name: param for name, param in decoding_params(RAW, 1.0).items() if name != "dead_letter_threshold"},
+        **{
+            option.name: setting_param(option, option.default) for option in offered(AIRFLOW) if option.name in DECODING
+        },
     },
     tags=["kinesis-batch"],
 )

@@ -52,7 +52,7 @@ NO_STREAM = (
 # Airflow holding the old one and refusing the new one as inactive.
 catch_up_dag(
     "kinesis_catchup",
-    catch_up_params(stream=STREAM, output=MAIN),
+    catch_up_params({"stream": STREAM, "format": MAIN.format, "output": MAIN.output, "catalog": MAIN.catalog or ""}),
     outlets=[Asset(MAIN.asset_uri, uri=MAIN.asset_uri)],
     schedule=defaults.SCHEDULE if STREAM else None,
     doc_md=__doc__ if STREAM else NO_STREAM + (__doc__ or ""),

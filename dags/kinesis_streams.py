@@ -35,51 +35,40 @@ class BrokenStreamDag(DAG):
 
 
 def doc(entry: StreamEntry) -> str:
-    output = entry.as_output()
-    spark = f"spark-submit to `{entry.spark_conn_id}`" if entry.spark_conn_id else f"`{entry.spark_master}`"
+    settings = entry.settings
+    output = settings.destination
+    spark = f"spark-submit to `{entry.spark_conn_id}`" if entry.spark_conn_id else f"`{entry.settings.spark_master}`"
     return (
-        f"Catches **{entry.stream}** up into `{output.asset_uri}` ({entry.format}), {entry.schedule}.\n\n"
+        f"Catches **{entry.stream}** up into `{output.asset_uri}` ({settings.format}), {entry.schedule}.\n\n"
         f"| setting | value |\n|---|---|\n"
-        f"| lease table | `{entry.table or 'kinesis-batch-' + entry.stream}` |\n"
+        f"| lease table | `{settings.lease_table}` |\n"
         f"| Spark | {spark} |\n| AWS connection | `{entry.aws_conn_id}` |\n"
-        f"| lag threshold | {entry.lag_threshold_seconds:g} s |\n| lease | {entry.lease_seconds:g} s |\n"
-        f"| read limits | `{entry.read_limits}` |\n| decode | `{entry.decode}` |\n\n"
+        f"| lag threshold | {settings.lag_threshold_seconds:g} s |\n| lease | {settings.lease_seconds:g} s |\n"
+        f"| read limits | `{settings.read_limits}` |\n| decode | `{settings.decode}` |\n\n"
         f"From `{PATH}`. `check_lag` fails the run past the lag threshold or at retention risk."
     )
 
 
 def maintain_doc(entry: StreamEntry) -> str:
-    dead = f" and its dead letters `{entry.dead_letters_at()}`" if entry.dead_letters_at() else ""
+    dead_letters = entry.settings.dead_letters_at()
+    dead = f" and its dead letters `{dead_letters}`" if dead_letters else ""
     return (
-        f"Maintains **{entry.stream}**'s output `{entry.as_output().asset_uri}`{dead}, {entry.maintain_schedule}: "
-        f"compacts small files into files of {entry.target_file_mb} MiB, expires versions older than "
-        f"{entry.retain_hours} h, removes orphan files. `check_files` warns below {entry.small_file_mb:g} MiB "
-        f"a file.\n\nFrom `{PATH}`."
+        f"Maintains **{entry.stream}**'s output `{entry.settings.destination.asset_uri}`{dead}, "
+        f"{entry.maintain_schedule}: compacts small files into files of {entry.settings.target_file_mb} MiB, "
+        f"expires versions older than {entry.retain_hours} h, removes orphan files. `check_files` warns below "
+        f"{entry.small_file_mb:g} MiB a file.\n\nFrom `{PATH}`."
     )
 
 
 for entry in STREAMS:
-    output = entry.as_output()
+    output = entry.settings.destination
+    tags = [f"stream:{entry.stream}", f"format:{output.format}"]
     globals()[entry.dag_id] = catch_up_dag(
         entry.dag_id,
-        catch_up_params(
-            stream=entry.stream,
-            output=output,
-            table=entry.table,
-            spark_master=entry.spark_master,
-            spark_conn_id=entry.spark_conn_id,
-            aws_conn_id=entry.aws_conn_id,
-            lease_seconds=entry.lease_seconds,
-            read_limits=entry.read_limits,
-            lag_threshold_seconds=entry.lag_threshold_seconds,
-            decoding=entry.as_decoding(),
-            dead_letter_threshold=entry.dead_letter_threshold,
-            partition_by=entry.partition_by,
-            target_file_mb=entry.target_file_mb,
-        ),
+        catch_up_params(entry.settings.to_json(), spark_conn_id=entry.spark_conn_id, aws_conn_id=entry.aws_conn_id),
         outlets=[Asset(output.asset_uri, uri=output.asset_uri)],
         schedule=entry.schedule,
-        tags=[f"stream:{entry.stream}", f"format:{entry.format}"],
+        tags=tags,
         doc_md=doc(entry),
     )
     globals()[entry.maintain_dag_id] = maintain_dag(
@@ -87,13 +76,13 @@ for entry in STREAMS:
         maintain_params(
             output=output,
             aws_conn_id=entry.aws_conn_id,
-            target_file_mb=entry.target_file_mb,
+            target_file_mb=entry.settings.target_file_mb,
             retain_hours=entry.retain_hours,
             small_file_mb=entry.small_file_mb,
-            dead_letter_output=entry.dead_letters_at(),
+            dead_letter_output=entry.settings.dead_letters_at(),
         ),
         schedule=entry.maintain_schedule,
-        tags=[f"stream:{entry.stream}", f"format:{entry.format}"],
+        tags=tags,
         doc_md=maintain_doc(entry),
     )
 

@@ -17,7 +17,6 @@ imports neither airflow, dagster nor pyspark.
 """
 
 from kinesis_batch.checkpoints.history import HistoryEntry
-from kinesis_batch.checkpoints.model import Checkpoint
 from kinesis_batch.checkpoints.store import DynamoDBCheckpointStore
 from kinesis_batch.config import RunConfig
 from kinesis_batch.decoding.settings import DecodeSettings
@@ -50,6 +49,7 @@ from kinesis_batch.leases.store import LeaseStore
 from kinesis_batch.maintenance import MaintainSettings, MaintenanceReport, maintain
 from kinesis_batch.output import CommitRecord, Output, ShardCommit, Sink, open_sink
 from kinesis_batch.run import CatchUpRun, RunReport, plan_now
+from kinesis_batch.shards.checkpoint import Checkpoint
 from kinesis_batch.shards.limits import ReadLimits
 from kinesis_batch.shards.lineage import Lineage
 from kinesis_batch.shards.listing import list_shards

@@ -16,18 +16,18 @@ retries (throttling must be visible to them, and botocore's retry would hide it)
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import boto3
 from botocore.config import Config
-from botocore.exceptions import BotoCoreError
+from botocore.exceptions import BotoCoreError, ClientError
 from botocore.parsers import ResponseParserFactory
 
-from kinesis_batch.errors import from_botocore
+from kinesis_batch.errors import KinesisBatchError, error_code, from_botocore
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -184,3 +184,23 @@ def aws_env(session: boto3.Session, endpoints: Mapping[str, str | None], region:
         env["AWS_SESSION_TOKEN"] = frozen.token
     env |= {f"AWS_ENDPOINT_URL_{service.upper()}": url for service, url in endpoints.items()}
     return {name: value for name, value in env.items() if value}
+
+
+T = TypeVar("T")
+#: What a caller makes of an AWS error code it handles itself: the error to raise instead,
+#: given the translated one (which keeps AWS's code and message).
+Handler = Callable[[KinesisBatchError], BaseException]
+
+
+def aws_call(operation: str, resource: str, call: Callable[[], T], *, codes: Mapping[str, Handler] = {}) -> T:
+    """Run one AWS call: botocore's errors leave as this package's, raised ``from`` the original
+    (the boundary for every AWS call but the DynamoDB stores', kinesis_batch.leases.dynamodb).
+    ``codes``: the error codes the caller handles, each raised as its handler's error."""
+    try:
+        return call()
+    except ClientError as exc:
+        error = from_botocore(exc, operation=operation, resource=resource)
+        handler = codes.get(error_code(exc))
+        raise (handler(error) if handler else error) from exc
+    except BotoCoreError as exc:
+        raise from_botocore(exc, operation=operation, resource=resource) from exc

@@ -31,7 +31,6 @@ from kinesis_batch.checkpoints.mark import MARK_KEY, TableMark, read_mark, write
 from kinesis_batch.config import KEEP, MOVE, NONE, RunConfig
 from kinesis_batch.errors import ForeignOutputError, InvalidStateError
 from kinesis_batch.leases.store import LeaseStore
-from kinesis_batch.output import Output
 
 MOVE_PREFIX = "#output-move/"  # the history's move items: leaseKey MARK_KEY's, commitId MOVE_PREFIX + time
 
@@ -45,7 +44,7 @@ class Outputs:
 
     @classmethod
     def of(cls, config: RunConfig) -> Outputs:
-        output = Output.of(config)
+        output = config.destination
         if not config.decoding.decoding:
             return cls(output.asset_uri)
         return cls(output.asset_uri, output.dead_letter(config.decoding.dead_letter_output).asset_uri)

@@ -22,13 +22,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from typing import TYPE_CHECKING
 
-from botocore.exceptions import BotoCoreError, ClientError
-
+from kinesis_batch.aws import Handler, aws_call
 from kinesis_batch.checkpoints.history import HistoryTable
 from kinesis_batch.checkpoints.mark import FORMAT_VERSION, TableMark, read_mark, write_mark
-from kinesis_batch.errors import ForeignTableError, StreamRecreatedError, error_code, from_botocore
+from kinesis_batch.errors import ForeignTableError, StreamRecreatedError
 from kinesis_batch.leases.foreign import looks_like
 from kinesis_batch.leases.model import Lease
 from kinesis_batch.leases.store import LeaseStore
@@ -145,22 +145,26 @@ def check_sequences(kinesis: KinesisClient, stream: StreamDescription, table: st
                     f"{where} is not of stream {stream.name}, which has no such shard: {table} is another stream's; "
                     "nothing in it was touched"
                 )
-            try:
-                kinesis.get_shard_iterator(
+            foreign = ForeignTableError(
+                f"{where} did not come from stream {stream.name} (another stream's, or one deleted and created "
+                "again): nothing in it was touched"
+            )
+            aws_call(
+                "GetShardIterator",
+                stream.name,
+                partial(
+                    kinesis.get_shard_iterator,
                     StreamName=stream.name,
                     ShardId=lease.lease_key,
                     ShardIteratorType="AFTER_SEQUENCE_NUMBER",
                     StartingSequenceNumber=checkpoint.value,
-                )
-            except ClientError as exc:
-                if error_code(exc) != "InvalidArgumentException":
-                    raise from_botocore(exc, operation="GetShardIterator", resource=stream.name) from exc
-                raise ForeignTableError(
-                    f"{where} did not come from stream {stream.name} (another stream's, or one deleted and created "
-                    "again): nothing in it was touched"
-                ) from exc
-            except BotoCoreError as exc:
-                raise from_botocore(exc, operation="GetShardIterator", resource=stream.name) from exc
+                ),
+                codes={"InvalidArgumentException": _instead(foreign)},
+            )
+
+
+def _instead(error: BaseException) -> Handler:
+    return lambda _: error
 
 
 __all__ = ["Claim", "check", "check_sequences", "mark"]

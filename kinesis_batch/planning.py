@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from kinesis_batch.checkpoints.model import Checkpoint
 from kinesis_batch.leases.model import Lease
 from kinesis_batch.output.records import ShardCommit
+from kinesis_batch.shards.checkpoint import Checkpoint
 from kinesis_batch.shards.lineage import Lineage
 from kinesis_batch.shards.reader import ReadResult
 

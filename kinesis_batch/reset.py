@@ -28,10 +28,10 @@ from typing import TYPE_CHECKING
 from kinesis_batch import ownership
 from kinesis_batch.checkpoints.history import HistoryEntry, HistoryTable
 from kinesis_batch.checkpoints.mark import write_mark
-from kinesis_batch.checkpoints.model import Checkpoint
 from kinesis_batch.errors import InvalidStateError, LeaseTableNotFoundError
 from kinesis_batch.leases.store import LeaseStore
 from kinesis_batch.planning import plan_run
+from kinesis_batch.shards.checkpoint import Checkpoint
 from kinesis_batch.shards.lineage import Lineage
 from kinesis_batch.shards.listing import list_shards
 

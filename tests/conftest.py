@@ -31,11 +31,28 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
         yield running
 
 
+#: ``make check``: only the tests that start no process (no emulator, moto, Spark or Airflow).
+FAST = os.environ.get("KINESIS_BATCH_TESTS") == "fast"
+#: The fixtures that start processes (directly, or through the stack they need).
+PROCESSES = frozenset({"stack", "emulator", "kinesis", "dynamodb", "streams", "spark", "airflow_home"})
+#: Where a fast test's AWS calls go: a closed port, so a test that needs the stack without saying
+#: so fails at once instead of reaching a real endpoint.
+NOWHERE = "http://127.0.0.1:9"
+
+
 @pytest.fixture(autouse=True)
-def aws_env(stack: LocalStack, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Point the standard AWS environment at the stack (kinesalite by default); reset moto after."""
+def aws_env(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Point the standard AWS environment at the stack (kinesalite by default); reset moto after.
+    In the fast tier there is no stack: the environment points nowhere."""
     for name in [k for k in os.environ if k.startswith("AWS_")]:
         monkeypatch.delenv(name)
+    if FAST:
+        env = {"AWS_DEFAULT_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "fast", "AWS_SECRET_ACCESS_KEY": "fast"}
+        for name, value in {**env, "AWS_ENDPOINT_URL": NOWHERE}.items():
+            monkeypatch.setenv(name, value)
+        yield
+        return
+    stack: LocalStack = request.getfixturevalue("stack")
     for name, value in stack.env("kinesalite").items():
         monkeypatch.setenv(name, value)
     yield
@@ -86,7 +103,16 @@ SLOW_FIRST = (
 )
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:  # `-m "not processes"`: the fast tier
+        callspec = getattr(item, "callspec", None)
+        on_s3 = callspec is not None and "s3" in callspec.id.split("-")  # the outputs on moto's S3
+        if on_s3 or PROCESSES & set(getattr(item, "fixturenames", ())) or item.get_closest_marker("processes"):
+            item.add_marker(pytest.mark.processes)
+    if FAST:
+        slow = [item for item in items if item.get_closest_marker("processes")]
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [item for item in items if not item.get_closest_marker("processes")]
     rank = {name: index for index, name in enumerate(SLOW_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(SLOW_FIRST)))  # stable: the rest keep their order
     # Tests parametrized onto kinesis-local get its marker, so `-m "not kinesis_local"` skips them.

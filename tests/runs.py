@@ -121,7 +121,7 @@ class Intruder:
     def __init__(self, stream: str, *, every: float = 0.5) -> None:
         from kinesis_batch import LeaseStore
         from kinesis_batch.aws import dynamodb_client
-        from kinesis_batch.config import default_table
+        from kinesis_batch.parsers import default_table
 
         self.store = LeaseStore(dynamodb_client(), default_table(stream))
         self.every = every
@@ -180,7 +180,7 @@ class Thief:
 
     def _run(self) -> None:
         from kinesis_batch import LeaseManager, LeaseStore
-        from kinesis_batch.config import default_table
+        from kinesis_batch.parsers import default_table
 
         try:
             while not self.ready():

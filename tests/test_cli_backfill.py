@@ -12,7 +12,7 @@ import pytest
 
 from kinesis_batch import LeaseStore
 from kinesis_batch.cli import main
-from kinesis_batch.config import default_table
+from kinesis_batch.parsers import default_table
 from tests.runs import assert_exactly_once, read_output
 from tests.streams import StreamFactory, put
 

@@ -17,7 +17,8 @@ from devkit.stack import free_port
 
 from kinesis_batch import Checkpoint, DynamoDBCheckpointStore, Lease, LeaseStore
 from kinesis_batch.cli import main
-from kinesis_batch.config import RunConfig, default_table
+from kinesis_batch.config import RunConfig
+from kinesis_batch.parsers import default_table
 from kinesis_batch.run import CatchUpRun
 from tests.streams import StreamFactory, put
 
@@ -55,7 +56,7 @@ def committed_run(kinesis: Any, dynamodb: Any, streams: StreamFactory, spark: An
     """A stream read by one successful run (its checkpoints are sequence numbers); returns its name."""
     name = streams.create(shards=2)
     sent = put(kinesis, name, 100)
-    config = RunConfig(name, output=str(output), worker_id="first")
+    config = RunConfig.of(stream=name, output=str(output), worker_id="first")
     report = CatchUpRun(config, kinesis=kinesis, dynamodb=dynamodb, spark=lambda: spark).run()
     assert report.published and report.records == len(sent)
     return name

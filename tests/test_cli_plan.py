@@ -9,7 +9,7 @@ import pytest
 from kinesis_batch import LeaseStore
 from kinesis_batch.aws import dynamodb_client
 from kinesis_batch.cli import main
-from kinesis_batch.config import default_table
+from kinesis_batch.parsers import default_table
 from tests.runs import diamond_stream
 from tests.streams import StreamFactory
 

@@ -31,13 +31,13 @@ import pytest
 
 from kinesis_batch import LeaseLostError, LeaseStore
 from kinesis_batch.aws import dynamodb_client, kinesis_client
-from kinesis_batch.config import RunConfig, default_table
+from kinesis_batch.config import RunConfig
 from kinesis_batch.output import CommitRecord, Sink
 from kinesis_batch.output.parquet import ParquetSink
 from kinesis_batch.output.staged import StagedFile, read_results, staged_files
+from kinesis_batch.parsers import default_table
 from kinesis_batch.planning import plan_from_json, shard_commit
 from kinesis_batch.run import CatchUpRun, RunReport
-from kinesis_batch.shards.limits import ReadLimits
 from tests import faultpoints
 from tests.output.support import output_args, read_rows, run_config, sink_of
 from tests.runs import REPO, assert_exactly_once, assert_per_key_order, diamond_stream, session_is_gone
@@ -102,7 +102,7 @@ def lease_owners(stream: str) -> dict[str, str]:
 
 def config_of(stream: str, output: tuple[str, ...], worker_id: str, lease_seconds: float = LEASE_SECONDS) -> RunConfig:
     """The crash tests' runs, unpaced on the emulator."""
-    return run_config(stream, output, worker_id, lease_seconds=lease_seconds, read_limits=ReadLimits.unlimited())
+    return run_config(stream, output, worker_id, lease_seconds=lease_seconds, read_limits="none")
 
 
 def catch_up(

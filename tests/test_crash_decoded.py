@@ -15,11 +15,10 @@ from typing import Any
 import pytest
 
 from kinesis_batch.aws import dynamodb_client, kinesis_client
-from kinesis_batch.config import RunConfig, default_table
-from kinesis_batch.decoding.settings import DecodeSettings
+from kinesis_batch.config import RunConfig
 from kinesis_batch.output import Sink
+from kinesis_batch.parsers import default_table
 from kinesis_batch.run import CatchUpRun, RunReport
-from kinesis_batch.shards.limits import ReadLimits
 from tests.decoding.support import dead_letter_args, put_payloads
 from tests.output.support import output_args, read_rows, run_config, sink_of
 from tests.runs import session_is_gone
@@ -75,8 +74,8 @@ def catch_up(spark: Any, crash: DecodedCrash, worker_id: str) -> RunReport:
         crash.output,
         worker_id,
         lease_seconds=LEASE_SECONDS,
-        read_limits=ReadLimits.unlimited(),
-        decoding=DecodeSettings(decode="json"),
+        read_limits="none",
+        decode="json",
     )
     run = CatchUpRun(
         config, kinesis=kinesis_client(), dynamodb=dynamodb_client(), spark=lambda: spark, clock=after_expiry

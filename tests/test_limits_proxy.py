@@ -97,7 +97,7 @@ def test_a_paced_run_through_the_limits_is_exactly_once_and_not_throttled(
     kinesis = kinesis_client()
     name = streams.create(shards=2)
     sent = put_kib(kinesis, name, 12_000)  # about 6 MiB per shard: several paced pages
-    config = RunConfig(name, output=str(tmp_path), worker_id="paced", lease_seconds=120)
+    config = RunConfig.of(stream=name, output=str(tmp_path), worker_id="paced", lease_seconds=120)
     run = CatchUpRun(config, kinesis=kinesis, dynamodb=dynamodb_client(), spark=lambda: spark)
     report = run.run()
 

@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 
 from kinesis_batch import Checkpoint, Lease, LeaseLostError, LeaseManager, LeaseStore, Lineage, events, list_shards
-from kinesis_batch.config import RunConfig, default_table
+from kinesis_batch.config import RunConfig
 from kinesis_batch.output.parquet import ParquetSink
+from kinesis_batch.parsers import default_table
 from kinesis_batch.run import CatchUpRun, RunReport
 from kinesis_batch.spark.cluster import Submission
 from tests.runs import Thief, assert_exactly_once, assert_per_key_order, diamond_stream, read_output
@@ -39,7 +40,7 @@ def catch_up(
     run_class: type[CatchUpRun] = CatchUpRun,
     **extra: Any,
 ) -> CatchUpRun:
-    config = RunConfig(name, output=str(output), worker_id=worker_id, lease_seconds=lease_seconds)
+    config = RunConfig.of(stream=name, output=str(output), worker_id=worker_id, lease_seconds=lease_seconds)
     return run_class(config, kinesis=kinesis, dynamodb=dynamodb, spark=spark, clock=clock, **extra)
 
 
@@ -309,7 +310,7 @@ def test_a_lease_lost_while_a_submitted_read_runs_kills_it_at_once_with_one_line
     name = streams.create(shards=1)
     put(kinesis, name, 10)
     (shard,) = open_shards(kinesis, name)
-    config = RunConfig(name, output=str(tmp_path / "out"), worker_id="w", lease_seconds=10)
+    config = RunConfig.of(stream=name, output=str(tmp_path / "out"), worker_id="w", lease_seconds=10)
     run = CatchUpRun(config, kinesis=kinesis, dynamodb=dynamodb, spark=lambda: None)
     run.start()
     said: list[str] = []

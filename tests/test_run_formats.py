@@ -52,7 +52,7 @@ def test_runs_into_each_format_are_exactly_once_and_status_shows_the_last_batch(
     assert set(rows["batch_id"]) == {first["batch_id"]}
     # A retried publish step (an Airflow task retry) after the batch went in commits nothing.
     options = dict(zip(output[::2], output[1::2], strict=True))
-    config = RunConfig(name, output=options["--output"], format=format, catalog=options.get("--catalog"))
+    config = RunConfig.of(stream=name, output=options["--output"], format=format, catalog=options.get("--catalog"))
     again = CatchUpRun(config, kinesis=kinesis, dynamodb=dynamodb, spark=lambda: spark, run_id=first["batch_id"])
     assert again.publish() is True
     assert_exactly_once(read_rows(sink), sent)

@@ -17,10 +17,10 @@ from kinesis_batch import LeaseLostError
 from kinesis_batch.aws import kinesis_client
 from kinesis_batch.checkpoints.history import HistoryTable
 from kinesis_batch.cli import main
-from kinesis_batch.config import RunConfig, default_table
+from kinesis_batch.config import RunConfig
 from kinesis_batch.output.parquet import ParquetSink
+from kinesis_batch.parsers import default_table
 from kinesis_batch.run import CatchUpRun
-from kinesis_batch.shards.limits import ReadLimits
 from kinesis_batch.spark import job
 from tests.runs import Thief, assert_exactly_once, read_output
 from tests.streams import StreamFactory, merge, open_shards, put, put_kib, split
@@ -48,8 +48,8 @@ def test_a_diamond_is_read_without_waiting_for_an_unrelated_slow_shard_and_paren
         (bottom,) = [s for s in open_shards(kinesis, name) if s.adjacent_parent_shard_id]
         sent += put(kinesis, name, 10, start=len(sent), key_prefix="end")
 
-        config = RunConfig(
-            name, output=str(tmp_path / "out"), worker_id="w", lease_seconds=30, read_limits=ReadLimits(5, 64 * KIB)
+        config = RunConfig.of(
+            stream=name, output=str(tmp_path / "out"), worker_id="w", lease_seconds=30, read_limits=f"5,{64 * KIB}"
         )
         report = CatchUpRun(config, kinesis=kinesis, dynamodb=dynamodb, spark=lambda: spark).run()
         stats = proxy.stats()
@@ -74,8 +74,8 @@ def test_a_lease_lost_mid_read_cancels_the_spark_job_at_once_and_publishes_nothi
         name = streams.create(shards=1)
         put_kib(kinesis, name, 2_000, hash_key=0)  # 26 s of reading at 64 KiB/s
         (shard,) = open_shards(kinesis, name)
-        config = RunConfig(
-            name, output=str(tmp_path / "out"), worker_id="w", lease_seconds=10, read_limits=ReadLimits(5, 64 * KIB)
+        config = RunConfig.of(
+            stream=name, output=str(tmp_path / "out"), worker_id="w", lease_seconds=10, read_limits=f"5,{64 * KIB}"
         )
         run = CatchUpRun(config, kinesis=kinesis, dynamodb=dynamodb, spark=lambda: spark)
 

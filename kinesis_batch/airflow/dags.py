@@ -13,7 +13,8 @@ how many, the shards and the most common reason. Airflow's notifiers and callbac
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import MISSING, Field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -24,60 +25,25 @@ from kinesis_batch import defaults
 from kinesis_batch.airflow.steps import run_steps
 from kinesis_batch.airflow.tasks import catch_up_run, step
 from kinesis_batch.alerts import judge_dead_letters, judge_lag
-from kinesis_batch.config import FORMATS
-from kinesis_batch.decoding.settings import (
-    DECODERS,
-    DECOMPRESSION,
-    ON_BAD_RECORD,
-    RAW,
-    SCHEMA_EVOLUTION,
-    DecodeSettings,
-)
-from kinesis_batch.orchestration import ORCHESTRATED_LEASE_SECONDS
-from kinesis_batch.output import Output
 from kinesis_batch.run import CatchUpRun
+from kinesis_batch.settings import AIRFLOW, kind, offered
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
 RETRIES = {"retries": 3, "retry_delay": timedelta(seconds=30), "retry_exponential_backoff": 2.0}
 
 
 def catch_up_params(
-    *,
-    stream: str,
-    output: Output,
-    table: str = "",
-    spark_master: str = defaults.SPARK_MASTER,
-    spark_conn_id: str = "",
-    aws_conn_id: str = defaults.AWS_CONN_ID,
-    lease_seconds: float = ORCHESTRATED_LEASE_SECONDS,
-    read_limits: str = defaults.READ_LIMITS,
-    lag_threshold_seconds: float = defaults.LAG_THRESHOLD_SECONDS,
-    decoding: DecodeSettings = RAW,
-    dead_letter_threshold: float = defaults.DEAD_LETTER_THRESHOLD,
-    partition_by: str = "",
-    target_file_mb: int = defaults.TARGET_FILE_MB,
+    values: Mapping[str, Any], *, spark_conn_id: str = "", aws_conn_id: str = defaults.AWS_CONN_ID
 ) -> dict[str, Param]:
-    """The form of a catch-up DAG, with these defaults (a manual trigger may change them).
-    ``stream`` "": no default, so the form asks for one (and the DAG cannot be scheduled)."""
-    stream_param = (
-        Param(stream, type="string", minLength=1, maxLength=128)
-        if stream
-        else Param(type="string", minLength=1, maxLength=128, description="no stream is configured: name one")
-    )
+    """The form of a catch-up DAG: every stream setting the DAG offers (kinesis_batch.settings),
+    with ``values`` (a stream's settings by name) as the defaults a manual trigger may change,
+    and the DAG's own: the connections, ``allow_gaps`` and ``move_output``. No ``stream`` in
+    ``values``: the form asks for one (and the DAG cannot be scheduled)."""
+    params = {
+        option.name: setting_param(option, values.get(option.name, option.default)) for option in offered(AIRFLOW)
+    }
     return {
-        "stream": stream_param,
-        "format": Param(output.format, type="string", enum=list(FORMATS)),
-        "output": Param(
-            output.output,
-            type="string",
-            minLength=1,
-            description="parquet: a folder; delta: a path or s3:// URI of the table; iceberg: NAMESPACE.TABLE",
-        ),
-        "catalog": Param(
-            output.catalog or "", type="string", description="iceberg: a pyiceberg catalog name; empty: the default"
-        ),
-        "table": Param(table, type="string", description="lease table (default kinesis-batch-STREAM)"),
-        "spark_master": Param(spark_master, type="string", description="Spark in the task's process"),
+        **params,
         "spark_conn_id": Param(
             spark_conn_id, type="string", description="a Spark connection: spark-submit the read step to that cluster"
         ),
@@ -89,72 +55,26 @@ def catch_up_params(
             description="publish to this output from now on, though the lease table records another "
             "(trigger once with it; the move is kept in the history)",
         ),
-        "lease_seconds": Param(
-            lease_seconds,
-            type="number",
-            minimum=10,
-            maximum=86400,
-            description="how long the run's leases last unrenewed: each task renews them while it works, so "
-            "this covers the gaps between tasks, and is how soon a dead worker's shards are free again",
-        ),
-        "read_limits": Param(
-            read_limits,
-            type="string",
-            description="pace per shard: kinesis (5 calls/s, 2 MiB/s), none, or CALLS,BYTES per second "
-            "(e.g. 2.5,1048576 to leave half of each shard to another consumer)",
-        ),
-        "lag_threshold_seconds": Param(
-            lag_threshold_seconds,
-            type="number",
-            exclusiveMinimum=0,
-            description="check_lag fails when an unfinished shard is further behind than this",
-        ),
-        **layout_params(partition_by, target_file_mb),
-        **decoding_params(decoding, dead_letter_threshold),
     }
 
 
-def layout_params(partition_by: str, target_file_mb: int) -> dict[str, Param]:
-    """How a new table is partitioned, and the size of the files the read writes."""
-    return {
-        "partition_by": Param(
-            partition_by,
-            type="string",
-            description="a new table's partitions: day (of arrival; empty: the table's own, a new one's day), "
-            "hour, day(FIELD), hour(FIELD), identity(FIELD) or none",
-        ),
-        "target_file_mb": Param(
-            target_file_mb, type="integer", minimum=1, maximum=4096, description="each task's files roll at this size"
-        ),
-    }
+def setting_param(option: Field[Any], value: Any) -> Param:
+    """One stream setting as a form field: its type, choices and bounds, its help."""
+    rules: dict[str, Any] = {"type": _JSON_TYPES[kind(option)], "description": option.metadata["help"]}
+    if option.metadata["choices"]:
+        rules["enum"] = list(option.metadata["choices"])
+    if option.metadata["low"] is not None:
+        rules["minimum"] = option.metadata["low"]
+    if option.metadata["high"] is not None:
+        rules["maximum"] = option.metadata["high"]
+    if option.default is MISSING:
+        rules.update(minLength=1, maxLength=128 if option.name == "stream" else 2048)
+        if not value or value is MISSING:
+            return Param(**{**rules, "description": f"no {option.name} is configured: name one"})
+    return Param(value, **rules)
 
 
-def decoding_params(decoding: DecodeSettings, dead_letter_threshold: float) -> dict[str, Param]:
-    """How records become rows (kinesis_batch.decoding.settings): raw bytes by default."""
-    return {
-        "decode": Param(decoding.decode, type="string", enum=list(DECODERS), description="raw bytes, or typed columns"),
-        "schema": Param(
-            decoding.schema or "",
-            type="string",
-            description="json: a JSON Schema file (empty: inferred, or the table's); avro: an Avro schema file; "
-            "protobuf: a descriptor set; or glue://REGISTRY/SCHEMA",
-        ),
-        "message": Param(decoding.message or "", type="string", description="protobuf: the message name"),
-        "decompress": Param(decoding.decompress, type="string", enum=list(DECOMPRESSION)),
-        "transform": Param(decoding.transform or "", type="string", description="module:function, or cloudwatch-logs"),
-        "dead_letter_output": Param(
-            decoding.dead_letter_output or "", type="string", description="empty: OUTPUT_dead_letter, same format"
-        ),
-        "on_bad_record": Param(decoding.on_bad_record, type="string", enum=list(ON_BAD_RECORD)),
-        "schema_evolution": Param(decoding.schema_evolution, type="string", enum=list(SCHEMA_EVOLUTION)),
-        "dead_letter_threshold": Param(
-            dead_letter_threshold,
-            type="number",
-            minimum=0,
-            maximum=1,
-            description="check_lag fails when more than this share of the last batch's records are dead letters",
-        ),
-    }
+_JSON_TYPES = {str: "string", int: "integer", float: "number"}
 
 
 def catch_up_dag(

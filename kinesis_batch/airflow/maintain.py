@@ -22,8 +22,8 @@ from kinesis_batch.airflow.dags import RETRIES, START
 from kinesis_batch.airflow.hook import KinesisBatchHook
 from kinesis_batch.airflow.steps import step_task, task_stop
 from kinesis_batch.airflow.tasks import failing_fast
-from kinesis_batch.config import FORMATS
 from kinesis_batch.output import Output, Sink
+from kinesis_batch.output.formats import FORMATS
 
 
 def maintain_params(

@@ -15,9 +15,9 @@ Asset URIs (Airflow 3.3 sanitizes them: a scheme it has no handler for is kept a
 from __future__ import annotations
 
 from kinesis_batch import defaults
-from kinesis_batch.config import validate_stream_name
 from kinesis_batch.errors import IllegalArgumentError
 from kinesis_batch.output import Output
+from kinesis_batch.parsers import validate_stream_name
 
 SECTION = "kinesis_batch"
 

@@ -1,5 +1,5 @@
 """What the DAGs' tasks do, on the same library calls as the command line and Dagster
-(kinesis_batch.orchestration): a DAG run's params become a run request, and its run.
+(kinesis_batch.orchestration): a DAG run's params become a run configuration, and its run.
 
 A DAG run is one catch-up run: its steps (start, read, publish, commit, finish) run as separate
 tasks, possibly in separate processes, and find each other's state through the lease table and
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from dataclasses import fields
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -25,11 +24,14 @@ from airflow.sdk.exceptions import AirflowFailException
 
 from kinesis_batch import defaults, orchestration
 from kinesis_batch.airflow.hook import KinesisBatchHook
-from kinesis_batch.config import KEEP, MOVE, default_table
-from kinesis_batch.decoding.settings import DecodeSettings
-from kinesis_batch.orchestration import RunRequest
+from kinesis_batch.backfill.plan import Backfill, plan_backfill
+from kinesis_batch.backfill.seed import seed_backfill as seed
+from kinesis_batch.config import KEEP, MOVE, RunConfig
+from kinesis_batch.errors import IllegalArgumentError
 from kinesis_batch.output import Output
+from kinesis_batch.parsers import parse_time
 from kinesis_batch.run import CatchUpRun
+from kinesis_batch.settings import NAMES, StreamSettings, as_field_message
 
 T = TypeVar("T")
 
@@ -68,39 +70,43 @@ def stopping_step(run: CatchUpRun, call: Callable[[], Any]) -> Any:
 
 
 def catch_up_run(params: dict[str, Any], *, dag_id: str, run_id: str, until: datetime | None) -> CatchUpRun:
-    """The run for this DAG run, from its params (stream, output, format, catalog, table,
-    spark_master, aws_conn_id, lease_seconds, read_limits, allow_gaps, and the decoding ones)."""
-    with failing_fast():
-        output = Output(params.get("format") or defaults.FORMAT, params["output"], params.get("catalog") or None)
-        return _run(_request(params, output, until), params, dag_id=dag_id, run_id=run_id)
+    """The run for this DAG run, from its params: the stream's settings (kinesis_batch.settings),
+    and ``allow_gaps``, ``move_output``, ``aws_conn_id``."""
+    return _run(_config(params, dag_id, run_id, until), params, dag_id, run_id)
 
 
 def backfill_run(params: dict[str, Any], *, dag_id: str, run_id: str, main: Output) -> CatchUpRun:
     """The backfill's run: its own lease table unless it moves the main checkpoints, and its own
     output unless the ``output`` param names one (derived from ``main``, the main output); read
     up to ``end`` (ISO 8601) or the tip."""
-    with failing_fast():
-        request, _ = _request(params, main).backfill(
-            run_ids(dag_id, run_id)[1],
-            format=params.get("format") or defaults.FORMAT,
-            output=params.get("output") or "",
-            catalog=params.get("catalog") or None,
-            end=params.get("end") or "",
-            move_main_checkpoints=bool(params.get("move_main_checkpoints")),
-        )
-        return _run(request, params, dag_id=dag_id, run_id=run_id)
+    return _run(_backfill(params, dag_id, run_id, main)[0], params, dag_id, run_id)
 
 
 def seed_backfill(params: dict[str, Any], *, dag_id: str, run_id: str, main: Output) -> dict[str, str]:
     """Check the form's values and create the backfill's lease table at its start checkpoints.
     Returns shard -> start checkpoint (empty when the backfill moves the main checkpoints)."""
-    run = backfill_run(params, dag_id=dag_id, run_id=run_id, main=main)
-    if params.get("move_main_checkpoints"):
+    config, plan = _backfill(params, dag_id, run_id, main)
+    run = _run(config, params, dag_id, run_id)
+    if plan.moves_main_checkpoints:
         return {}
-    main_table = params.get("table") or default_table(run.config.stream)
     with failing_fast():
-        return orchestration.seed_backfill(
-            run, main_table=main_table, start=params.get("start") or "", shards=params.get("shards") or ()
+        return seed(run, plan, start=params.get("start") or "", shards=params.get("shards") or ())
+
+
+def _backfill(params: dict[str, Any], dag_id: str, run_id: str, main: Output) -> tuple[RunConfig, Backfill]:
+    """The backfill's configuration and plan: the main consumer's settings (``main`` its output),
+    the form's ``format``, ``output``, ``catalog``, ``end`` and ``move_main_checkpoints``."""
+    with failing_fast():
+        form = {**params, "format": main.format, "output": main.output, "catalog": main.catalog or ""}
+        end = params.get("end") or ""
+        return plan_backfill(
+            _config(form, dag_id, run_id),
+            run_ids(dag_id, run_id)[1],
+            format=params.get("format") or "",
+            output=params.get("output") or "",
+            catalog=params.get("catalog") or None,
+            until=parse_time(end, setting="end") if end else None,
+            move_main_checkpoints=bool(params.get("move_main_checkpoints")),
         )
 
 
@@ -128,7 +134,7 @@ def published_event(run: CatchUpRun, published: bool, asset_uri: str) -> dict[st
     """The extra of the publish task's Asset event: what this run published, and where. The
     Asset is the configured output; ``output`` says when a run's params pointed elsewhere."""
     record = run.output.committed(run.run_id) if published else None
-    output = Output.of(run.config).asset_uri
+    output = run.config.destination.asset_uri
     if output != asset_uri:
         print(f"WARNING: this run wrote to {output}, not to the Asset's output {asset_uri}")
     landing = record.landing if record else None
@@ -142,38 +148,35 @@ def published_event(run: CatchUpRun, published: bool, asset_uri: str) -> dict[st
     }
 
 
-def _request(params: dict[str, Any], output: Output, until: datetime | None = None) -> RunRequest:
-    return RunRequest(
-        stream=params["stream"],
-        output=output,
-        table=params.get("table") or "",
-        until=until,
-        initial_position=params.get("initial_position") or defaults.INITIAL_POSITION,
-        lease_seconds=float(params.get("lease_seconds") or orchestration.ORCHESTRATED_LEASE_SECONDS),
-        spark_master=params.get("spark_master") or defaults.SPARK_MASTER,
-        allow_gaps=bool(params.get("allow_gaps")),
-        read_limits=params.get("read_limits") or defaults.READ_LIMITS,
-        decoding=decoding(params),
-        partition_by=params.get("partition_by") or "",
-        target_file_mb=int(params.get("target_file_mb") or defaults.TARGET_FILE_MB),
-        output_binding=MOVE if params.get("move_output") else KEEP,
-    )
+def _config(params: dict[str, Any], dag_id: str, run_id: str, until: datetime | None = None) -> RunConfig:
+    """A DAG run's configuration: the stream's settings among its params (an empty value: not
+    set), its worker id, bound, gaps and output binding. A bad value fails the task for good,
+    naming the param."""
+    with failing_fast():
+        try:
+            settings = StreamSettings.from_mapping({name: params[name] for name in NAMES if name in params})
+        except IllegalArgumentError as exc:
+            raise IllegalArgumentError(as_field_message(str(exc))) from exc
+        return RunConfig(
+            settings,
+            worker_id=run_ids(dag_id, run_id)[0],
+            until=until,
+            allow_gaps=bool(params.get("allow_gaps")),
+            output_binding=MOVE if params.get("move_output") else KEEP,
+        )
 
 
-def decoding(params: dict[str, Any]) -> DecodeSettings:
-    """The decoding settings among a DAG run's params (empty values: not set)."""
-    names = [field.name for field in fields(DecodeSettings)]
-    return DecodeSettings.from_json({name: params.get(name) or None for name in names if name in params})
-
-
-def _run(request: RunRequest, params: dict[str, Any], *, dag_id: str, run_id: str) -> CatchUpRun:
+def _run(config: RunConfig, params: dict[str, Any], dag_id: str, run_id: str) -> CatchUpRun:
     """The run, reaching AWS (and the table sinks S3) through the ``aws_conn_id`` connection."""
     from kinesis_batch.spark.session import default_spark
 
-    worker_id, batch_id = run_ids(dag_id, run_id)
-    return orchestration.orchestrated_run(
-        request, worker_id=worker_id, batch_id=batch_id, aws=_hook(params), spark=default_spark(request.spark_master)
-    )
+    with failing_fast():
+        return orchestration.orchestrated_run(
+            config,
+            batch_id=run_ids(dag_id, run_id)[1],
+            aws=_hook(params),
+            spark=default_spark(config.spark_master),
+        )
 
 
 def _hook(params: dict[str, Any]) -> KinesisBatchHook:

@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from kinesis_batch.checkpoints.model import Checkpoint
 from kinesis_batch.errors import KinesisBatchError, MalformedLeaseError
 from kinesis_batch.landing import Landing
 from kinesis_batch.leases.dynamodb import ConditionFailed, call_dynamodb, create_table, table_status, wait_until_active
 from kinesis_batch.leases.model import Item, checkpoint_attributes
+from kinesis_batch.shards.checkpoint import Checkpoint
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

@@ -22,14 +22,13 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
-from botocore.exceptions import BotoCoreError, ClientError
-
 from kinesis_batch.checkpoints.history import HistoryEntry, HistoryTable, utc_now
-from kinesis_batch.checkpoints.model import Checkpoint, validate_move
-from kinesis_batch.errors import IllegalArgumentError, InvalidStateError, error_code, from_botocore
+from kinesis_batch.errors import IllegalArgumentError, InvalidStateError
 from kinesis_batch.landing import Landing
+from kinesis_batch.leases.dynamodb import transact_write
 from kinesis_batch.leases.model import Lease
 from kinesis_batch.leases.store import LeaseStore
+from kinesis_batch.shards.checkpoint import Checkpoint, validate_move
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -249,14 +248,8 @@ class DynamoDBCheckpointStore:
                 "ExpressionAttributeValues": values,
             }
         }
-        try:
-            self.leases.client.transact_write_items(TransactItems=[update, self.history.put_request(entry)])  # type: ignore[list-item]
-        except ClientError as exc:
-            if _lost_fence(exc):
-                return None
-            raise from_botocore(exc, operation="TransactWriteItems", resource=self.leases.table_name) from exc
-        except BotoCoreError as exc:
-            raise from_botocore(exc, operation="TransactWriteItems", resource=self.leases.table_name) from exc
+        if not transact_write(self.leases.client, self.leases.table_name, [update, self.history.put_request(entry)]):
+            return None
         return replace(
             lease,
             lease_counter=lease.lease_counter + 1,
@@ -267,11 +260,3 @@ class DynamoDBCheckpointStore:
             last_batch_id=batch_id,
             last_run_id=run_id,
         )
-
-
-def _lost_fence(exc: ClientError) -> bool:
-    """A transaction cancelled because the lease's condition failed (not for other reasons)."""
-    if error_code(exc) != "TransactionCanceledException":
-        return False
-    reasons = exc.response.get("CancellationReasons") or []
-    return bool(reasons) and reasons[0].get("Code") == "ConditionalCheckFailed"

@@ -33,11 +33,16 @@ def main(argv: Sequence[str] | None = None, *, spark: Callable[[], Any] | None =
     except SystemExit as exc:  # --help (0) or a bad argument (already said in one line)
         return int(exc.code or 0)
     stop = StopRequest()
+    if args.command not in STOPPABLE:
+        return exit_code(lambda: _command(args.command)(args, spark, stop))
+    with stopping_on_signals(stop, timeout=args.stop_timeout, say=say_on_stderr):
+        return exit_code(lambda: _command(args.command)(args, spark, stop))
+
+
+def exit_code(command: Callable[[], int]) -> int:
+    """``command``'s exit code; an error is one line on stderr and its classified exit code."""
     try:
-        if args.command not in STOPPABLE:
-            return _command(args.command)(args, spark, stop)
-        with stopping_on_signals(stop, timeout=args.stop_timeout, say=say_on_stderr):
-            return _command(args.command)(args, spark, stop)
+        return command()
     except KinesisBatchError as exc:
         return _fail(str(exc), classify(exc).exit_code)
     except Exception as exc:  # e.g. a Spark failure: one line for the user, the details in the log
@@ -70,4 +75,4 @@ def _command(name: str) -> Command:
     return commands[name]
 
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "exit_code", "main"]

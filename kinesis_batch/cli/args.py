@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING, NoReturn
+from dataclasses import MISSING
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from kinesis_batch import defaults
-from kinesis_batch.config import FORMATS, default_table, validate_stream_name, validate_table_name
-from kinesis_batch.decoding.settings import DECODERS, DECOMPRESSION, ON_BAD_RECORD, SCHEMA_EVOLUTION, DecodeSettings
 from kinesis_batch.errors import BAD_INPUT, IllegalArgumentError
+from kinesis_batch.output.formats import FORMATS
+from kinesis_batch.parsers import default_table, validate_stream_name, validate_table_name
+from kinesis_batch.settings import CLI, OPTIONS, StreamSettings, flag, kind, offered
 
 if TYPE_CHECKING:
     from kinesis_batch.output import Sink
@@ -32,14 +34,9 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     run = commands.add_parser("run", help="read every shard from its checkpoint to a bound, publish, commit")
-    _stream_and_table(run)
-    _output(run, required=True)
-    run.add_argument(
-        "--initial-position", default=defaults.INITIAL_POSITION, help="trim_horizon | latest | at_timestamp=ISO8601"
-    )
+    _settings(run)
     run.add_argument("--until", help="read records that arrived up to this ISO 8601 time (default: now)")
     _reading(run)
-    _decoding(run)
     run.add_argument(
         "--move-output",
         action="store_true",
@@ -47,13 +44,11 @@ def build_parser() -> argparse.ArgumentParser:
         "checkpoints the new output starts from, are kept in the history)",
     )
     run.add_argument("--run-id", help="the run's id, also its batch id (default: time + random)")
-    # One step of a run whose other steps run elsewhere: the DAG's spark-submit of its read step.
-    run.add_argument("--step", choices=("all", "read"), default="all", help=argparse.SUPPRESS)
     run.add_argument("--json", action="store_true", help="print the run report as JSON")
 
     plan = commands.add_parser("plan", help="what a run would read now, without reading or leasing")
     _stream_and_table(plan)
-    plan.add_argument("--initial-position", default=defaults.INITIAL_POSITION, help="as for run")
+    plan.add_argument("--initial-position", default=defaults.INITIAL_POSITION, help=_help("initial_position"))
     plan.add_argument("--until", help="as for run")
     plan.add_argument("--json", action="store_true")
 
@@ -81,8 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     backfill = commands.add_parser(
         "backfill", help="read the stream again from an older position into an output of its own"
     )
-    _stream_and_table(backfill, table_help="the main lease table (default: kinesis-batch-STREAM)")
-    _output(backfill, required=True)
+    _settings(backfill, table_help="the main lease table (default: kinesis-batch-STREAM)")
     backfill.add_argument("--shards", help="shard ids, comma-separated (default: every shard)")
     backfill.add_argument(
         "--start",
@@ -99,7 +93,6 @@ def build_parser() -> argparse.ArgumentParser:
         "--backfill-id", help="the backfill's id, also its batch id (default: time + random); again to resume one"
     )
     _reading(backfill)
-    _decoding(backfill)
     backfill.add_argument("--json", action="store_true", help="print the run report as JSON")
     _handover(commands)
     _maintain(commands)
@@ -111,7 +104,12 @@ def _maintain(commands: argparse._SubParsersAction[_Parser]) -> None:
         "maintain", help="compact an output's small files, expire its old versions, remove its orphan files"
     )
     _output(maintain, required=True)
-    _target_file_mb(maintain, "the size compaction writes files at (as the runs')")
+    maintain.add_argument(
+        "--target-file-mb",
+        type=int,
+        default=defaults.TARGET_FILE_MB,
+        help=f"the size compaction writes files at, as the runs' (default {defaults.TARGET_FILE_MB})",
+    )
     maintain.add_argument(
         "--retain-hours",
         type=int,
@@ -144,16 +142,9 @@ def _handover(commands: argparse._SubParsersAction[_Parser]) -> None:
 
 
 def _output(parser: argparse.ArgumentParser, *, required: bool) -> None:
-    parser.add_argument(
-        "--output",
-        required=required,
-        help="parquet: a folder (hive-style batch_id=... folders); delta: a path or s3:// URI of the table; "
-        "iceberg: NAMESPACE.TABLE",
-    )
-    parser.add_argument(
-        "--format", choices=FORMATS, default=defaults.FORMAT, help="parquet (default), delta or iceberg"
-    )
-    parser.add_argument("--catalog", help="iceberg: a pyiceberg catalog name (default: 'default', or the embedded one)")
+    parser.add_argument("--output", required=required, help=_help("output"))
+    parser.add_argument("--format", choices=FORMATS, default=defaults.FORMAT, help=_help("format"))
+    parser.add_argument("--catalog", help=_help("catalog"))
 
 
 def output_sink(args: argparse.Namespace, table: str) -> Sink | None:
@@ -168,42 +159,43 @@ def output_sink(args: argparse.Namespace, table: str) -> Sink | None:
     return Output(args.format, args.output, args.catalog).open(app=table, stream=args.stream, s3=s3_settings())
 
 
-def _stream_and_table(
-    parser: argparse.ArgumentParser, table_help: str = "DynamoDB lease table (default: kinesis-batch-STREAM)"
-) -> None:
-    parser.add_argument("--stream", required=True, help="Kinesis stream name")
-    parser.add_argument("--table", help=table_help)
+def _stream_and_table(parser: argparse.ArgumentParser, table_help: str = "") -> None:
+    parser.add_argument("--stream", required=True, help=_help("stream"))
+    parser.add_argument("--table", help=table_help or _help("table"))
+
+
+def _help(name: str) -> str:
+    return str(next(option for option in OPTIONS if option.name == name).metadata["help"])
+
+
+def _settings(parser: argparse.ArgumentParser, table_help: str = "") -> None:
+    """Every stream setting the command line offers (kinesis_batch.settings), as ``--flag``s with
+    no default: a flag not given leaves the setting's own default."""
+    groups = {"decoding": parser.add_argument_group("decoding (raw bytes by default)")}
+    for option in offered(CLI):
+        where = groups.get(option.metadata["group"], parser)
+        help = table_help if option.name == "table" and table_help else option.metadata["help"]
+        where.add_argument(
+            flag(option),
+            type=kind(option),
+            required=option.default is MISSING,
+            choices=option.metadata["choices"] or None,
+            help=help,
+        )
+
+
+def stream_settings(args: argparse.Namespace, **settings: Any) -> StreamSettings:
+    """The stream's settings the command's flags give, and ``settings`` over them."""
+    given = {option.name: getattr(args, option.name) for option in offered(CLI)}
+    return StreamSettings.from_mapping({**given, **settings})
 
 
 def _reading(parser: argparse.ArgumentParser) -> None:
-    """How a command that reads does it: leases, Spark, pace."""
-    parser.add_argument(
-        "--lease-seconds", type=float, default=defaults.LEASE_SECONDS, help="lease duration (renewed while running)"
-    )
+    """How a command that reads runs, beyond the stream's settings."""
     parser.add_argument("--worker-id", help="this worker's id in the lease table (default: host-pid-random)")
     parser.add_argument(
         "--allow-gaps", action="store_true", help="go on when retention trimmed unread records (recorded, not silent)"
     )
-    parser.add_argument(
-        "--spark-master", default=defaults.SPARK_MASTER, help=f"Spark master (default {defaults.SPARK_MASTER})"
-    )
-    parser.add_argument(
-        "--read-limits",
-        default=defaults.READ_LIMITS,
-        help="kinesis: keep each shard under Kinesis' 5 GetRecords calls/s and 2 MiB/s (default); "
-        "none: no pacing (emulators, benchmarks); CALLS,BYTES: your own per-shard pace per second",
-    )
-    parser.add_argument(
-        "--shards-per-task",
-        type=int,
-        help="shards one Spark task reads side by side (default: the plan spread over every task slot)",
-    )
-    parser.add_argument(
-        "--partition-by",
-        help="a new table's partitions: day (of arrival, the default), hour, day(FIELD), hour(FIELD), "
-        "identity(FIELD) or none; an existing table keeps its own",
-    )
-    _target_file_mb(parser, "a Spark task writes one file per partition for all its shards, rolled at this size")
     _stop_timeout(
         parser, "at its next safe point: the read cancelled, an unpublished batch discarded, the leases released"
     )
@@ -227,55 +219,6 @@ def _positive_seconds(text: str) -> float:
     if not 0 < seconds <= 3600:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds in (0, 3600]")
     return seconds
-
-
-def _target_file_mb(parser: argparse.ArgumentParser, what: str) -> None:
-    parser.add_argument(
-        "--target-file-mb",
-        type=int,
-        default=defaults.TARGET_FILE_MB,
-        help=f"{what} (default {defaults.TARGET_FILE_MB})",
-    )
-
-
-def _decoding(parser: argparse.ArgumentParser) -> None:
-    """How records become rows (kinesis_batch.decoding.settings): raw bytes, or typed columns."""
-    group = parser.add_argument_group("decoding (raw bytes by default)")
-    group.add_argument("--decode", choices=DECODERS, default="raw", help="raw (a data column of bytes) or a format")
-    group.add_argument(
-        "--schema",
-        help="json: a JSON Schema file (default: inferred, or the table's own); avro: an Avro schema file; "
-        "protobuf: a descriptor set (protoc --descriptor_set_out); any: glue://REGISTRY/SCHEMA for records in "
-        "the Glue Schema Registry's format",
-    )
-    group.add_argument("--message", help="protobuf: the message name in the descriptor set")
-    group.add_argument("--decompress", choices=DECOMPRESSION, default="auto", help="auto (gzip when it is), gzip, none")
-    group.add_argument("--transform", help="module:function over each page of rows, or cloudwatch-logs")
-    group.add_argument(
-        "--dead-letter-output", help="where records that do not decode go (default: OUTPUT_dead_letter, same format)"
-    )
-    group.add_argument(
-        "--on-bad-record", choices=ON_BAD_RECORD, default="dead-letter", help="dead-letter (default) or fail the run"
-    )
-    group.add_argument(
-        "--schema-evolution",
-        choices=SCHEMA_EVOLUTION,
-        default="add-columns",
-        help="add-columns (default): a new field is a new column; fail: a record with one is a dead letter",
-    )
-
-
-def decode_settings(args: argparse.Namespace) -> DecodeSettings:
-    return DecodeSettings(
-        decode=args.decode,
-        schema=args.schema,
-        message=args.message,
-        decompress=args.decompress,
-        transform=args.transform,
-        dead_letter_output=args.dead_letter_output,
-        on_bad_record=args.on_bad_record,
-        schema_evolution=args.schema_evolution,
-    )
 
 
 def lease_table(args: argparse.Namespace) -> str:

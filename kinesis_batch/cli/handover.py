@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 
 from kinesis_batch.cli.args import lease_table
-from kinesis_batch.config import parse_initial_position
 from kinesis_batch.errors import IllegalArgumentError
+from kinesis_batch.parsers import parse_initial_position
 
 
 def reset_command(args: argparse.Namespace) -> int:

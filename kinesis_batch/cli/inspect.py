@@ -9,9 +9,9 @@ from typing import Any
 
 from kinesis_batch.alerts import duration
 from kinesis_batch.cli.args import lease_table, output_sink
-from kinesis_batch.config import validate_stream_name
 from kinesis_batch.errors import IllegalArgumentError
 from kinesis_batch.output.datafiles import MIB
+from kinesis_batch.parsers import validate_stream_name
 
 
 def status_command(args: argparse.Namespace) -> int:

@@ -9,10 +9,10 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from kinesis_batch.cli.args import decode_settings, lease_table
-from kinesis_batch.config import KEEP, MOVE, RunConfig, parse_initial_position, parse_time, validate_run_id
+from kinesis_batch.cli.args import lease_table, stream_settings
+from kinesis_batch.config import KEEP, MOVE, RunConfig
+from kinesis_batch.parsers import parse_initial_position, parse_time, validate_run_id
 from kinesis_batch.planning import plan_report
-from kinesis_batch.shards.limits import ReadLimits
 from kinesis_batch.stopping import StopRequest
 
 if TYPE_CHECKING:
@@ -24,41 +24,17 @@ def run_command(
 ) -> int:
     """``run``; ``spark`` gives the SparkContext (spark-submit's own), else one is started lazily;
     ``stop``: the signals' request to stop (kinesis_batch.stopping)."""
-    config = run_config(
-        args,
-        output=args.output,
-        table=lease_table(args),
-        initial_position=parse_initial_position(args.initial_position),
-        until=_until(args.until),
-        output_binding=MOVE if args.move_output else KEEP,
-    )
+    config = run_config(args, until=_until(args.until), output_binding=MOVE if args.move_output else KEEP)
     run = catch_up_run(args, config, args.run_id, spark, stop)
-    if args.step == "read":  # the spark-submitted read step: the submitting process renews the leases
-        run.read()
-        return 0
     return print_report(args, run.run(), "run")
 
 
-def run_config(args: argparse.Namespace, **settings: Any) -> RunConfig:
-    """The RunConfig of a command that reads (``run``, ``backfill``): its reading options, and
-    ``settings`` (output, table, bound...)."""
-    options: dict[str, Any] = {
-        "stream": args.stream,
-        "lease_seconds": args.lease_seconds,
-        "spark_master": args.spark_master,
-        "allow_gaps": args.allow_gaps,
-        "read_limits": ReadLimits.parse(args.read_limits),
-        "format": args.format,
-        "catalog": args.catalog,
-        "shards_per_task": args.shards_per_task,
-        "decoding": decode_settings(args),
-        "partition_by": args.partition_by,
-        "target_file_mb": args.target_file_mb,
-        **settings,
-    }
+def run_config(args: argparse.Namespace, **run: Any) -> RunConfig:
+    """The RunConfig of a command that reads (``run``, ``backfill``): the stream's settings its
+    flags give, its worker id and gaps, and ``run``'s fields (bound, output binding)."""
     if args.worker_id is not None:
-        options["worker_id"] = args.worker_id
-    return RunConfig(**options)
+        run["worker_id"] = args.worker_id
+    return RunConfig(stream_settings(args), allow_gaps=args.allow_gaps, **run)
 
 
 def catch_up_run(

@@ -24,7 +24,7 @@ import dagster as dg
 
 from kinesis_batch.alerts import judge_dead_letters, judge_lag
 from kinesis_batch.dagster.resources import AwsClients
-from kinesis_batch.dagster.runs import StreamSettings, failing_for_good
+from kinesis_batch.dagster.runs import Consumer, failing_for_good
 from kinesis_batch.errors import LeaseTableNotFoundError
 from kinesis_batch.status import stream_status
 
@@ -35,8 +35,8 @@ DEAD_LETTERS = "dead_letters"
 FILES = "files"
 
 
-def check_specs(settings: StreamSettings, asset: dg.AssetKey) -> list[dg.AssetCheckSpec]:
-    threshold = settings.lag_threshold_seconds
+def check_specs(settings: Consumer, asset: dg.AssetKey) -> list[dg.AssetCheckSpec]:
+    threshold = settings.settings.lag_threshold_seconds
     return [
         dg.AssetCheckSpec(LAG, asset=asset, description=f"the consumer is less than {threshold:g} s behind"),
         dg.AssetCheckSpec(RETENTION, asset=asset, description="no unread record is about to leave retention"),
@@ -54,11 +54,11 @@ def check_specs(settings: StreamSettings, asset: dg.AssetKey) -> list[dg.AssetCh
     ]
 
 
-def _dead_letters_described(settings: StreamSettings) -> str:
-    return f"no more than {settings.dead_letter_threshold:.2%} of the last batch's records are dead letters"
+def _dead_letters_described(settings: Consumer) -> str:
+    return f"no more than {settings.settings.dead_letter_threshold:.2%} of the last batch's records are dead letters"
 
 
-def check_results(settings: StreamSettings, aws: AwsClients, asset: dg.AssetKey) -> list[dg.AssetCheckResult]:
+def check_results(settings: Consumer, aws: AwsClients, asset: dg.AssetKey) -> list[dg.AssetCheckResult]:
     """Read-only: lists shards, reads the lease table, probes lag, looks up the output's last batch."""
     with failing_for_good():
         output = settings.sink(aws)
@@ -71,12 +71,12 @@ def check_results(settings: StreamSettings, aws: AwsClients, asset: dg.AssetKey)
             names = [*_NAMES, *([DEAD_LETTERS] if settings.decoding.decoding else [])]
             return [_result(asset, name, False, dg.AssetCheckSeverity.WARN, reason=str(exc)) for name in names]
         letters = (
-            judge_dead_letters(settings.stream, output.last_batch(), settings.dead_letter_threshold)
+            judge_dead_letters(settings.stream, output.last_batch(), settings.settings.dead_letter_threshold)
             if settings.decoding.decoding
             else None
         )
     summary, last = status["summary"], status["output"] or {}
-    judged = judge_lag(status, settings.lag_threshold_seconds)
+    judged = judge_lag(status, settings.settings.lag_threshold_seconds)
     lagging = {behind.shard_id: behind.lag_seconds for behind in judged.lagging}
     at_risk = {behind.shard_id: behind.retention_risk for behind in judged.at_risk}
     disagreeing = last.get("disagreeing_shards", [])
@@ -89,7 +89,7 @@ def check_results(settings: StreamSettings, aws: AwsClients, asset: dg.AssetKey)
             not lagging,
             dg.AssetCheckSeverity.WARN,
             max_lag_seconds=summary["max_lag_seconds"],
-            threshold_seconds=settings.lag_threshold_seconds,
+            threshold_seconds=settings.settings.lag_threshold_seconds,
             lagging_shards=lagging,
         ),
         _result(

@@ -14,9 +14,9 @@ import dagster as dg
 from pydantic import Field
 
 from kinesis_batch import defaults
-from kinesis_batch.config import FORMATS
+from kinesis_batch.output.formats import FORMATS
 
-#: The output formats (kinesis_batch.config.FORMATS), as the Launchpad offers them.
+#: The output formats (kinesis_batch.output.formats), as the Launchpad offers them.
 Format = Enum("Format", {format: format for format in FORMATS})  # type: ignore[misc]
 
 

@@ -24,7 +24,6 @@ No ``from __future__ import annotations``: Dagster reads the asset's and op's pa
 annotations (config, resources) at runtime.
 """
 
-import dataclasses
 import os
 import re
 from collections.abc import Iterator
@@ -34,7 +33,7 @@ from typing import Any, cast
 import dagster as dg
 
 from kinesis_batch import defaults
-from kinesis_batch.config import parse_time
+from kinesis_batch.backfill.seed import seed_backfill
 from kinesis_batch.dagster import checks
 from kinesis_batch.dagster.config import BackfillConfig, CatchUpConfig
 from kinesis_batch.dagster.maintain import maintenance_defs
@@ -43,84 +42,57 @@ from kinesis_batch.dagster.resources import AwsClients, SparkResource
 from kinesis_batch.dagster.runs import (
     BACKFILL,
     CATCH_UP,
-    StreamSettings,
+    Consumer,
     backfill_run,
     catch_up_run,
     failing_for_good,
     run_all_steps,
     run_ids,
 )
-from kinesis_batch.decoding.settings import DecodeSettings
 from kinesis_batch.errors import IllegalArgumentError
 from kinesis_batch.maintenance.settings import MaintainSettings
-from kinesis_batch.orchestration import seed_backfill
-from kinesis_batch.output import Output
+from kinesis_batch.parsers import parse_time
+from kinesis_batch.settings import DAGSTER, StreamSettings, as_field_message, offered
 from kinesis_batch.streams_file import StreamsFile
 
 STREAM_TAG = "kinesis_batch/stream"
-DECODING = tuple(field.name for field in dataclasses.fields(DecodeSettings))
 AWS = "kinesis_batch_aws"  # the resource keys (and so the parameter names below)
 SPARK = "kinesis_batch_spark"
 STREAMS_FILE = "KINESIS_BATCH_DAGSTER_STREAMS"
 FILE_NAME = "kinesis-batch-streams.toml"
+#: The Dagster definitions' own settings of a stream, beside the stream's (kinesis_batch.settings).
+OWN = ("cron_schedule", "checks_cron_schedule", "retain_hours", "small_file_mb", "maintain_cron_schedule")
 #: What an entry of a streams file may set: build_stream_defs' arguments but the resources.
-STREAM_SETTINGS = (
-    "stream",
-    "output",
-    "format",
-    "catalog",
-    "table",
-    "lag_threshold_seconds",
-    "cron_schedule",
-    "checks_cron_schedule",
-    *DECODING,
-    "dead_letter_threshold",
-    "partition_by",
-    "target_file_mb",
-    "retain_hours",
-    "small_file_mb",
-    "maintain_cron_schedule",
-)
+STREAM_SETTINGS = (*(option.name for option in offered(DAGSTER)), *OWN)
 
 
 def build_stream_defs(
     stream: str,
     *,
     output: str,
-    format: str = defaults.FORMAT,
-    catalog: str | None = None,
-    table: str | None = None,
-    lag_threshold_seconds: float = defaults.LAG_THRESHOLD_SECONDS,
     cron_schedule: str = defaults.CRON_SCHEDULE,
     checks_cron_schedule: str = defaults.CHECKS_CRON_SCHEDULE,
     aws: AwsClients | None = None,
     spark: SparkResource | None = None,
-    dead_letter_threshold: float = defaults.DEAD_LETTER_THRESHOLD,
-    partition_by: str = "",
-    target_file_mb: int = defaults.TARGET_FILE_MB,
     retain_hours: int = defaults.RETAIN_HOURS,
     small_file_mb: float = defaults.SMALL_FILE_MB,
     maintain_cron_schedule: str = defaults.MAINTAIN_SCHEDULE,
-    **decoding: str,
+    **settings: Any,
 ) -> dg.Definitions:
     """The definitions of one stream's consumer (see the module docstring). ``aws`` and ``spark``
     default to the standard AWS environment and local Spark; definitions of several streams
     merge when they share the same resource objects (as :func:`definitions_from_file` does).
-    ``decoding``: the decoding settings by name (decode, schema, message, decompress, transform,
-    dead_letter_output, on_bad_record, schema_evolution; kinesis_batch.decoding.settings);
-    ``partition_by``/``target_file_mb``: a new table's layout and the files' size; the daily
+    ``settings``: the stream's other settings by name (kinesis_batch.settings: format, table,
+    lag_threshold_seconds, the decoding ones, partition_by, target_file_mb...); the daily
     ``_maintain`` job (kinesis_batch.dagster.maintain) keeps ``retain_hours`` of versions."""
-    settings = StreamSettings(
-        stream,
-        Output(format, output, catalog),
-        table or "",
-        lag_threshold_seconds,
-        DecodeSettings.from_json(decoding),
-        dead_letter_threshold,
-        partition_by,
-        MaintainSettings(target_file_mb, retain_hours),
-        small_file_mb,
-    )
+    unknown = sorted(set(settings) - set(STREAM_SETTINGS))
+    if unknown:
+        raise IllegalArgumentError(f"{unknown[0]}: not a setting (the settings: {', '.join(STREAM_SETTINGS)})")
+    try:
+        chosen = StreamSettings.from_mapping({"stream": stream, "output": output, **settings})
+    except IllegalArgumentError as exc:
+        raise IllegalArgumentError(as_field_message(str(exc))) from exc
+    consumer = Consumer(chosen, MaintainSettings(chosen.target_file_mb, retain_hours), small_file_mb)
     prefix = "kinesis_batch_" + re.sub(r"[^A-Za-z0-9_]", "_", stream)
     key = dg.AssetKey(["kinesis_batch", stream])
     source = dg.AssetSpec(
@@ -133,9 +105,9 @@ def build_stream_defs(
         key=key,
         deps=[source],
         pool=pool,
-        kinds={"kinesis", settings.output.format},
-        description=f"{stream} caught up into {settings.output.asset_uri}: one materialization is one catch-up run",
-        metadata={"output": settings.output.asset_uri, "lease_table": settings.table},
+        kinds={"kinesis", consumer.output.format},
+        description=f"{stream} caught up into {consumer.output.asset_uri}: one materialization is one catch-up run",
+        metadata={"output": consumer.output.asset_uri, "lease_table": consumer.table},
     )
     def catch_up(
         context: dg.AssetExecutionContext,
@@ -147,7 +119,7 @@ def build_stream_defs(
         with failing_for_good():
             until = parse_time(config.read_bound, setting="read_bound") if config.read_bound else None
         run = catch_up_run(
-            settings,
+            consumer,
             kinesis_batch_aws,
             ids,
             spark=kinesis_batch_spark,
@@ -156,7 +128,7 @@ def build_stream_defs(
             log=context.log,
         )
         report = run_all_steps(run, kinesis_batch_spark, kinesis_batch_aws, context.log)
-        return dg.MaterializeResult(metadata=materialization(report, settings.output))
+        return dg.MaterializeResult(metadata=materialization(report, consumer.output))
 
     job = dg.define_asset_job(f"{prefix}_catch_up", selection=dg.AssetSelection.assets(key), tags=tags)
     checks_job = dg.define_asset_job(f"{prefix}_checks", selection=dg.AssetSelection.checks_for_assets(key))
@@ -171,9 +143,9 @@ def build_stream_defs(
         name=f"{prefix}_checks_every_15_minutes", cron_schedule=checks_cron_schedule, job=checks_job
     )
 
-    @dg.multi_asset_check(specs=checks.check_specs(settings, key), name=f"{prefix}_status_checks")
+    @dg.multi_asset_check(specs=checks.check_specs(consumer, key), name=f"{prefix}_status_checks")
     def stream_checks(kinesis_batch_aws: AwsClients) -> Iterator[dg.AssetCheckResult]:
-        yield from checks.check_results(settings, kinesis_batch_aws, key)
+        yield from checks.check_results(consumer, kinesis_batch_aws, key)
 
     @dg.op(name=f"{prefix}_backfill_step", pool=pool)
     def backfill(
@@ -183,13 +155,13 @@ def build_stream_defs(
         kinesis_batch_spark: SparkResource,
     ) -> dict[str, Any]:
         ids = run_ids(context.instance, context.run, BACKFILL)
-        run, plan = backfill_run(settings, kinesis_batch_aws, ids, config, spark=kinesis_batch_spark, log=context.log)
+        run, plan = backfill_run(consumer, kinesis_batch_aws, ids, config, spark=kinesis_batch_spark, log=context.log)
         if not plan.moves_main_checkpoints:
             with failing_for_good():
-                starts = seed_backfill(run, main_table=settings.table, start=config.start, shards=config.shards)
+                starts = seed_backfill(run, plan, start=config.start, shards=config.shards)
             context.log.info(f"backfill {ids.batch_id}: {len(starts)} shards from {config.start} into {plan.output}")
         report = run_all_steps(run, kinesis_batch_spark, kinesis_batch_aws, context.log)
-        context.add_output_metadata(materialization(report, Output.of(run.config)))
+        context.add_output_metadata(materialization(report, run.config.destination))
         return {"batch_id": report.batch_id, "records": report.records, "output": plan.output, "table": plan.table}
 
     @dg.job(name=f"{prefix}_backfill", tags=tags, description=f"Read {stream} again from an older position")
@@ -202,13 +174,13 @@ def build_stream_defs(
         if failed.job_name == backfill_job.name:
             ops = cast(dict[str, Any], dict(failed.run_config or {}).get("ops") or {})
             config = BackfillConfig(**ops.get(backfill.name, {}).get("config", {}))
-            run, _ = backfill_run(settings, kinesis_batch_aws, run_ids(context.instance, failed, BACKFILL), config)
+            run, _ = backfill_run(consumer, kinesis_batch_aws, run_ids(context.instance, failed, BACKFILL), config)
         else:
-            run = catch_up_run(settings, kinesis_batch_aws, run_ids(context.instance, failed, CATCH_UP))
+            run = catch_up_run(consumer, kinesis_batch_aws, run_ids(context.instance, failed, CATCH_UP))
         released = run.finish()
         context.log.info(f"run {failed.run_id} failed: released {len(released)} leases of {run.config.worker_id}")
 
-    maintain_job, maintain_daily = maintenance_defs(settings, prefix, cron_schedule=maintain_cron_schedule, tags=tags)
+    maintain_job, maintain_daily = maintenance_defs(consumer, prefix, cron_schedule=maintain_cron_schedule, tags=tags)
     return dg.Definitions(
         assets=[source, catch_up],
         asset_checks=[stream_checks],

@@ -12,13 +12,13 @@ import dagster as dg
 
 from kinesis_batch import defaults
 from kinesis_batch.dagster.resources import AwsClients
-from kinesis_batch.dagster.runs import StreamSettings, failing_for_good
+from kinesis_batch.dagster.runs import Consumer, failing_for_good
 from kinesis_batch.maintenance import maintain
 from kinesis_batch.stopping import StopRequest, say_on_stderr, stopping_on_signals
 
 
 def maintenance_defs(
-    settings: StreamSettings, prefix: str, *, cron_schedule: str, tags: dict[str, str]
+    settings: Consumer, prefix: str, *, cron_schedule: str, tags: dict[str, str]
 ) -> tuple[dg.JobDefinition, dg.ScheduleDefinition]:
     """The job and its schedule (``cron_schedule``, UTC) for ``settings``' output."""
 

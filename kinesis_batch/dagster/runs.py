@@ -7,21 +7,22 @@ sensor releases exactly what the failed run held.
 from __future__ import annotations
 
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, NoReturn
 
 import dagster as dg
 
 from kinesis_batch import defaults, orchestration
-from kinesis_batch.config import default_table, validate_stream_name
-from kinesis_batch.decoding.settings import RAW, DecodeSettings
+from kinesis_batch.backfill.plan import Backfill, plan_backfill
+from kinesis_batch.config import RunConfig
+from kinesis_batch.decoding.settings import DecodeSettings
 from kinesis_batch.errors import IllegalArgumentError, InvalidStateError
 from kinesis_batch.maintenance.settings import MaintainSettings
-from kinesis_batch.orchestration import Backfill, RunRequest
 from kinesis_batch.output import Output, Sink
-from kinesis_batch.output.layout import PartitionBy
+from kinesis_batch.parsers import parse_time
 from kinesis_batch.run import CatchUpRun, RunReport
+from kinesis_batch.settings import StreamSettings
 from kinesis_batch.stopping import say_on_stderr, stopping_on_signals
 
 if TYPE_CHECKING:
@@ -33,33 +34,33 @@ BACKFILL = "backfill"
 
 
 @dataclass(frozen=True)
-class StreamSettings:
-    """One stream's consumer: its output, lease table, lag threshold, how it decodes (with the
-    share of dead letters its check allows), how a new table is partitioned, and how the output
-    is maintained (its files' target size, the retention, the size its check warns below)."""
+class Consumer:
+    """One stream's consumer in Dagster: the stream's settings (kinesis_batch.settings), how the
+    output is maintained, and the mean file size its check warns below."""
 
-    stream: str
-    output: Output
-    table: str = ""  # "" -> kinesis-batch-STREAM
-    lag_threshold_seconds: float = defaults.LAG_THRESHOLD_SECONDS
-    decoding: DecodeSettings = RAW
-    dead_letter_threshold: float = defaults.DEAD_LETTER_THRESHOLD
-    partition_by: str = ""  # "": the table's own layout (a new table's: day of arrival)
+    settings: StreamSettings
     maintenance: MaintainSettings = MaintainSettings()
     small_file_mb: float = defaults.SMALL_FILE_MB
 
     def __post_init__(self) -> None:
-        validate_stream_name(self.stream)  # the output validated itself
-        if self.partition_by:
-            PartitionBy.parse(self.partition_by)
-        if not self.table:
-            object.__setattr__(self, "table", default_table(self.stream))
-        if self.lag_threshold_seconds <= 0:
-            raise IllegalArgumentError(f"lag_threshold_seconds must be positive, not {self.lag_threshold_seconds}")
-        if not 0 <= self.dead_letter_threshold <= 1:
-            raise IllegalArgumentError(
-                f"dead_letter_threshold must be a share (0..1), not {self.dead_letter_threshold}"
-            )
+        if self.small_file_mb < 0:
+            raise IllegalArgumentError(f"small_file_mb: {self.small_file_mb:g} is negative")
+
+    @property
+    def stream(self) -> str:
+        return self.settings.stream
+
+    @property
+    def table(self) -> str:
+        return self.settings.lease_table
+
+    @property
+    def output(self) -> Output:
+        return self.settings.destination
+
+    @property
+    def decoding(self) -> DecodeSettings:
+        return self.settings.decoding
 
     def sink(self, aws: AwsClients) -> Sink:
         """The output, opened (S3 through ``aws``)."""
@@ -88,7 +89,7 @@ def failing_for_good() -> AbstractContextManager[None]:
 
 
 def catch_up_run(
-    settings: StreamSettings,
+    consumer: Consumer,
     aws: AwsClients,
     ids: RunIds,
     *,
@@ -99,11 +100,11 @@ def catch_up_run(
 ) -> CatchUpRun:
     """The kinesis-batch run of one Dagster run (``spark`` None: a run that only tears down)."""
     with failing_for_good():
-        return _run(_request(settings, spark, until=until, allow_gaps=allow_gaps), aws, ids, spark, log)
+        return _run(_config(consumer, ids, spark, until=until, allow_gaps=allow_gaps), aws, ids, spark, log)
 
 
 def backfill_run(
-    settings: StreamSettings,
+    consumer: Consumer,
     aws: AwsClients,
     ids: RunIds,
     config: BackfillConfig,
@@ -113,18 +114,17 @@ def backfill_run(
 ) -> tuple[CatchUpRun, Backfill]:
     """The backfill's run: its own lease table unless it moves the main checkpoints, its own
     output unless ``config.output`` names one, read up to ``config.end`` or the tip."""
-    format = config.format.value if config.format else settings.output.format
-    main_catalog = settings.output.catalog if format == settings.output.format else None
     with failing_for_good():
-        request, plan = _request(settings, spark).backfill(
+        backfill, plan = plan_backfill(
+            _config(consumer, ids, spark),
             ids.batch_id,
-            format=format,
+            format=config.format.value if config.format else "",
             output=config.output or "",
-            catalog=config.catalog or main_catalog,
-            end=config.end or "",
+            catalog=config.catalog or None,
+            until=parse_time(config.end, setting="end") if config.end else None,
             move_main_checkpoints=config.move_main_checkpoints,
         )
-        return _run(request, aws, ids, spark, log), plan
+        return _run(backfill, aws, ids, spark, log), plan
 
 
 def run_all_steps(run: CatchUpRun, spark: SparkResource, aws: AwsClients, log: dg.DagsterLogManager) -> RunReport:
@@ -140,33 +140,28 @@ def run_all_steps(run: CatchUpRun, spark: SparkResource, aws: AwsClients, log: d
             return run.run(read=read)
 
 
-def _request(
-    settings: StreamSettings, spark: SparkResource | None, *, until: datetime | None = None, allow_gaps: bool = False
-) -> RunRequest:
-    master = spark.master if spark else defaults.SPARK_MASTER
-    return RunRequest(
-        settings.stream,
-        settings.output,
-        table=settings.table,
-        until=until,
-        spark_master=master,
-        allow_gaps=allow_gaps,
-        decoding=settings.decoding,
-        partition_by=settings.partition_by,
-        target_file_mb=settings.maintenance.target_file_mb,
-    )
+def _config(
+    consumer: Consumer,
+    ids: RunIds,
+    spark: SparkResource | None,
+    *,
+    until: datetime | None = None,
+    allow_gaps: bool = False,
+) -> RunConfig:
+    """The run's configuration: the stream's settings, Spark from the resource."""
+    settings = replace(consumer.settings, spark_master=spark.master if spark else defaults.SPARK_MASTER)
+    return RunConfig(settings, worker_id=ids.worker_id, until=until, allow_gaps=allow_gaps)
 
 
 def _run(
-    request: RunRequest,
+    config: RunConfig,
     aws: AwsClients,
     ids: RunIds,
     spark: SparkResource | None,
     log: dg.DagsterLogManager | None,
 ) -> CatchUpRun:
     return orchestration.orchestrated_run(
-        request,
-        worker_id=ids.worker_id,
+        config,
         batch_id=ids.batch_id,
         aws=aws,
         spark=spark.context_factory() if spark else _no_spark,

@@ -19,14 +19,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from botocore.exceptions import BotoCoreError, ClientError
-
+from kinesis_batch.aws import aws_call
 from kinesis_batch.decoding.rejects import DECODE, Rejected
-from kinesis_batch.errors import IllegalArgumentError, error_code, from_botocore
+from kinesis_batch.errors import IllegalArgumentError
 
 HEADER_VERSION, NO_COMPRESSION, ZLIB = 3, 0, 5
 HEADER_BYTES = 18
-_NOT_FOUND = {"EntityNotFoundException"}
 
 
 @dataclass(frozen=True)
@@ -94,14 +92,19 @@ class Registry:
         if self._client is None:
             self._client = self._make()
         try:
-            body = self._client.get_schema_version(**request)
-        except ClientError as exc:
-            if error_code(exc) in _NOT_FOUND:
-                return None
-            raise from_botocore(exc, operation="GetSchemaVersion", resource="the Glue Schema Registry") from exc
-        except BotoCoreError as exc:
-            raise from_botocore(exc, operation="GetSchemaVersion", resource="the Glue Schema Registry") from exc
+            body = aws_call(
+                "GetSchemaVersion",
+                "the Glue Schema Registry",
+                lambda: self._client.get_schema_version(**request),
+                codes={"EntityNotFoundException": _Unknown},
+            )
+        except _Unknown:
+            return None
         return SchemaVersion(str(body["SchemaVersionId"]), str(body["DataFormat"]), str(body["SchemaDefinition"]))
+
+
+class _Unknown(Exception):
+    """The registry has no such registry, schema or version."""
 
 
 __all__ = ["HEADER_VERSION", "NO_COMPRESSION", "ZLIB", "Registry", "SchemaVersion", "split"]

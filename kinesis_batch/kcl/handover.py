@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 
 from kinesis_batch import ownership
 from kinesis_batch.checkpoints.history import HistoryEntry, HistoryTable
-from kinesis_batch.checkpoints.model import Checkpoint
 from kinesis_batch.checkpoints.store import DynamoDBCheckpointStore
 from kinesis_batch.errors import IllegalArgumentError, InvalidStateError
 from kinesis_batch.kcl.liveness import WATCH_SECONDS, ensure_stopped
@@ -30,6 +29,7 @@ from kinesis_batch.leases.dynamodb import ConditionFailed, call_dynamodb
 from kinesis_batch.leases.foreign import MULTI_STREAM_KEY
 from kinesis_batch.leases.model import Lease
 from kinesis_batch.leases.store import LeaseStore
+from kinesis_batch.shards.checkpoint import Checkpoint
 from kinesis_batch.shards.lineage import Lineage
 from kinesis_batch.shards.listing import StreamDescription, list_shards
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -46,6 +46,25 @@ def call_dynamodb(operation: str, table_name: str, call: Callable[[], T]) -> T:
         raise from_botocore(exc, operation=operation, resource=table_name) from exc
     except BotoCoreError as exc:
         raise from_botocore(exc, operation=operation, resource=table_name) from exc
+
+
+def transact_write(client: DynamoDBClient, table_name: str, items: list[Any]) -> bool:
+    """One TransactWriteItems; False when it was cancelled because the first item's condition
+    failed (a lost fence: a return value), any other failure raised as this package's."""
+    try:
+        client.transact_write_items(TransactItems=items)
+    except ClientError as exc:
+        reasons = exc.response.get("CancellationReasons") or []
+        if (
+            error_code(exc) == "TransactionCanceledException"
+            and reasons
+            and reasons[0].get("Code") == "ConditionalCheckFailed"
+        ):
+            return False
+        raise from_botocore(exc, operation="TransactWriteItems", resource=table_name) from exc
+    except BotoCoreError as exc:
+        raise from_botocore(exc, operation="TransactWriteItems", resource=table_name) from exc
+    return True
 
 
 KeySpec = tuple[str, Literal["S", "N", "B"], Literal["HASH", "RANGE"]]

@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from kinesis_batch.checkpoints.model import Checkpoint
 from kinesis_batch.errors import KinesisBatchError, MalformedLeaseError
+from kinesis_batch.shards.checkpoint import Checkpoint
 
 Item = dict[str, dict[str, Any]]  # a DynamoDB item in the low-level client's typed form
 _TRIM_HORIZON = Checkpoint.trim_horizon()

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from kinesis_batch import defaults
-from kinesis_batch.config import validate_target_file_mb
 from kinesis_batch.errors import IllegalArgumentError
+from kinesis_batch.parsers import validate_target_file_mb
 
 
 @dataclass(frozen=True)

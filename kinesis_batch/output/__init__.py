@@ -7,18 +7,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from kinesis_batch import defaults
 from kinesis_batch.aws import S3Settings
-from kinesis_batch.config import FORMATS, validate_output
+from kinesis_batch.decoding.settings import DecodeSettings
 from kinesis_batch.output.catalogs import DEFAULT_CATALOG
+from kinesis_batch.output.formats import FORMATS, validate_output
 from kinesis_batch.output.place import is_s3
 from kinesis_batch.output.records import CommitRecord, ShardCommit
 from kinesis_batch.output.sink import Sink
-
-if TYPE_CHECKING:
-    from kinesis_batch.config import RunConfig
 
 DEAD_LETTER_SUFFIX = "_dead_letter"
 
@@ -36,11 +33,6 @@ class Output:
     def __post_init__(self) -> None:
         validate_output(self.format, self.output, self.catalog)
 
-    @classmethod
-    def of(cls, config: RunConfig) -> Output:
-        """The output a run writes to."""
-        return cls(config.format, config.output, config.catalog)
-
     @property
     def asset_uri(self) -> str:
         """The output as an asset (Airflow's Asset URI, Dagster's metadata): ``file:///absolute/root``,
@@ -56,15 +48,15 @@ class Output:
         a folder, a table path or URI, ``NAMESPACE.TABLE_dead_letter``), in the same format."""
         return Output(self.format, named or self.output.rstrip("/") + DEAD_LETTER_SUFFIX, self.catalog)
 
-    def open_run(self, config: RunConfig, s3: S3Settings | None = None) -> Sink:
+    def open_run(self, *, app: str, stream: str, decoding: DecodeSettings, s3: S3Settings | None = None) -> Sink:
         """The sink a run publishes to: this output's, paired with its dead-letter output when
         the run decodes (kinesis_batch.output.paired)."""
-        sink = self.open(app=config.table, stream=config.stream, s3=s3)
-        if not config.decoding.decoding:
+        sink = self.open(app=app, stream=stream, s3=s3)
+        if not decoding.decoding:
             return sink
         from kinesis_batch.output.paired import PairedSink
 
-        dead = self.dead_letter(config.decoding.dead_letter_output).open(app=config.table, stream=config.stream, s3=s3)
+        dead = self.dead_letter(decoding.dead_letter_output).open(app=app, stream=stream, s3=s3)
         return PairedSink(sink, dead)
 
     def open(self, *, app: str, stream: str, s3: S3Settings | None = None) -> Sink:

@@ -32,9 +32,9 @@ import pyarrow as pa
 
 from kinesis_batch.aws import S3Settings
 from kinesis_batch.columns import RAW, Columns
-from kinesis_batch.config import validate_output
 from kinesis_batch.errors import InvalidStateError, storage_errors
 from kinesis_batch.output.datafiles import DataFile
+from kinesis_batch.output.formats import validate_output
 from kinesis_batch.output.layout import FileLayout, PartitionBy, choose, spelled
 from kinesis_batch.output.place import Place
 from kinesis_batch.output.records import CommitRecord

@@ -32,10 +32,10 @@ from urllib.parse import unquote
 import pyarrow as pa
 
 from kinesis_batch.columns import RAW, Columns, fields_of, schema_from_text, schema_to_text
-from kinesis_batch.config import validate_output
 from kinesis_batch.errors import InvalidStateError
 from kinesis_batch.output.datafiles import DataFile
 from kinesis_batch.output.evolve import conflicts, merged, normalize
+from kinesis_batch.output.formats import validate_output
 from kinesis_batch.output.layout import NULL_FOLDER, PartitionBy, choose, spelled
 from kinesis_batch.output.place import Place
 from kinesis_batch.output.records import CommitRecord

@@ -9,8 +9,8 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
-from kinesis_batch.checkpoints.model import Checkpoint
 from kinesis_batch.landing import Landing, total
+from kinesis_batch.shards.checkpoint import Checkpoint
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from kinesis_batch.events import Event, emit
 from kinesis_batch.leases.lost import lost_line
 from kinesis_batch.leases.manager import LeaseManager
 from kinesis_batch.leases.store import LeaseStore
-from kinesis_batch.output import Output, Sink
+from kinesis_batch.output import Sink
 from kinesis_batch.planning import RunPlan, plan_from_json
 from kinesis_batch.stopping import StopRequest
 
@@ -94,7 +94,7 @@ class RunContext:
         self.glue = glue or glue_client
         self.store = LeaseStore(dynamodb, config.table)
         self.checkpoints = DynamoDBCheckpointStore(self.store, initial=config.initial_position)
-        self.output = sink or Output.of(config).open_run(config, s3_settings())
+        self.output = sink or config.open_sink(s3_settings())
         self.manager = LeaseManager(self.store, config.worker_id, config.lease_seconds, clock=clock)
         self.run_id = run_id or new_run_id()  # also the batch id
         self.timings = Timings()

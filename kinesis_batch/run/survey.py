@@ -10,10 +10,10 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from kinesis_batch import ownership
-from kinesis_batch.checkpoints.model import Checkpoint
 from kinesis_batch.leases.model import Lease
 from kinesis_batch.leases.store import LeaseStore
 from kinesis_batch.planning import RunPlan, plan_run
+from kinesis_batch.shards.checkpoint import Checkpoint
 from kinesis_batch.shards.lineage import Lineage
 from kinesis_batch.shards.listing import list_shards
 

@@ -21,19 +21,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from botocore.exceptions import BotoCoreError, ClientError
-
 from kinesis_batch._backoff import Backoff
-from kinesis_batch.errors import (
-    DependencyError,
-    StreamNotFoundError,
-    ThrottledError,
-    error_code,
-    from_botocore,
-    is_throttling,
-)
+from kinesis_batch.aws import Handler, aws_call
+from kinesis_batch.errors import DependencyError, KinesisBatchError, StreamNotFoundError, ThrottledError
 from kinesis_batch.shards.limits import ReadLimits
 from kinesis_batch.shards.positions import StartKind, StartPosition
 
@@ -90,20 +83,18 @@ class PageFetcher:
             self._next_call_at = started + self._limits.pause_after(0)
             try:
                 page: dict[str, Any] = dict(
-                    self._client.get_records(ShardIterator=iterator, Limit=self._records_per_call())
+                    self._call("GetRecords", partial(self._get_records, iterator), ExpiredIteratorException=_Expired)
                 )
-            except ClientError as exc:
-                if error_code(exc) == "ExpiredIteratorException" and renewals_in_a_row < RENEWALS_IN_A_ROW:
-                    renewals_in_a_row += 1
-                    self.iterator_renewals += 1
-                    iterator = self._shard_iterator(self._resume_request())
-                    continue
-                if is_throttling(exc):
-                    self.throttled_calls += 1
-                attempt = self._retry_or_raise(exc, attempt, "GetRecords")
+            except _Expired as expired:
+                if renewals_in_a_row >= RENEWALS_IN_A_ROW:
+                    raise expired.error from expired
+                renewals_in_a_row += 1
+                self.iterator_renewals += 1
+                iterator = self._shard_iterator(self._resume_request())
                 continue
-            except BotoCoreError as exc:
-                attempt = self._retry_or_raise(exc, attempt, "GetRecords")
+            except (ThrottledError, DependencyError) as exc:
+                self.throttled_calls += isinstance(exc, ThrottledError)
+                attempt = self._retry_or_raise(exc, attempt)
                 continue
             raw_records = page.get("Records", [])
             size = sum(len(r["Data"]) + len(r["PartitionKey"]) for r in raw_records)
@@ -112,6 +103,9 @@ class PageFetcher:
                 self._fetched_through = raw_records[-1]["SequenceNumber"]
             self._next_call_at = started + self._limits.pause_after(size)
             return page
+
+    def _get_records(self, iterator: str) -> Any:
+        return self._client.get_records(ShardIterator=iterator, Limit=self._records_per_call())
 
     def _records_per_call(self) -> int:
         most = self._limits.records_per_call
@@ -125,10 +119,13 @@ class PageFetcher:
         attempt = 0
         while True:
             try:
-                response = self._client.get_shard_iterator(StreamName=self._stream, ShardId=self._shard_id, **request)
-                return response["ShardIterator"]
-            except (ClientError, BotoCoreError) as exc:
-                attempt = self._retry_or_raise(exc, attempt, "GetShardIterator")
+                response = self._call(
+                    "GetShardIterator",
+                    lambda: self._client.get_shard_iterator(StreamName=self._stream, ShardId=self._shard_id, **request),
+                )
+                return str(response["ShardIterator"])
+            except (ThrottledError, DependencyError) as exc:
+                attempt = self._retry_or_raise(exc, attempt)
 
     def _resume_request(self) -> dict[str, Any]:
         """Where a renewed iterator starts: after the last raw record fetched, else at the start."""
@@ -139,18 +136,22 @@ class PageFetcher:
             return self._start.iterator_request()
         return {"ShardIteratorType": "AFTER_SEQUENCE_NUMBER", "StartingSequenceNumber": self._fetched_through}
 
-    def _retry_or_raise(self, exc: Exception, attempt: int, operation: str) -> int:
-        """Sleep and return the next attempt number, or raise the translated error."""
-        error = from_botocore(exc, operation=operation, resource=f"{self._stream}/{self._shard_id}")
-        if error_code(exc) == "ResourceNotFoundException":
-            raise StreamNotFoundError(
-                f"{operation}: stream {self._stream!r} or shard {self._shard_id} does not exist"
-            ) from exc
+    def _call(self, operation: str, call: Callable[[], Any], **codes: Handler) -> Any:
+        """One Kinesis call of this shard's, its errors translated (kinesis_batch.aws)."""
+
+        def missing(error: KinesisBatchError) -> StreamNotFoundError:
+            return StreamNotFoundError(f"{operation}: stream {self._stream!r} or shard {self._shard_id} does not exist")
+
+        where = f"{self._stream}/{self._shard_id}"
+        return aws_call(operation, where, call, codes={"ResourceNotFoundException": missing, **codes})
+
+    def _retry_or_raise(self, error: ThrottledError | DependencyError, attempt: int) -> int:
+        """Sleep and return the next attempt number, or raise ``error`` once the attempts are spent."""
         attempt += 1
-        if not isinstance(error, (ThrottledError, DependencyError)) or attempt >= self._backoff.attempts:
+        if attempt >= self._backoff.attempts:
             if isinstance(error, ThrottledError):
-                raise ThrottledError(f"{error} (gave up after {attempt} tries)") from exc
-            raise error from exc
+                raise ThrottledError(f"{error} (gave up after {attempt} tries)") from error
+            raise error
         self._backoff.sleep(attempt, self._sleep)
         return attempt
 
@@ -158,6 +159,14 @@ class PageFetcher:
         wait = self._next_call_at - self._clock()
         if wait > 0:
             self._sleep(wait)
+
+
+class _Expired(Exception):
+    """The shard iterator expired: renew it (a few times in a row at most)."""
+
+    def __init__(self, error: KinesisBatchError) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 __all__ = ["PageFetcher"]

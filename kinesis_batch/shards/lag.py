@@ -23,7 +23,7 @@ from kinesis_batch.shards.reader import ShardReader
 if TYPE_CHECKING:
     from mypy_boto3_kinesis import KinesisClient
 
-    from kinesis_batch.checkpoints.model import Checkpoint
+    from kinesis_batch.shards.checkpoint import Checkpoint
     from kinesis_batch.shards.model import Shard
 
 # One record per call: a probe, not a read. The call rate stays under the shard's 5 calls/s.

@@ -13,10 +13,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from botocore.exceptions import BotoCoreError, ClientError
-
 from kinesis_batch._backoff import Backoff
-from kinesis_batch.errors import StreamNotFoundError, error_code, from_botocore, is_throttling
+from kinesis_batch.aws import Handler, aws_call
+from kinesis_batch.errors import KinesisBatchError, StreamNotFoundError, ThrottledError
 from kinesis_batch.shards.model import Shard
 
 if TYPE_CHECKING:
@@ -33,20 +32,14 @@ def list_shards(
     sleep: Callable[[float], None] = time.sleep,
 ) -> list[Shard]:
     """All shards of ``stream_name`` (open and closed, as far as retention keeps them)."""
-    restarted = False
-    while True:
-        try:
-            return _list_once(client, stream_name, backoff, sleep)
-        except ClientError as exc:
-            # A NextToken lives 300 s; a listing that slow is restarted once, never looped.
-            if error_code(exc) == "ExpiredNextTokenException" and not restarted:
-                restarted = True
-                continue
-            if error_code(exc) == "ResourceNotFoundException":
-                raise StreamNotFoundError(f"stream {stream_name!r} does not exist") from exc
-            raise from_botocore(exc, operation="ListShards", resource=stream_name) from exc
-        except BotoCoreError as exc:
-            raise from_botocore(exc, operation="ListShards", resource=stream_name) from exc
+    try:
+        return _list_once(client, stream_name, backoff, sleep)
+    except _TokenExpired:  # a NextToken lives 300 s; a listing that slow is restarted once, never looped
+        pass
+    try:
+        return _list_once(client, stream_name, backoff, sleep)
+    except _TokenExpired as expired:
+        raise expired.error from expired
 
 
 def _list_once(
@@ -56,7 +49,7 @@ def _list_once(
     # The first page is asked by stream name, the next ones by NextToken alone (AWS rejects both).
     request: dict[str, Any] = {"StreamName": stream_name, "MaxResults": PAGE_SIZE}
     while True:
-        page = _call_with_backoff(client, request, backoff, sleep)
+        page = _call_with_backoff(client, stream_name, request, backoff, sleep)
         shards.extend(Shard.from_api(item) for item in page.get("Shards", []))
         token = page.get("NextToken")
         if not token:
@@ -65,17 +58,32 @@ def _list_once(
 
 
 def _call_with_backoff(
-    client: KinesisClient, request: dict[str, Any], backoff: Backoff, sleep: Callable[[float], None]
+    client: KinesisClient,
+    stream: str,
+    request: dict[str, Any],
+    backoff: Backoff,
+    sleep: Callable[[float], None],
 ) -> dict[str, Any]:
+    codes = {"ExpiredNextTokenException": _TokenExpired, "ResourceNotFoundException": _missing(stream)}
     attempt = 0
     while True:
         attempt += 1
         try:
-            return dict(client.list_shards(**request))
-        except ClientError as exc:
-            if not is_throttling(exc) or attempt >= backoff.attempts:
+            return dict(aws_call("ListShards", stream, lambda: client.list_shards(**request), codes=codes))
+        except ThrottledError:
+            if attempt >= backoff.attempts:
                 raise
             backoff.sleep(attempt, sleep)
+
+
+class _TokenExpired(Exception):
+    def __init__(self, error: KinesisBatchError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def _missing(stream: str) -> Handler:
+    return lambda _: StreamNotFoundError(f"stream {stream!r} does not exist")
 
 
 @dataclass(frozen=True)
@@ -95,14 +103,13 @@ class StreamDescription:
 
 def describe_stream(client: KinesisClient, stream_name: str) -> StreamDescription:
     """DescribeStreamSummary; StreamNotFoundError when there is no such stream."""
-    try:
-        summary = client.describe_stream_summary(StreamName=stream_name)["StreamDescriptionSummary"]
-    except ClientError as exc:
-        if error_code(exc) == "ResourceNotFoundException":
-            raise StreamNotFoundError(f"stream {stream_name!r} does not exist") from exc
-        raise from_botocore(exc, operation="DescribeStreamSummary", resource=stream_name) from exc
-    except BotoCoreError as exc:
-        raise from_botocore(exc, operation="DescribeStreamSummary", resource=stream_name) from exc
+    described = aws_call(
+        "DescribeStreamSummary",
+        stream_name,
+        lambda: client.describe_stream_summary(StreamName=stream_name),
+        codes={"ResourceNotFoundException": _missing(stream_name)},
+    )
+    summary = described["StreamDescriptionSummary"]
     created = summary["StreamCreationTimestamp"]
     return StreamDescription(
         name=summary["StreamName"],

@@ -2,8 +2,8 @@
 
 The other steps of a run (leases, publish, commit) stay with the orchestrator (an Airflow task,
 a Dagster step); only the read step goes to the cluster, as a spark-submit of
-``kinesis_batch/spark/submit.py`` in client mode with ``--step read`` and the run's id and
-worker id, so it reads the leases the run took and writes into the run's staging. The
+``kinesis_batch/cli/read_step.py`` in client mode with the run's configuration and id as JSON,
+so it reads the leases the run took and writes into the run's staging. The
 submitting process renews those leases meanwhile (CatchUpRun.read_elsewhere) and kills the
 submit when one is lost; the submitted step never writes a lease (its renewal would fence the
 submitting process out). The package itself travels as a zip in ``--py-files``:
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import json
 import os
 import signal
 import subprocess
@@ -29,13 +30,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kinesis_batch import defaults
 from kinesis_batch.config import RunConfig
 from kinesis_batch.errors import DependencyError, IllegalArgumentError, InvalidStateError, LeaseLostError
-from kinesis_batch.shards.limits import ReadLimits
 from kinesis_batch.spark.session import local_jvm_options
 
-APPLICATION = Path(__file__).with_name("submit.py")
+#: The read step's application: an entry point of the package, shipped in its zip too.
+APPLICATION = Path(__file__).resolve().parents[1] / "cli" / "read_step.py"
 DRIVER_JVM_OPTIONS = "spark.driver.extraJavaOptions"
 _SCHEMES = ("spark://", "yarn", "k8s://", "local", "mesos://")
 
@@ -81,19 +81,11 @@ class SparkCluster:
         return str(Path(spec.origin).parent / "bin" / "spark-submit")
 
 
-def read_step_args(config: RunConfig, run_id: str) -> list[str]:
-    """The ``kinesis-batch run`` arguments of one run's read step."""
-    args = ["--stream", config.stream, "--output", config.output, "--table", config.table, "--format", config.format]
-    args += ["--catalog", config.catalog] if config.catalog else []
-    args += ["--worker-id", config.worker_id, "--lease-seconds", f"{config.lease_seconds:g}"]
-    args += ["--run-id", run_id, "--step", "read"]
-    if config.shards_per_task is not None:
-        args += ["--shards-per-task", str(config.shards_per_task)]
-    if config.target_file_mb != defaults.TARGET_FILE_MB:
-        args += ["--target-file-mb", str(config.target_file_mb)]
-    if config.read_limits != ReadLimits():
-        args += ["--read-limits", config.read_limits.to_arg()]
-    return args + (["--allow-gaps"] if config.allow_gaps else [])
+def read_step_spec(config: RunConfig, run_id: str, directory: Path) -> Path:
+    """The read step's one argument: a file with the run's configuration and id, as JSON."""
+    spec = directory / "read-step.json"
+    spec.write_text(json.dumps({"config": config.to_json(), "run_id": run_id}))
+    return spec
 
 
 def submit_command(cluster: SparkCluster, package: Path, run_args: list[str], name: str) -> list[str]:
@@ -194,5 +186,6 @@ def submitted_read(
     renewal (CatchUpRun.read_elsewhere)."""
     with tempfile.TemporaryDirectory(prefix="kinesis-batch-submit-") as scratch:
         package = package_zip(Path(scratch))
-        command = submit_command(cluster, package, read_step_args(config, run_id), f"kinesis-batch-{run_id}")
+        spec = read_step_spec(config, run_id, Path(scratch))
+        command = submit_command(cluster, package, [str(spec)], f"kinesis-batch-{run_id}")
         yield Submission(command, env, progress)

@@ -29,7 +29,6 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from kinesis_batch.checkpoints.model import Checkpoint
 from kinesis_batch.decoding.pipeline import Pipeline
 from kinesis_batch.decoding.registry import Registry
 from kinesis_batch.decoding.spec import DecodeSpec
@@ -38,6 +37,7 @@ from kinesis_batch.events import Event, Observer, emit
 from kinesis_batch.output.layout import FileLayout
 from kinesis_batch.output.place import Place
 from kinesis_batch.output.staged import RangeResult
+from kinesis_batch.shards.checkpoint import Checkpoint
 from kinesis_batch.shards.limits import ReadLimits
 from kinesis_batch.shards.model import Shard
 from kinesis_batch.shards.positions import EndBound

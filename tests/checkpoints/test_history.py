@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 
 from kinesis_batch.checkpoints.history import HistoryEntry, HistoryTable
-from kinesis_batch.checkpoints.model import Checkpoint
 from kinesis_batch.checkpoints.store import DynamoDBCheckpointStore
 from kinesis_batch.errors import MalformedLeaseError
 from kinesis_batch.leases.manager import LeaseManager
 from kinesis_batch.leases.model import Lease
 from kinesis_batch.leases.store import LeaseStore
+from kinesis_batch.shards.checkpoint import Checkpoint
 from tests.checkpoints.support import HISTORY, TABLE, FakeClock, history_items, take
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)

@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from kinesis_batch.checkpoints.history import HistoryEntry
-from kinesis_batch.checkpoints.model import Checkpoint
 from kinesis_batch.checkpoints.runs import RunSummary, summarize_runs
+from kinesis_batch.shards.checkpoint import Checkpoint
 
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 

@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from kinesis_batch.checkpoints.model import Checkpoint
 from kinesis_batch.checkpoints.store import MAX_BATCH_ID_BYTES, CheckpointStore, DynamoDBCheckpointStore
 from kinesis_batch.errors import (
     CheckpointOrderError,
@@ -22,6 +21,7 @@ from kinesis_batch.errors import (
 from kinesis_batch.leases.manager import LeaseManager
 from kinesis_batch.leases.model import Lease
 from kinesis_batch.leases.store import LeaseStore
+from kinesis_batch.shards.checkpoint import Checkpoint
 from tests.checkpoints.support import (
     HISTORY,
     TABLE,

@@ -11,7 +11,7 @@ import pytest
 from kinesis_batch import LeaseStore
 from kinesis_batch.aws import dynamodb_client
 from kinesis_batch.checkpoints.history import HistoryTable
-from kinesis_batch.config import default_table
+from kinesis_batch.parsers import default_table
 from tests.dags.test_kinesis_catchup import AHEAD
 from tests.runs import assert_exactly_once, data_of, read_output
 from tests.streams import StreamFactory, put

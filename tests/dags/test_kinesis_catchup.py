@@ -8,7 +8,7 @@ from typing import Any
 
 from kinesis_batch import LeaseStore
 from kinesis_batch.aws import dynamodb_client
-from kinesis_batch.config import default_table
+from kinesis_batch.parsers import default_table
 from tests.runs import Intruder, assert_exactly_once, assert_per_key_order, diamond_stream, read_output
 from tests.streams import StreamFactory, put, put_kib
 

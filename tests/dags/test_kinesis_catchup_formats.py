@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from kinesis_batch.aws import s3_settings
-from kinesis_batch.config import default_table
 from kinesis_batch.output import Output, open_sink
+from kinesis_batch.parsers import default_table
 from tests.conftest import DAGS
 from tests.dags.test_kinesis_catchup import AHEAD
 from tests.output.support import make_bucket, read_rows

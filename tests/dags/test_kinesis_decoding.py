@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from kinesis_batch.aws import s3_settings
-from kinesis_batch.config import default_table
 from kinesis_batch.output import open_sink
+from kinesis_batch.parsers import default_table
 from tests.dags.test_kinesis_streams import AHEAD, dagbag_of, states
 from tests.decoding.support import put_payloads
 from tests.output.support import make_bucket, read_rows

@@ -14,6 +14,7 @@ import pytest
 
 from kinesis_batch.airflow.streams import BrokenEntry, StreamEntry, read_streams
 from kinesis_batch.errors import IllegalArgumentError
+from kinesis_batch.settings import StreamSettings
 from tests.conftest import DAGS
 from tests.runs import assert_exactly_once, read_output
 from tests.streams import StreamFactory, put
@@ -53,7 +54,7 @@ def test_three_streams_give_three_dags_that_run_and_a_broken_entry_fails_only_it
     assert sorted(per_stream) == sorted(f"kinesis_catchup__{name}" for name in names)
     (error,) = dagbag.import_errors.values()
     assert error.count("\n") == 0, error
-    assert f"{streams_file}: stream 4 (orders): output s3://lake/orders: the parquet format publishes" in error
+    assert f"{streams_file}: stream 4 (orders): output: s3://lake/orders: the parquet format publishes" in error
     assert dagbag.get_dag("kinesis_backfill").params.get_param("stream").schema["examples"] == names
     for name in names:
         dag = dagbag.get_dag(f"kinesis_catchup__{name}")
@@ -110,7 +111,7 @@ def test_a_broken_entry_is_named_with_its_field_and_the_others_are_kept(entry: s
     path = tmp_path / "streams.toml"
     path.write_text(f'[[streams]]\nstream = "good"\noutput = "/good"\n\n[[streams]]\n{entry}\n')
     good, broken = read_streams(path)
-    assert good == [StreamEntry("good", "/good")]
+    assert good == [StreamEntry(StreamSettings("good", "/good"))]
     (only,) = broken
     assert isinstance(only, BrokenEntry) and only.number == 2
     assert only.message.startswith(says), only.message

@@ -11,9 +11,9 @@ from typing import Any
 import dagster as dg
 
 from kinesis_batch.aws import s3_settings
-from kinesis_batch.config import default_table
 from kinesis_batch.dagster import build_stream_defs
 from kinesis_batch.output import open_sink
+from kinesis_batch.parsers import default_table
 from tests.dagster.test_runs import checks, materialize
 from tests.decoding.support import put_payloads
 from tests.output.support import make_bucket, read_rows

@@ -16,9 +16,9 @@ import dagster as dg
 import pytest
 
 from kinesis_batch import LeaseStore
-from kinesis_batch.config import default_table
 from kinesis_batch.dagster import SparkResource, build_stream_defs
 from kinesis_batch.errors import ThrottledError
+from kinesis_batch.parsers import default_table
 from kinesis_batch.spark import job as spark_job
 from tests.runs import REPO, assert_exactly_once, diamond_stream, read_output
 from tests.streams import StreamFactory, put

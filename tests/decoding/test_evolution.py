@@ -11,10 +11,8 @@ from typing import Any
 import pytest
 
 from kinesis_batch.aws import dynamodb_client, kinesis_client
-from kinesis_batch.config import default_table
-from kinesis_batch.decoding.settings import DecodeSettings
+from kinesis_batch.parsers import default_table
 from kinesis_batch.run import CatchUpRun
-from kinesis_batch.shards.limits import ReadLimits
 from tests.output.support import output_args, read_rows, run_config, sink_of
 from tests.streams import StreamFactory, open_shards, put_at_hash
 
@@ -39,9 +37,7 @@ def test_two_runs_adding_different_fields_at_once_leave_both_columns_and_every_r
     output = output_args(format, where, tmp_path, monkeypatch)
     runs = []
     for worker, shard in (("one", first.shard_id), ("two", second.shard_id)):
-        config = run_config(
-            name, output, worker, read_limits=ReadLimits.unlimited(), decoding=DecodeSettings(decode="json")
-        )
+        config = run_config(name, output, worker, read_limits="none", decode="json")
         run = CatchUpRun(config, kinesis=kinesis_client(), dynamodb=dynamodb_client(), spark=lambda: spark)
         run.checkpoints.create_checkpoint_store_if_not_exists()
         run.manager.ensure_leases(run.plan().new_leases)

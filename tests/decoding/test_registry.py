@@ -23,6 +23,9 @@ V2 = {**V1, "fields": [*V1["fields"], {"name": "country", "type": ["null", "stri
 VERSION = "5c8d1b7e-2f3a-4b6c-9d0e-1f2a3b4c5d6e"
 
 
+pytestmark = pytest.mark.processes  # the Glue Schema Registry of moto's server
+
+
 @pytest.mark.parametrize(
     ("payload", "found"),
     [

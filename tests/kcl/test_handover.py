@@ -96,7 +96,7 @@ def kcl_leases(stream: KclStream, key: Any = lambda shard: shard) -> list[dict[s
 
 
 def catch_up(kinesis: Any, dynamodb: Any, spark: Any, name: str, table: str, output: Path) -> None:
-    config = RunConfig(name, output=str(output), table=table, worker_id="batch")
+    config = RunConfig.of(stream=name, output=str(output), table=table, worker_id="batch")
     report = CatchUpRun(config, kinesis=kinesis, dynamodb=dynamodb, spark=lambda: spark).run()
     assert report.published
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
-from kinesis_batch.checkpoints.model import Checkpoint
 from kinesis_batch.leases.model import Lease
+from kinesis_batch.shards.checkpoint import Checkpoint
 
 IST = timezone(timedelta(hours=5, minutes=30))
 SEQ = "49590338271490256608559692538361571095921575989136588898"

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from kinesis_batch.checkpoints.model import Checkpoint
 from kinesis_batch.errors import MalformedLeaseError
 from kinesis_batch.leases.model import Lease
+from kinesis_batch.shards.checkpoint import Checkpoint
 from tests.leases.support import KCL_ITEM, ROUND_TRIP_CASES, SEQ
 
 

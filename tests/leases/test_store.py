@@ -10,10 +10,10 @@ import pytest
 from devkit.stack import LOOPBACK, free_port
 
 from kinesis_batch import aws
-from kinesis_batch.checkpoints.model import Checkpoint
 from kinesis_batch.errors import DependencyError, IllegalArgumentError, LeaseTableNotFoundError, MalformedLeaseError
 from kinesis_batch.leases.model import Lease
 from kinesis_batch.leases.store import LeaseStore
+from kinesis_batch.shards.checkpoint import Checkpoint
 from tests.leases.support import KCL_ITEM, ROUND_TRIP_CASES, SEQ
 
 RawItem = Callable[[str], dict[str, Any] | None]

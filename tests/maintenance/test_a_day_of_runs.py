@@ -14,14 +14,13 @@ from typing import Any
 import pytest
 
 from kinesis_batch.aws import dynamodb_client, kinesis_client
-from kinesis_batch.config import default_table
 from kinesis_batch.maintenance import MaintainSettings, maintain
 from kinesis_batch.maintenance.maintain import maintainer_of
 from kinesis_batch.maintenance.plan import orphans
 from kinesis_batch.output import Sink
 from kinesis_batch.output.place import Place
+from kinesis_batch.parsers import default_table
 from kinesis_batch.run import CatchUpRun
-from kinesis_batch.shards.limits import ReadLimits
 from kinesis_batch.status import stream_status
 from tests.output.support import output_args, read_rows, run_config, sink_of
 from tests.runs import assert_exactly_once
@@ -59,7 +58,7 @@ def test_a_day_of_hourly_runs_then_maintain_keeps_every_row_in_few_files_and_not
 ) -> None:  # fmt: skip
     name = streams.create(shards=SHARDS)
     output = output_args(format, where, tmp_path, monkeypatch)
-    config = run_config(name, output, "hourly", read_limits=ReadLimits.unlimited())
+    config = run_config(name, output, "hourly", read_limits="none")
     sent: list[str] = []
     for _ in range(RUNS):
         sent += put(kinesis, name, PER_RUN, start=len(sent), keys=64)

@@ -40,6 +40,8 @@ CRASH_KINDS = [
 LATER = MaintainSettings(retain_hours=0)
 APP = "kinesis-batch-tests"
 
+pytestmark = pytest.mark.processes  # maintain runs as a process of its own, killed
+
 
 def two_hours_later() -> float:
     return time.time() + 2 * 3600

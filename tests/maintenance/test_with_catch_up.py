@@ -19,11 +19,10 @@ from typing import Any
 import pytest
 
 from kinesis_batch.aws import dynamodb_client, kinesis_client
-from kinesis_batch.config import default_table
 from kinesis_batch.events import Event, observing
 from kinesis_batch.maintenance import MaintainSettings, MaintenanceReport, maintain
+from kinesis_batch.parsers import default_table
 from kinesis_batch.run import CatchUpRun, RunReport
-from kinesis_batch.shards.limits import ReadLimits
 from tests.output.support import output_args, read_rows, run_config, sink_of
 from tests.runs import assert_exactly_once, assert_per_key_order
 from tests.streams import StreamFactory, put
@@ -74,7 +73,7 @@ def test_maintain_and_a_catch_up_committing_together_keep_every_record_exactly_o
 ) -> None:  # fmt: skip
     name = streams.create(shards=4)
     output = output_args(format, where, tmp_path, monkeypatch)
-    config = run_config(name, output, "catching-up", read_limits=ReadLimits.unlimited())
+    config = run_config(name, output, "catching-up", read_limits="none")
     sink = sink_of(output, app=default_table(name), stream=name)
     sent: list[str] = []
     met = 0
@@ -139,7 +138,7 @@ def test_a_run_crashed_before_its_checkpoint_commit_rolls_forward_after_maintena
     name = streams.create(shards=2)
     output = output_args(format, where, tmp_path, monkeypatch)
     sent = put(kinesis, name, 60)
-    settings = {"read_limits": ReadLimits.unlimited(), "lease_seconds": 10}
+    settings = {"read_limits": "none", "lease_seconds": 10}
     crashed = CrashingRun(
         run_config(name, output, "crasher", **settings), crash_at="published",
         kinesis=kinesis, dynamodb=dynamodb, spark=lambda: spark,

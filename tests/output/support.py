@@ -65,8 +65,8 @@ def run_config(stream: str, output: tuple[str, ...], worker_id: str, **settings:
     """What ``kinesis-batch run --stream STREAM OUTPUT... --worker-id WORKER_ID`` runs with
     (``output``: output_args' arguments; ``settings``: RunConfig's others)."""
     options = dict(zip(output[::2], output[1::2], strict=True))
-    return RunConfig(
-        stream,
+    return RunConfig.of(
+        stream=stream,
         output=options["--output"],
         format=options["--format"],
         catalog=options.get("--catalog"),

@@ -12,9 +12,9 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from kinesis_batch.config import default_table
 from kinesis_batch.output.iceberg import IcebergSink
 from kinesis_batch.output.parquet import ParquetSink
+from kinesis_batch.parsers import default_table
 from tests.output.support import output_args, sink_of
 from tests.streams import StreamFactory
 from tests.test_cli_maintain import run_cli

@@ -14,8 +14,8 @@ import pytest
 
 from kinesis_batch.checkpoints.history import HistoryTable
 from kinesis_batch.checkpoints.mark import read_mark, write_mark
-from kinesis_batch.config import default_table
 from kinesis_batch.output import Output
+from kinesis_batch.parsers import default_table
 from tests.runs import assert_exactly_once, read_output
 from tests.streams import StreamFactory, put
 from tests.test_cli_maintain import run_cli

@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
-from kinesis_batch.config import default_table
 from kinesis_batch.output import Sink
+from kinesis_batch.parsers import default_table
 from tests.output.support import output_args, read_rows, sink_of
 from tests.runs import assert_exactly_once
 from tests.streams import StreamFactory, put

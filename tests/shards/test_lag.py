@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from kinesis_batch.checkpoints.model import Checkpoint
+from kinesis_batch.shards.checkpoint import Checkpoint
 from kinesis_batch.shards.lag import RetentionRisk, ShardLag, shard_lag
 from kinesis_batch.shards.limits import ReadLimits
 from kinesis_batch.shards.listing import list_shards

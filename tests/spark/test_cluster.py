@@ -3,6 +3,7 @@ zip, how spark-submit's exit code becomes an error the task acts on, and its can
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
@@ -20,7 +21,7 @@ from kinesis_batch.spark.cluster import (
     SparkCluster,
     Submission,
     package_zip,
-    read_step_args,
+    read_step_spec,
     submit_command,
 )
 from kinesis_batch.spark.session import local_jvm_options
@@ -57,8 +58,8 @@ def test_a_spark_connection_that_cannot_work_is_refused(host: str | None, extra:
 
 def test_the_command_ships_the_package_and_runs_only_the_read_step(tmp_path: Path) -> None:
     cluster = SparkCluster.from_connection("spark://m", 7077, {"conf": {"spark.executor.memory": "2g"}})
-    config = RunConfig(
-        "clicks",
+    config = RunConfig.of(
+        stream="clicks",
         output="analytics.clicks",
         format="iceberg",
         catalog="glue",
@@ -66,18 +67,16 @@ def test_the_command_ships_the_package_and_runs_only_the_read_step(tmp_path: Pat
         lease_seconds=3600,
         allow_gaps=True,
     )
-    command = submit_command(cluster, tmp_path / "kb.zip", read_step_args(config, "run-7"), "kinesis-batch-run-7")
+    spec = read_step_spec(config, "run-7", tmp_path)
+    command = submit_command(cluster, tmp_path / "kb.zip", [str(spec)], "kinesis-batch-run-7")
     assert command[1:7] == ["--master", "spark://m:7077", "--deploy-mode", "client", "--name", "kinesis-batch-run-7"]
     assert "spark.speculation=false" in command and "spark.executor.memory=2g" in command
     py_files = command.index("--py-files")
-    assert command[py_files + 1 : py_files + 3] == [str(tmp_path / "kb.zip"), str(APPLICATION)]
-    arguments = command[py_files + 3 :]
-    assert arguments[arguments.index("--run-id") + 1] == "run-7" and arguments[-3:-1] == ["--step", "read"]
-    assert arguments[arguments.index("--worker-id") + 1] == "airflow-w"
-    assert arguments[arguments.index("--table") + 1] == "kinesis-batch-clicks" and "--allow-gaps" in arguments
-    assert arguments[arguments.index("--output") + 1] == "analytics.clicks"
-    assert arguments[arguments.index("--format") + 1] == "iceberg"
-    assert arguments[arguments.index("--catalog") + 1] == "glue"
+    assert command[py_files + 1 :] == [str(tmp_path / "kb.zip"), str(APPLICATION), str(spec)]
+    # The read step gets the run's whole configuration, as the run has it, and its id.
+    body = json.loads(spec.read_text())
+    assert body["run_id"] == "run-7" and RunConfig.from_json(body["config"]) == config
+    assert APPLICATION.exists() and APPLICATION.parent.name == "cli"
 
 
 def test_the_package_zip_holds_the_package_and_its_page(tmp_path: Path) -> None:

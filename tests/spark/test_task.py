@@ -17,7 +17,6 @@ from kinesis_batch.config import RunConfig
 from kinesis_batch.errors import StreamNotFoundError
 from kinesis_batch.output.place import Place
 from kinesis_batch.planning import ShardRange, plan_run
-from kinesis_batch.shards.limits import ReadLimits
 from kinesis_batch.shards.lineage import Lineage
 from kinesis_batch.shards.listing import list_shards
 from kinesis_batch.spark.rows import MIB, TASK_BUFFER_BYTES, buffer_bytes
@@ -36,7 +35,7 @@ def plan_of(kinesis: Any, name: str, until: datetime | None = None) -> tuple[Sha
 def group(
     kinesis: Any, name: str, ranges: tuple[ShardRange, ...], out: Path, until: datetime | None = None
 ) -> GroupSpec:
-    config = RunConfig(name, output=str(out), read_limits=ReadLimits.unlimited())
+    config = RunConfig.of(stream=name, output=str(out), read_limits="none")
     return GroupSpec.of(config, kinesis, ranges, until, Place(str(out)), batch_id="b1")
 
 

@@ -30,13 +30,13 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.api_fastapi.core_api.security import requires_access_dag
 from airflow.configuration import conf
-from botocore.exceptions import BotoCoreError, ClientError
 from fastapi import Depends, FastAPI, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse
 
 from kinesis_batch import defaults
-from kinesis_batch.config import default_table, validate_stream_name, validate_table_name
-from kinesis_batch.errors import IllegalArgumentError, KinesisBatchError, classify, from_botocore
+from kinesis_batch.aws import aws_call
+from kinesis_batch.errors import IllegalArgumentError, KinesisBatchError, classify
+from kinesis_batch.parsers import default_table, validate_stream_name, validate_table_name
 from kinesis_batch.status import history_rows, run_rows, stream_status
 
 if TYPE_CHECKING:
@@ -141,10 +141,5 @@ def _sink(
 
 
 def _paginate(client: Any, operation: str, key: str) -> list[str]:
-    names: list[str] = []
-    try:
-        for page in client.get_paginator(operation).paginate():
-            names.extend(page[key])
-    except (BotoCoreError, ClientError) as exc:
-        raise from_botocore(exc, operation=operation) from exc
-    return names
+    pages = aws_call(operation, "", lambda: list(client.get_paginator(operation).paginate()))
+    return [name for page in pages for name in page[key]]

@@ -32,7 +32,9 @@ def stream_mid_run(kinesis: Any, dynamodb: Any, streams: StreamFactory, tmp_path
 
     def run(worker: str, run_id: str) -> CatchUpRun:
         decoding = DecodeSettings(decode="json")
-        config = RunConfig(name, output=str(tmp_path), worker_id=worker, lease_seconds=600, decoding=decoding)
+        config = RunConfig.of(
+            stream=name, output=str(tmp_path), worker_id=worker, lease_seconds=600, **decoding.to_json()
+        )
         return CatchUpRun(config, kinesis=kinesis, dynamodb=dynamodb, spark=lambda: spark, run_id=run_id)
 
     run("worker-one", "run-one").run()

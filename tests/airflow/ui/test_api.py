@@ -131,7 +131,9 @@ def test_given_its_output_a_stream_shows_the_last_batch_and_checkpoints_that_dis
     table = f"s3://{make_bucket()}/tables/clicks"
 
     def run(run_id: str) -> CatchUpRun:
-        config = RunConfig(name, output=table, format="delta", worker_id=f"worker-{run_id}", lease_seconds=600)
+        config = RunConfig.of(
+            stream=name, output=table, format="delta", worker_id=f"worker-{run_id}", lease_seconds=600
+        )
         return CatchUpRun(config, kinesis=kinesis, dynamodb=dynamodb, spark=lambda: spark, run_id=run_id)
 
     def status(**query: str) -> Any:

@@ -3,7 +3,7 @@
 it finds it next to the code it ships (``spark_jobs/catchup.py`` calls the same ``main``).
 
     spark-submit --master spark://host:7077 --py-files kinesis_batch.zip \\
-        .../kinesis_batch/spark/submit.py --stream clicks --output /data/clicks
+        .../kinesis_batch/cli/submit.py --stream clicks --output /data/clicks
 
 Executors need the kinesis_batch package (``--py-files`` or installed) and its dependencies.
 """
@@ -26,4 +26,7 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
+    # Run as a file, its folder is sys.path[0], where cli/inspect.py would shadow the standard
+    # library's inspect for everything imported after (pyspark's first).
+    del sys.path[0]
     sys.exit(main(sys.argv[1:]))

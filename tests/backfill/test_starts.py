@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from kinesis_batch import Checkpoint, IllegalArgumentError, InvalidStateError, Lineage, Shard
-from kinesis_batch.backfill import seed, start_checkpoints
+from kinesis_batch.backfill.seed import seed
+from kinesis_batch.backfill.starts import start_checkpoints
 from kinesis_batch.checkpoints.history import HistoryEntry, HistoryTable
 from kinesis_batch.leases.store import LeaseStore
 

@@ -1,7 +1,4 @@
-"""Backfills: read a stream again from an older position, into their own output.
-
-A backfill that does not move the main checkpoints gets a lease table of its own, seeded with a
-start checkpoint per shard, so it never conflicts with the hourly run. Start positions:
+"""Where a backfill starts, per shard. Start positions:
 
 - ``trim_horizon``: everything the stream still holds;
 - ``at_timestamp=ISO8601``: records that arrived from then on;
@@ -15,16 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from kinesis_batch.checkpoints.history import HistoryEntry, HistoryTable
-from kinesis_batch.checkpoints.model import Checkpoint
-from kinesis_batch.config import parse_initial_position
 from kinesis_batch.errors import IllegalArgumentError, InvalidStateError
-from kinesis_batch.leases.model import Lease
-from kinesis_batch.leases.store import LeaseStore
+from kinesis_batch.parsers import parse_initial_position
+from kinesis_batch.shards.checkpoint import Checkpoint
 from kinesis_batch.shards.lineage import Lineage
-
-
-def backfill_table(main_table: str, backfill_id: str) -> str:
-    return f"{main_table}-backfill-{backfill_id}"[:255]
 
 
 def start_checkpoints(
@@ -70,19 +61,3 @@ def _before_run(run_id: str, shards: list[str], history: HistoryTable) -> dict[s
         earlier: list[HistoryEntry] = [e for e in history.for_shard(shard) if e.committed_at < cutoff]
         starts[shard] = earlier[-1].to_checkpoint if earlier else Checkpoint.trim_horizon()
     return starts
-
-
-def seed(store: LeaseStore, lineage: Lineage, starts: dict[str, Checkpoint]) -> int:
-    """Create the backfill's lease items at their start checkpoints; shards not selected are
-    marked finished so they neither get read nor block their children."""
-    created = 0
-    for shard_id in lineage.order:
-        checkpoint = starts.get(shard_id, Checkpoint.shard_end())
-        lease = Lease(
-            shard_id,
-            checkpoint=checkpoint,
-            parent_shard_ids=frozenset(lineage.shards[shard_id].parent_ids),
-            lineage_depth=lineage.depth(shard_id),
-        )
-        created += store.create_lease_if_not_exists(lease)
-    return created

@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from kinesis_batch.checkpoints.model import Checkpoint, Sentinel, validate_move
 from kinesis_batch.errors import CheckpointOrderError, IllegalArgumentError
+from kinesis_batch.shards.checkpoint import Checkpoint, Sentinel, validate_move
 from kinesis_batch.shards.positions import StartKind, StartPosition
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)

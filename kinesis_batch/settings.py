@@ -1,0 +1,239 @@
+"""A stream's consumer settings: one frozen value, in the user's own terms, checked once when
+made. Every adapter draws its options from :data:`OPTIONS` (the command line's flags, the
+Airflow DAG's params, the streams file's and Dagster's entries), so a new per-stream setting is
+one field here, its check in ``__post_init__``, and its docs.
+
+A check's message starts with the option's ``--flag`` (the command line's form); adapters that
+name settings by field (``lease_seconds``) say it their way (:func:`as_field_message`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import MISSING, Field, asdict, dataclass, field, fields
+from typing import Any
+
+from kinesis_batch import defaults
+from kinesis_batch.decoding.settings import DECODERS, DECOMPRESSION, ON_BAD_RECORD, SCHEMA_EVOLUTION, DecodeSettings
+from kinesis_batch.errors import IllegalArgumentError
+from kinesis_batch.output import Output
+from kinesis_batch.output.formats import FORMATS
+from kinesis_batch.output.layout import PartitionBy
+from kinesis_batch.parsers import (
+    default_table,
+    parse_initial_position,
+    validate_stream_name,
+    validate_table_name,
+    validate_target_file_mb,
+)
+from kinesis_batch.shards.limits import ReadLimits
+
+#: Where an option is offered: the command line's run and backfill, the Airflow DAG's params,
+#: a streams file's entry and Dagster's definitions.
+CLI, AIRFLOW, DAGSTER = "cli", "airflow", "dagster"
+EVERYWHERE = frozenset({CLI, AIRFLOW, DAGSTER})
+ORCHESTRATED = frozenset({AIRFLOW, DAGSTER})
+
+
+def _option(
+    default: Any,
+    help: str,
+    *,
+    choices: tuple[str, ...] = (),
+    low: float | None = None,
+    high: float | None = None,
+    where: frozenset[str] = EVERYWHERE,
+    group: str = "",
+) -> Any:
+    """A field of :class:`StreamSettings` with what adapters show of it."""
+    meta = {"help": help, "choices": choices, "low": low, "high": high, "where": where, "group": group}
+    if default is MISSING:
+        return field(metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+@dataclass(frozen=True)
+class StreamSettings:
+    """Everything a stream's consumer is configured with, whoever runs it. Empty strings and 0
+    mean "not set" (the defaults the help names), as a form or a TOML file writes them."""
+
+    stream: str = _option(MISSING, "Kinesis stream name")
+    output: str = _option(
+        MISSING,
+        "parquet: a folder (hive-style batch_id=... folders); delta: a path or s3:// URI of the table; "
+        "iceberg: NAMESPACE.TABLE",
+    )
+    format: str = _option(defaults.FORMAT, "parquet (default), delta or iceberg", choices=FORMATS)
+    catalog: str = _option("", "iceberg: a pyiceberg catalog name (default: 'default', or the embedded one)")
+    table: str = _option("", "DynamoDB lease table (default: kinesis-batch-STREAM)")
+    initial_position: str = _option(
+        defaults.INITIAL_POSITION,
+        "where a shard without a checkpoint starts: trim_horizon | latest | at_timestamp=ISO8601",
+    )
+    lease_seconds: float = _option(
+        defaults.LEASE_SECONDS,
+        "how long a lease lasts unrenewed (renewed while the run works; a dead worker's shards are free again "
+        "this soon)",
+        low=10,
+        high=86_400,
+    )
+    spark_master: str = _option(
+        defaults.SPARK_MASTER, f"Spark master (default {defaults.SPARK_MASTER})", where=frozenset({CLI, AIRFLOW})
+    )
+    read_limits: str = _option(
+        defaults.READ_LIMITS,
+        "kinesis: keep each shard under Kinesis' 5 GetRecords calls/s and 2 MiB/s (default); none: no pacing "
+        "(emulators, benchmarks); CALLS,BYTES: your own per-shard pace per second (e.g. 2.5,1048576 leaves half "
+        "of each shard to another consumer)",
+    )
+    shards_per_task: int = _option(
+        0, "shards one Spark task reads side by side (default 0: the plan spread over every task slot)", low=0
+    )
+    partition_by: str = _option(
+        "",
+        "a new table's partitions: day (of arrival, the default), hour, day(FIELD), hour(FIELD), identity(FIELD) "
+        "or none; an existing table keeps its own",
+    )
+    target_file_mb: int = _option(
+        defaults.TARGET_FILE_MB,
+        f"a Spark task writes one file per partition for all its shards, rolled at this size; maintenance "
+        f"compacts to it (default {defaults.TARGET_FILE_MB})",
+        low=1,
+        high=4096,
+    )
+    decode: str = _option("raw", "raw (a data column of bytes) or a format", choices=DECODERS, group="decoding")
+    schema: str = _option(
+        "",
+        "json: a JSON Schema file (default: inferred, or the table's own); avro: an Avro schema file; protobuf: "
+        "a descriptor set (protoc --descriptor_set_out); any: glue://REGISTRY/SCHEMA for records in the Glue "
+        "Schema Registry's format",
+        group="decoding",
+    )
+    message: str = _option("", "protobuf: the message name in the descriptor set", group="decoding")
+    decompress: str = _option("auto", "auto (gzip when it is), gzip, none", choices=DECOMPRESSION, group="decoding")
+    transform: str = _option("", "module:function over each page of rows, or cloudwatch-logs", group="decoding")
+    dead_letter_output: str = _option(
+        "", "where records that do not decode go (default: OUTPUT_dead_letter, same format)", group="decoding"
+    )
+    on_bad_record: str = _option(
+        "dead-letter", "dead-letter (default) or fail the run", choices=ON_BAD_RECORD, group="decoding"
+    )
+    schema_evolution: str = _option(
+        "add-columns",
+        "add-columns (default): a new field is a new column; fail: a record with one is a dead letter",
+        choices=SCHEMA_EVOLUTION,
+        group="decoding",
+    )
+    lag_threshold_seconds: float = _option(
+        defaults.LAG_THRESHOLD_SECONDS,
+        "the end-of-run check fails when an unfinished shard is further behind than this",
+        low=0,
+        where=ORCHESTRATED,
+    )
+    dead_letter_threshold: float = _option(
+        defaults.DEAD_LETTER_THRESHOLD,
+        "the end-of-run check fails when more than this share of the last batch's records are dead letters",
+        low=0,
+        high=1,
+        where=ORCHESTRATED,
+    )
+
+    def __post_init__(self) -> None:
+        for option in fields(self):
+            _coerce(self, option)
+        validate_stream_name(self.stream)
+        if not self.output:
+            raise IllegalArgumentError("--output: an output root is needed")
+        if self.table:
+            validate_table_name(self.table)
+        parse_initial_position(self.initial_position)
+        if not 10 <= self.lease_seconds <= 86_400:
+            raise IllegalArgumentError(f"--lease-seconds: {self.lease_seconds:g} is outside 10..86400")
+        ReadLimits.parse(self.read_limits)
+        if self.shards_per_task < 0:
+            raise IllegalArgumentError(
+                f"--shards-per-task must be a whole number of at least 1, not {self.shards_per_task}"
+            )
+        if self.partition_by:
+            PartitionBy.parse(self.partition_by)
+        validate_target_file_mb(self.target_file_mb)
+        if self.lag_threshold_seconds <= 0:
+            raise IllegalArgumentError(f"--lag-threshold-seconds: {self.lag_threshold_seconds:g} is not positive")
+        if not 0 <= self.dead_letter_threshold <= 1:
+            raise IllegalArgumentError(f"--dead-letter-threshold: {self.dead_letter_threshold:g} is not a share (0..1)")
+        self.destination.dead_letter(self.decoding.dead_letter_output)  # the output and its dead letters: checked
+        if self.dead_letter_output and self.dead_letter_output == self.output:
+            raise IllegalArgumentError("--dead-letter-output must differ from --output")
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any]) -> StreamSettings:
+        """From a streams-file entry, DAG params, Dagster config or JSON: the settings by field
+        name (None: not set); other names are refused."""
+        unknown = sorted(set(values) - set(NAMES))
+        if unknown:
+            raise IllegalArgumentError(f"{unknown[0]}: not a setting (the settings: {', '.join(NAMES)})")
+        return cls(**{name: value for name, value in values.items() if value is not None})
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @property
+    def lease_table(self) -> str:
+        return self.table or default_table(self.stream)
+
+    @property
+    def destination(self) -> Output:
+        """The output the stream's runs publish to."""
+        return Output(self.format, self.output, self.catalog or None)
+
+    @property
+    def decoding(self) -> DecodeSettings:
+        return DecodeSettings.from_json({name: getattr(self, name) or None for name in DECODING})
+
+    def dead_letters_at(self) -> str:
+        """Where a decoding stream's dead letters go ("" for raw rows, which have none)."""
+        decoding = self.decoding
+        return self.destination.dead_letter(decoding.dead_letter_output).output if decoding.decoding else ""
+
+
+#: The settings as adapters offer them, in the order they show them.
+OPTIONS: tuple[Field[Any], ...] = tuple(fields(StreamSettings))
+NAMES = tuple(option.name for option in OPTIONS)
+DECODING = tuple(option.name for option in fields(DecodeSettings))
+_KINDS = {"str": str, "int": int, "float": float, "bool": bool}
+
+
+def kind(option: Field[Any]) -> type:
+    """The option's Python type (str, int or float)."""
+    return _KINDS[str(option.type)]
+
+
+def flag(option: Field[Any]) -> str:
+    return "--" + option.name.replace("_", "-")
+
+
+def offered(where: str) -> list[Field[Any]]:
+    """The options ``where`` (CLI, AIRFLOW, DAGSTER) offers."""
+    return [option for option in OPTIONS if where in option.metadata["where"]]
+
+
+def as_field_message(message: str) -> str:
+    """A check's message with the option named as a field (``lease_seconds: ...``), for adapters
+    that name settings that way (a streams file, DAG params)."""
+    for option in sorted(OPTIONS, key=lambda option: -len(option.name)):  # --schema-evolution before --schema
+        if message.startswith(flag(option)):
+            return f"{option.name}: {message[len(flag(option)) :].lstrip(': ')}"
+    return message
+
+
+def _coerce(settings: StreamSettings, option: Field[Any]) -> None:
+    """A TOML or JSON value of the field's type (a whole number is a fine float), else one line."""
+    wanted, value = kind(option), getattr(settings, option.name)
+    if wanted is float and isinstance(value, int) and not isinstance(value, bool):
+        object.__setattr__(settings, option.name, float(value))
+    elif not isinstance(value, wanted) or isinstance(value, bool):
+        named = {float: "number", int: "whole number"}.get(wanted, "string")
+        raise IllegalArgumentError(f"{flag(option)}: {value!r} is not a {named}")
+
+
+__all__ = ["AIRFLOW", "CLI", "DAGSTER", "NAMES", "OPTIONS", "StreamSettings", "as_field_message", "flag", "offered"]
