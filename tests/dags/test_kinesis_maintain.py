@@ -67,9 +67,9 @@ def test_the_streams_file_makes_a_maintenance_dag_per_stream(
 @pytest.mark.parametrize(
     ("setting", "says"),
     [
-        ('partition_by = "weekly"', "(bad): partition_by: partition-by 'weekly': use day, hour"),
+        ('partition_by = "weekly"', "(bad): partition_by: 'weekly': use day, hour"),
         ("retain_hours = 1.5", "(bad): retain_hours: 1.5 is not a whole number"),
-        ("target_file_mb = 0", "(bad): target_file_mb: target-file-mb must be a whole number in 1..4096"),
+        ("target_file_mb = 0", "(bad): target_file_mb: must be a whole number in 1..4096, not 0"),
     ],
 )
 def test_a_bad_layout_or_maintenance_setting_breaks_only_its_entry(
