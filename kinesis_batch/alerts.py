@@ -8,10 +8,13 @@ judge the same way.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kinesis_batch.output.records import CommitRecord
 from kinesis_batch.shards.lag import RetentionRisk
+
+if TYPE_CHECKING:
+    from kinesis_batch.status import StreamStatus
 
 #: The retention risks an alert is raised for.
 AT_RISK = (RetentionRisk.CRITICAL.value, RetentionRisk.LOST.value)
@@ -54,20 +57,19 @@ class LagJudgement:
         return f"{self.stream} is behind: " + "; ".join(parts)
 
 
-def judge_lag(status: dict[str, Any], threshold_seconds: float) -> LagJudgement:
+def judge_lag(status: StreamStatus, threshold_seconds: float) -> LagJudgement:
     """From ``stream_status(...)``: shards not at SHARD_END further behind than the threshold,
     and shards whose retention risk is critical or lost."""
-    retention_seconds = status["retention_hours"] * 3600.0
-    rows = [row for row in status["shards"] if row["checkpoint"] != "SHARD_END"]
+    retention_seconds = status.retention_hours * 3600.0
     behind = sorted(
         (
-            Behind(row["shard_id"], row["lag_seconds"], row["retention_risk"], retention_seconds - row["lag_seconds"])
-            for row in rows
+            Behind(s.shard_id, s.lag_seconds, s.retention_risk.value, retention_seconds - s.lag_seconds)
+            for s in status.unfinished
         ),
         key=lambda b: (-b.lag_seconds, b.shard_id),
     )
     return LagJudgement(
-        status["stream"],
+        status.stream,
         threshold_seconds,
         lagging=tuple(b for b in behind if b.lag_seconds > threshold_seconds),
         at_risk=tuple(b for b in behind if b.retention_risk in AT_RISK),

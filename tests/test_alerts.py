@@ -2,19 +2,29 @@
 
 from __future__ import annotations
 
-from typing import Any
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from kinesis_batch.alerts import duration, judge_lag
+from kinesis_batch.shards.checkpoint import Checkpoint
+from kinesis_batch.shards.lag import RetentionRisk, ShardLag
+from kinesis_batch.status import ShardStatus, StreamStatus
+
+NOW = datetime(2026, 11, 25, 12, tzinfo=UTC)
 
 
-def status(*shards: tuple[str, str, float, str], retention_hours: float = 24) -> dict[str, Any]:
-    rows = [
-        {"shard_id": shard, "checkpoint": checkpoint, "lag_seconds": lag, "retention_risk": risk}
-        for shard, checkpoint, lag, risk in shards
-    ]
-    return {"stream": "clicks", "retention_hours": retention_hours, "shards": rows}
+def status(*shards: tuple[str, str, float, str], retention_hours: int = 24) -> StreamStatus:
+    """A stream whose shards are (id, checkpoint, lag in seconds, retention risk)."""
+    return StreamStatus(
+        "clicks", "clicks", NOW, retention_hours, tuple(shard(*row) for row in shards), output=None, publishes_to=None
+    )
+
+
+def shard(shard_id: str, checkpoint: str, lag: float, risk: str) -> ShardStatus:
+    at = Checkpoint.shard_end() if checkpoint == "SHARD_END" else Checkpoint.at(checkpoint)
+    behind = ShardLag(shard_id, NOW, NOW - timedelta(seconds=lag), None)
+    return ShardStatus(shard_id, (), (), 0, False, at, None, None, None, None, behind, RetentionRisk(risk))
 
 
 @pytest.mark.parametrize(

@@ -142,7 +142,7 @@ def catch_up_dag(
                 checked = {"dead_letters": letters.dead_letters, "records": letters.records}
             if problems:
                 raise AirflowFailException("; ".join(problems))
-            return {"max_lag_seconds": status["summary"]["max_lag_seconds"], "threshold_seconds": threshold, **checked}
+            return {"max_lag_seconds": status.max_lag_seconds, "threshold_seconds": threshold, **checked}
 
         first, release = run_steps(make_run, outlets=outlets)
         list_shards() >> first

@@ -98,9 +98,9 @@ def maintain_dag(
             params = _params()
             with failing_fast():
                 status = table_status(_sink(params, "output"), small_file_mb=float(params["small_file_mb"]))
-            if status["small_files"]:
-                print(f"WARNING: {status['small_files']}")
-            return status
+            if status.small_files:
+                print(f"WARNING: {status.small_files}")
+            return status.to_json()
 
         maintain_output() >> maintain_dead_letters() >> check_files()
 

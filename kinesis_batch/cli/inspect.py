@@ -5,13 +5,16 @@ from __future__ import annotations
 import argparse
 import json
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kinesis_batch.alerts import duration
 from kinesis_batch.cli.args import lease_table, output_sink
 from kinesis_batch.errors import IllegalArgumentError
 from kinesis_batch.output.datafiles import MIB
 from kinesis_batch.parsers import validate_stream_name
+
+if TYPE_CHECKING:
+    from kinesis_batch.status import FilesStatus, OutputStatus, PublishesTo
 
 
 def status_command(args: argparse.Namespace) -> int:
@@ -23,83 +26,82 @@ def status_command(args: argparse.Namespace) -> int:
         kinesis_client(), dynamodb_client(), args.stream, table, output=output_sink(args, table),
         small_file_mb=args.small_file_mb,
     )  # fmt: skip
-    rows = status["shards"]
     if args.json:
-        print(json.dumps(rows, indent=1))
+        print(json.dumps([shard.to_json() for shard in status.shards], indent=1))
         return 0
-    summary, output = status["summary"], status["output"]
+    summary = status.summary()
     print(
-        f"stream {status['stream']} (lease table {status['table']}, retention {status['retention_hours']} h): "
+        f"stream {status.stream} (lease table {status.table}, retention {status.retention_hours} h): "
         f"{summary['shards']} shards, {summary['open']} open, {summary['leased']} leased, "
-        f"lag {duration(summary['max_lag_seconds'])}, retention risk {summary['worst_retention_risk']}"
+        f"lag {duration(status.max_lag_seconds)}, retention risk {status.worst_retention_risk.value}"
     )
     now = datetime.now(UTC).timestamp() * 1000
     print(f"{'shard':<22} {'parents':<43} {'state':<6} {'checkpoint':<58} {'lag':>7} {'risk':<8} {'owner':<24} pending")
-    for row in rows:
-        owner = row["lease_owner"] or "-"
-        if row["lease_owner"] and row["lease_expires_at_ms"] and row["lease_expires_at_ms"] < now:
+    for shard in status.shards:
+        owner = shard.lease_owner or "-"
+        if shard.lease_owner and not shard.leased_at(now):
             owner += " (expired)"
-        parents = ", ".join(row["parent_shard_ids"]) or "-"
-        state = "closed" if row["closed"] else "open"
-        checkpoint, pending = row["checkpoint"] or "-", row["pending_batch"] or "-"
-        lag, risk = duration(row["lag_seconds"]), row["retention_risk"]
+        parents = ", ".join(shard.parent_shard_ids) or "-"
+        state = "closed" if shard.closed else "open"
+        checkpoint, pending = str(shard.checkpoint or "-"), shard.pending_batch or "-"
+        lag, risk = duration(shard.lag_seconds), shard.retention_risk.value
         print(
-            f"{row['shard_id']:<22} {parents:<43} {state:<6} {checkpoint:<58} {lag:>7} {risk:<8} {owner:<24} {pending}"
+            f"{shard.shard_id:<22} {parents:<43} {state:<6} {checkpoint:<58} {lag:>7} {risk:<8} {owner:<24} {pending}"
         )
-    bound = _publishes_to_line(status["publishes_to"])
+    bound = _publishes_to_line(status.publishes_to)
     if bound:
         print(bound)
-    if output is not None:
-        print(_output_line(output))
-        print(_table_line(output["table"]))
-        if output["table"]["small_files"]:
-            print(f"WARNING: {output['table']['small_files']}")
+    if status.output is not None:
+        print(_output_line(status.output))
+        if status.output.files is not None:
+            print(_table_line(status.output.files))
+            if status.output.files.small_files:
+                print(f"WARNING: {status.output.files.small_files}")
     return 0
 
 
-def _publishes_to_line(bound: dict[str, Any] | None) -> str:
+def _publishes_to_line(bound: PublishesTo | None) -> str:
     """Where this consumer publishes, and its last move, in one line ('' before any is recorded)."""
-    if bound is None or not bound["output"]:
+    if bound is None or not bound.output:
         return ""
-    letters = f" (dead letters: {bound['dead_letter_output']})" if bound["dead_letter_output"] else ""
-    line = f"publishes to {bound['output']}{letters}"
-    if not bound["moves"]:
+    letters = f" (dead letters: {bound.dead_letter_output})" if bound.dead_letter_output else ""
+    line = f"publishes to {bound.output}{letters}"
+    if not bound.moves:
         return line
-    move = bound["moves"][-1]
+    move = bound.moves[-1]
     return (
-        f"{line}; moved from {move['from']} at {move['moved_at']} by {move['moved_by']}, starting at the "
-        f"checkpoints of {len(move['checkpoints'])} shards then"
+        f"{line}; moved from {move.from_output} at {move.moved_at.isoformat()} by {move.moved_by}, starting at the "
+        f"checkpoints of {len(move.checkpoints)} shards then"
     )
 
 
-def _table_line(table: dict[str, Any]) -> str:
+def _table_line(table: FilesStatus) -> str:
     """The output's files, and its last maintenance, in one line."""
+    stats = table.stats
     files = (
-        f"  {table['files']} files in {table['partitions']} partitions, {table['bytes'] / MIB:,.1f} MiB, "
-        f"mean {table['mean_file_bytes'] / MIB:,.2f} MiB"
+        f"  {stats.files} files in {stats.partitions} partitions, {stats.bytes / MIB:,.1f} MiB, "
+        f"mean {stats.mean_file_bytes / MIB:,.2f} MiB"
     )
-    last = table["last_maintenance"]
+    last = table.last_maintenance
     if last is None:
         return f"{files}; never maintained (kinesis-batch maintain)"
-    compacted = last["compacted"]
     return (
-        f"{files}; last maintained {last['finished_at']}: {compacted['files_removed']} files compacted into "
-        f"{compacted['files_added']}, {last['versions_expired']} versions expired, "
-        f"{last['orphans_removed']} orphans removed"
+        f"{files}; last maintained {last.finished_at.isoformat()}: {last.compacted.files_removed} files compacted "
+        f"into {last.compacted.files_added}, {last.versions_expired} versions expired, "
+        f"{last.orphans_removed} orphans removed"
     )
 
 
-def _output_line(output: dict[str, Any]) -> str:
+def _output_line(output: OutputStatus) -> str:
     """The output's last batch in one line, and whether the checkpoints agree with it."""
-    where = f"output ({output['format']}) {output['uri']}"
-    if output["last_batch"] is None:
+    where = f"output ({output.format}) {output.uri}"
+    if output.last_batch is None:
         return f"{where}: no batch of this consumer yet"
-    landed = f", {output['rows']} rows, {output['dead_letters']} dead letters" if "dead_letters" in output else ""
-    line = (
-        f"{where}: last batch {output['last_batch']} ({output['records']} records{landed}, "
-        f"committed {output['committed_at']})"
-    )
-    behind = output["disagreeing_shards"]
+    landing = output.landing
+    landed = f", {landing.rows} rows, {landing.dead_letters} dead letters" if landing else ""
+    committed = output.committed_at.isoformat() if output.committed_at else None
+    line = f"{where}: last batch {output.last_batch} ({output.records} records{landed}, committed {committed})"
+    behind = output.disagreeing_shards
     if not behind:
         return f"{line}; the checkpoints agree"
     return (
@@ -126,8 +128,8 @@ def history_command(args: argparse.Namespace) -> int:
         from kinesis_batch.status import output_status
 
         leases = LeaseStore(dynamodb_client(), table).list_leases()
-        checkpoints = [{"shard_id": lease.lease_key, "checkpoint": str(lease.checkpoint)} for lease in leases]
-        print(_output_line(output_status(sink, checkpoints)))
+        last, _ = output_status(sink, {lease.lease_key: lease.checkpoint for lease in leases})
+        print(_output_line(last))
     for row in rows:
         moved = f"{row['from']} -> {row['to']}"
         run_id = row["run_id"] or "-"

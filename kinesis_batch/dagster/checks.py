@@ -75,20 +75,20 @@ def check_results(settings: Consumer, aws: AwsClients, asset: dg.AssetKey) -> li
             if settings.decoding.decoding
             else None
         )
-    summary, last = status["summary"], status["output"] or {}
     judged = judge_lag(status, settings.settings.lag_threshold_seconds)
     lagging = {behind.shard_id: behind.lag_seconds for behind in judged.lagging}
     at_risk = {behind.shard_id: behind.retention_risk for behind in judged.at_risk}
-    disagreeing = last.get("disagreeing_shards", [])
-    table = last.get("table") or {}
-    maintained = table.get("last_maintenance") or {}
+    last = status.output
+    disagreeing = list(last.disagreeing_shards) if last else []
+    files = last.files if last else None
+    maintained = files.last_maintenance if files else None
     return [
         _result(
             asset,
             LAG,
             not lagging,
             dg.AssetCheckSeverity.WARN,
-            max_lag_seconds=summary["max_lag_seconds"],
+            max_lag_seconds=status.max_lag_seconds,
             threshold_seconds=settings.settings.lag_threshold_seconds,
             lagging_shards=lagging,
         ),
@@ -97,8 +97,8 @@ def check_results(settings: Consumer, aws: AwsClients, asset: dg.AssetKey) -> li
             RETENTION,
             not at_risk,
             dg.AssetCheckSeverity.ERROR,
-            worst_retention_risk=summary["worst_retention_risk"],
-            retention_hours=status["retention_hours"],
+            worst_retention_risk=status.worst_retention_risk.value,
+            retention_hours=status.retention_hours,
             shards_at_risk=at_risk,
         ),
         _result(
@@ -106,19 +106,19 @@ def check_results(settings: Consumer, aws: AwsClients, asset: dg.AssetKey) -> li
             OUTPUT_AGREES,
             not disagreeing,
             dg.AssetCheckSeverity.WARN,
-            last_batch=last.get("last_batch"),
+            last_batch=last.last_batch if last else None,
             disagreeing_shards=disagreeing,
         ),
         _result(
             asset,
             FILES,
-            not table.get("small_files"),
+            not (files and files.small_files),
             dg.AssetCheckSeverity.WARN,
-            files=table.get("files"),
-            mean_file_bytes=table.get("mean_file_bytes"),
-            recent_mean_file_bytes=table.get("recent_mean_file_bytes"),
-            last_maintained=maintained.get("finished_at"),
-            message=table.get("small_files"),
+            files=files.stats.files if files else None,
+            mean_file_bytes=files.stats.mean_file_bytes if files else None,
+            recent_mean_file_bytes=files.stats.recent_mean_file_bytes if files else None,
+            last_maintained=maintained.finished_at.isoformat() if maintained else None,
+            message=files.small_files if files else None,
         ),
         *(
             [

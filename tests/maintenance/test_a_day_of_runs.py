@@ -93,9 +93,10 @@ def test_a_day_of_hourly_runs_then_maintain_keeps_every_row_in_few_files_and_not
     if format == "delta":
         log = sink.root.child("_delta_log").list()  # type: ignore[attr-defined]
         assert sum(entry.endswith(".json") for entry in log) <= 2, f"old versions were kept: {log}"
-    status = stream_status(kinesis, dynamodb_client(), name, default_table(name), output=sink)["output"]
-    assert status["disagreeing_shards"] == [] and status["last_batch"] is not None
-    assert status["table"]["last_maintenance"]["maintenance_id"] == report.maintenance_id
+    status = stream_status(kinesis, dynamodb_client(), name, default_table(name), output=sink).output
+    assert status and status.disagreeing_shards == () and status.last_batch is not None
+    assert status.files and status.files.last_maintenance
+    assert status.files.last_maintenance.maintenance_id == report.maintenance_id
 
     more = put(kinesis, name, PER_RUN, start=len(sent))
     report_after = CatchUpRun(config, kinesis=kinesis_client(), dynamodb=dynamodb_client(), spark=lambda: spark).run()

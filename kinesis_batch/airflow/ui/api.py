@@ -107,7 +107,7 @@ def create_app() -> FastAPI:
         hook, kinesis, dynamodb = clients.get()
         lease_table = _table(validate_stream_name(stream), table)
         sink = _sink(hook, stream, lease_table, output, output_format, catalog)
-        return stream_status(kinesis, dynamodb, stream, lease_table, output=sink)
+        return stream_status(kinesis, dynamodb, stream, lease_table, output=sink).to_json()
 
     @app.get("/api/streams/{stream}/history")
     def history(stream: str, table: str | None = None, run: str | None = None) -> list[dict[str, Any]]:
