@@ -81,10 +81,13 @@ def plan_run(
     initial: Checkpoint,
     until: datetime | None = None,
     shard_filter: frozenset[str] | None = None,
+    batch_id: str | None = None,
 ) -> RunPlan:
     """Plan a run of ``worker_id`` at ``now_ms``. ``leases`` maps lease key -> lease.
 
     ``shard_filter`` restricts the plan to some shards (their unplanned parents block them).
+    A lease pending ``batch_id`` carries this run's own mark (made as it took the lease), not a
+    batch to recover.
     """
     first_run = not leases
     new_leases: list[Lease] = []
@@ -116,8 +119,8 @@ def plan_run(
         if lease.lease_owner not in (None, worker_id) and lease.is_live(now_ms):
             elsewhere[shard_id] = lease.lease_owner or ""
             continue
-        if lease.pending_batch_id is not None:
-            pending[shard_id] = lease.pending_batch_id
+        if lease.pending_batch_id not in (None, batch_id):
+            pending[shard_id] = str(lease.pending_batch_id)
             continue
         blocking = tuple(p for p in lineage.parents[shard_id] if p not in finished_set and p not in waves)
         if blocking:

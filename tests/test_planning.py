@@ -102,6 +102,12 @@ def test_pending_batches_are_listed_for_recovery() -> None:
     assert result.ranges == ()
 
 
+def test_a_lease_marked_with_the_runs_own_batch_is_planned_not_recovered() -> None:
+    mine = plan([shard("A"), shard("B")], [lease("A", pending_batch_id="b-8"), lease("B", pending_batch_id="b-7")],
+                batch_id="b-8")  # fmt: skip
+    assert [r.shard_id for r in mine.ranges] == ["A"] and dict(mine.pending) == {"B": "b-7"}
+
+
 def test_ranges_start_at_the_checkpoint_and_carry_depth_and_closedness() -> None:
     result = plan(DIAMOND, [lease("A", END), lease("B", Checkpoint.at("42", 3)), lease("C", END), lease("D")])
     b = result.range("B")

@@ -102,7 +102,13 @@ class DynamoDBCheckpointStore:
     # -- two-phase moves ----------------------------------------------------------------------
 
     def prepare(
-        self, lease: Lease, checkpoint: Checkpoint, batch_id: str, *, read_through: Checkpoint | None = None
+        self,
+        lease: Lease,
+        checkpoint: Checkpoint,
+        batch_id: str,
+        *,
+        read_through: Checkpoint | None = None,
+        renew_until_ms: int | None = None,
     ) -> Lease | None:
         """Record that batch ``batch_id`` is in flight and will move the checkpoint to ``checkpoint``.
 
@@ -110,6 +116,9 @@ class DynamoDBCheckpointStore:
         prepares it again, with the same batch id, once it knows where the read ended: preparing
         the pending batch again replaces its pending checkpoint; with the same checkpoint it
         changes nothing but the counter. Refuses a second batch while one is pending.
+
+        With ``renew_until_ms`` the same write renews the lease (``leaseExpiresAt``): fenced,
+        it proves the lease is still ours as a renewal would, so none is needed after it.
 
         A batch that ends where it started, at a start position (nothing read yet, or nothing
         to read), records only ``pendingBatchId``: a start position is never a pending
@@ -125,21 +134,24 @@ class DynamoDBCheckpointStore:
             raise InvalidStateError(
                 f"lease {lease.lease_key} already has pending batch {lease.pending_batch_id}; recover it first"
             )
+        renews = ", leaseExpiresAt = :expires" if renew_until_ms is not None else ""
+        renewal = {":expires": {"N": str(renew_until_ms)}} if renew_until_ms is not None else {}
         if checkpoint.is_start:  # validate_move allowed it: it is the current checkpoint
             return self.leases.update(
                 lease,
-                "SET leaseCounter = leaseCounter + :one, pendingBatchId = :batch "
+                f"SET leaseCounter = leaseCounter + :one, pendingBatchId = :batch{renews} "
                 "REMOVE pendingCheckpoint, pendingCheckpointSubSequenceNumber",
-                {":batch": {"S": batch_id}},
+                {":batch": {"S": batch_id}, **renewal},
             )
         return self.leases.update(
             lease,
             "SET leaseCounter = leaseCounter + :one, pendingCheckpoint = :cp, "
-            "pendingCheckpointSubSequenceNumber = :sub, pendingBatchId = :batch",
+            f"pendingCheckpointSubSequenceNumber = :sub, pendingBatchId = :batch{renews}",
             {
                 ":cp": {"S": checkpoint.value},
                 ":sub": {"N": str(checkpoint.sub_sequence_number)},
                 ":batch": {"S": batch_id},
+                **renewal,
             },
         )
 
@@ -152,10 +164,12 @@ class DynamoDBCheckpointStore:
         records: int = 0,
         lag_at_start_ms: int | None = None,
         landing: Landing | None = None,
+        release: bool = False,
     ) -> Lease | None:
         """Move the checkpoint to the pending one of ``batch_id`` and append the history entry
         (``records``, ``lag_at_start_ms``, the shard's lag when the batch's read began, and the
-        ``landing`` of decoded records go in it).
+        ``landing`` of decoded records go in it); with ``release``, give the lease up in the same
+        write (a run done with the shard: no release call after it).
 
         A pending batch without a pending checkpoint (see :meth:`prepare`) keeps the checkpoint;
         its history entry still says which run and batch covered the shard.
@@ -167,7 +181,14 @@ class DynamoDBCheckpointStore:
         target = lease.checkpoint if lease.pending_checkpoint is None else lease.pending_checkpoint
         validate_move(lease.checkpoint, target)
         return self._move(
-            lease, target, batch_id, run_id=run_id, records=records, lag_at_start_ms=lag_at_start_ms, landing=landing
+            lease,
+            target,
+            batch_id,
+            run_id=run_id,
+            records=records,
+            lag_at_start_ms=lag_at_start_ms,
+            landing=landing,
+            release=release,
         )
 
     def abort(self, lease: Lease, batch_id: str) -> Lease | None:
@@ -193,6 +214,7 @@ class DynamoDBCheckpointStore:
         require_pending: bool = True,
         lag_at_start_ms: int | None = None,
         landing: Landing | None = None,
+        release: bool = False,
     ) -> Lease | None:
         owner = lease.lease_owner
         if owner is None:
@@ -227,6 +249,7 @@ class DynamoDBCheckpointStore:
             "lastBatchId = :batch",
         ]
         removes = ["pendingCheckpoint", "pendingCheckpointSubSequenceNumber", "pendingBatchId"]
+        removes += ["leaseOwner", "leaseExpiresAt"] if release else []
         if checkpoint.timestamp is not None:
             sets.append("checkpointTimestamp = :ts")
             values[":ts"] = {"S": checkpoint.timestamp.isoformat()}
@@ -259,4 +282,6 @@ class DynamoDBCheckpointStore:
             owner_switches_since_checkpoint=0,
             last_batch_id=batch_id,
             last_run_id=run_id,
+            lease_owner=None if release else owner,
+            expires_at_ms=None if release else lease.expires_at_ms,
         )

@@ -14,7 +14,7 @@ carry the current counter.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -38,6 +38,7 @@ class TakeResult:
     held_elsewhere: dict[str, str] = field(default_factory=dict)  # shard -> live owner
     lost_race: tuple[str, ...] = ()  # changed between our read and our take
     missing: tuple[str, ...] = ()  # no lease item (create it first)
+    seen: Mapping[str, Lease] = field(default_factory=dict)  # every lease as read for the take, by key
 
 
 class LeaseManager:
@@ -59,27 +60,44 @@ class LeaseManager:
         self._clock = clock
         self._lock = RLock()
         self._held: dict[str, Lease] = {}
+        self._known = False  # held is what this process took or adopted: no need to read it again
         self.lost: set[str] = set()
 
     def now_ms(self) -> int:
         return int(self._clock() * 1000)
 
-    def _expiry(self) -> int:
+    def expiry(self) -> int:
+        """When a lease taken or renewed now expires (ms): a fenced write that sets it renews."""
         return self.now_ms() + int(self.lease_duration * 1000)
 
     # -- taking -------------------------------------------------------------------------------
 
-    def ensure_leases(self, leases: Iterable[Lease]) -> int:
-        """Create the lease items that do not exist yet; returns how many were created."""
-        return sum(_parallel(self.store.create_lease_if_not_exists, list(leases)))
+    def ensure_leases(self, leases: Iterable[Lease]) -> list[Lease]:
+        """Create the lease items that do not exist yet; returns the ones created (each as it is
+        in the table now)."""
+        wanted = list(leases)
+        created = _parallel(self.store.create_lease_if_not_exists, wanted)
+        return [lease for lease, new in zip(wanted, created, strict=True) if new]
 
-    def take(self, lease_keys: Iterable[str], *, force: bool = False) -> TakeResult:
-        """Take every lease in ``lease_keys`` that is free, expired, ours, or (``force``) any.
+    def take(
+        self,
+        lease_keys: Iterable[str],
+        *,
+        force: bool = False,
+        pending_batch: str | None = None,
+        current: Mapping[str, Lease] | None = None,
+    ) -> TakeResult:
+        """Take every lease in ``lease_keys`` that is free, expired, ours, or (``force``) any;
+        with ``pending_batch``, each is marked with that batch in the same fenced write (one with
+        another batch pending is not taken: ``lost_race``). ``current``: the leases as the
+        caller just read them (by key), instead of reading them again; a lease changed since
+        is not taken (``lost_race``), one not in it is ``missing``.
 
         Leases held live by another worker are reported in ``held_elsewhere`` and not taken.
         """
         keys = list(dict.fromkeys(lease_keys))
-        current = {lease.lease_key: lease for lease in self.store.list_leases()}
+        if current is None:
+            current = {lease.lease_key: lease for lease in self.store.list_leases()}
         now = self.now_ms()
         candidates: list[Lease] = []
         held_elsewhere: dict[str, str] = {}
@@ -93,27 +111,34 @@ class LeaseManager:
             else:
                 held_elsewhere[key] = str(lease.lease_owner)
         outcomes = _parallel_outcomes(
-            lambda lease: self.store.take_lease(lease, self.worker_id, self._expiry()), candidates
+            lambda lease: self.store.take_lease(lease, self.worker_id, self.expiry(), pending_batch=pending_batch),
+            candidates,
         )
         acquired = tuple(new for new, _ in outcomes if new is not None)
         # Leases taken before another take failed are ours in the table: hold them all the same
         # (so they are renewed and released), then report the failure.
         with self._lock:
+            self._known = True
             for lease in acquired:
                 self._held[lease.lease_key] = lease
                 self.lost.discard(lease.lease_key)
         _raise_first(outcomes)
         lost_race = tuple(c.lease_key for c, (new, _) in zip(candidates, outcomes, strict=True) if new is None)
-        return TakeResult(acquired, held_elsewhere, lost_race, tuple(missing))
+        return TakeResult(acquired, held_elsewhere, lost_race, tuple(missing), current)
 
     # -- holding ------------------------------------------------------------------------------
 
     def adopt(self) -> list[str]:
         """Hold again every lease this worker owns in the table (a run's step resumed in another
-        process, e.g. the next Airflow task). Returns their keys."""
+        process, e.g. the next Airflow task). Returns their keys. A manager that took or adopted
+        its leases in this process already keeps them and their counters current: it reads
+        nothing again."""
         # Read under the lock: a renewal between the read and the update would leave us holding
         # the older counters, and our next fenced write would find the lease "lost" to ourselves.
         with self._lock:
+            if self._known:
+                return sorted(self._held)
+            self._known = True
             mine = [lease for lease in self.store.list_leases() if lease.lease_owner == self.worker_id]
             for lease in mine:
                 self._held[lease.lease_key] = lease
@@ -135,15 +160,17 @@ class LeaseManager:
         owners = {lease.lease_key: lease.lease_owner for lease in self.store.list_leases()}
         return {key for key in self.held() if owners.get(key) != self.worker_id}
 
-    def renew(self) -> list[str]:
-        """Renew every held lease; returns the keys lost since (they are dropped from held).
+    def renew(self, lease_keys: Iterable[str] | None = None) -> list[str]:
+        """Renew every held lease (of ``lease_keys``, if given); returns the keys lost since (they
+        are dropped from held).
 
         If some renewals fail with an error, the others still count (held leases carry their
         new counters, lost ones are in :attr:`lost`), and then the first error is raised.
         """
         with self._lock:
-            held = list(self._held.values())
-            outcomes = _parallel_outcomes(lambda lease: self.store.renew_lease(lease, self._expiry()), held)
+            keys = set(self._held) if lease_keys is None else set(lease_keys) & set(self._held)
+            held = [lease for key, lease in self._held.items() if key in keys]
+            outcomes = _parallel_outcomes(lambda lease: self.store.renew_lease(lease, self.expiry()), held)
             lost = []
             for old, (new, error) in zip(held, outcomes, strict=True):
                 if error is not None:
@@ -169,11 +196,7 @@ class LeaseManager:
             self.lease(lease_key)
 
             def settle(new: Lease | None) -> None:
-                if new is None:
-                    self._held.pop(lease_key, None)
-                    self.lost.add(lease_key)
-                else:
-                    self._held[lease_key] = new
+                self._settle(lease_key, new)
 
             yield settle
 
@@ -190,14 +213,20 @@ class LeaseManager:
             leases = [self.lease(key) for key in lease_keys]
             outcomes = _parallel_outcomes(write, leases, concurrency or CONCURRENCY)
             for old, (new, error) in zip(leases, outcomes, strict=True):
-                if error is not None:
-                    continue  # outcome unknown: keep the copy we have
-                if new is None:
-                    self._held.pop(old.lease_key, None)
-                    self.lost.add(old.lease_key)
-                else:
-                    self._held[old.lease_key] = new
+                if error is None:  # else the outcome is unknown: keep the copy we have
+                    self._settle(old.lease_key, new)
             _raise_first(outcomes)
+
+    def _settle(self, lease_key: str, new: Lease | None) -> None:
+        """After a fenced write: None, the fence failed (lost); a lease without this owner, the
+        write gave it up (a commit that released it); else its new copy. Under the lock."""
+        if new is None:
+            self._held.pop(lease_key, None)
+            self.lost.add(lease_key)
+        elif new.lease_owner != self.worker_id:
+            self._held.pop(lease_key, None)
+        else:
+            self._held[lease_key] = new
 
     def lease(self, lease_key: str) -> Lease:
         """The current copy of a held lease; raises LeaseLostError if it is not held."""

@@ -97,21 +97,31 @@ class LeaseStore:
             {":expires": {"N": str(expires_at_ms)}},
         )
 
-    def take_lease(self, lease: Lease, owner: str, expires_at_ms: int) -> Lease | None:
-        """Take ``lease`` as last seen (same owner, same counter) for ``owner``.
+    def take_lease(
+        self, lease: Lease, owner: str, expires_at_ms: int, *, pending_batch: str | None = None
+    ) -> Lease | None:
+        """Take ``lease`` as last seen (same owner, same counter) for ``owner``; with
+        ``pending_batch``, mark it with that batch in the same write (``pendingBatchId``, no
+        pending checkpoint: the batch keeps the checkpoint until it is prepared), refused if
+        another batch is pending on it.
 
         Whether it may be taken (expired, free, forced) is the caller's decision; the store
         only makes sure nobody changed it since it was read.
         """
         switches = "" if lease.lease_owner == owner else ", ownerSwitchesSinceCheckpoint = :switches"
+        values = {
+            ":owner": {"S": owner},
+            ":expires": {"N": str(expires_at_ms)},
+            **({":switches": {"N": str(lease.owner_switches_since_checkpoint + 1)}} if switches else {}),
+        }
+        expression = f"SET leaseOwner = :owner, leaseCounter = leaseCounter + :one, leaseExpiresAt = :expires{switches}"
+        if pending_batch is None:
+            return self.update(lease, expression, values)
         return self.update(
             lease,
-            f"SET leaseOwner = :owner, leaseCounter = leaseCounter + :one, leaseExpiresAt = :expires{switches}",
-            {
-                ":owner": {"S": owner},
-                ":expires": {"N": str(expires_at_ms)},
-                **({":switches": {"N": str(lease.owner_switches_since_checkpoint + 1)}} if switches else {}),
-            },
+            f"{expression}, pendingBatchId = :batch REMOVE pendingCheckpoint, pendingCheckpointSubSequenceNumber",
+            values | {":batch": {"S": pending_batch}},
+            condition="attribute_not_exists(pendingBatchId) OR pendingBatchId = :batch",
         )
 
     def release_lease(self, lease: Lease) -> Lease | None:

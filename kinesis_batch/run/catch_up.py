@@ -147,7 +147,8 @@ class CatchUpRun(RunContext):
         outputs = binding.Outputs.of(config)
         binding.check(claim.mark, outputs, config.table, binding=config.output_binding)
         self.output.prepare(decoded(decode.declared) if decode else RAW, config.partition_by)  # checks its place first
-        self.checkpoints.create_checkpoint_store_if_not_exists()
+        if claim.mark is None:  # a marked table's tables exist: the mark is written after them
+            self.checkpoints.create_checkpoint_store_if_not_exists()
         first = (outputs.output, outputs.dead_letter_output) if config.output_binding != NONE else None
         ownership.mark(self.store, claim, self.progress, outputs=first)
         binding.bind(
@@ -158,6 +159,7 @@ class CatchUpRun(RunContext):
             seen=claim.mark,
             progress=self.progress,
         )
+        self.claimed = True
         lineage, leases = self.survey()
         recovered = recover_pending(leases, self.manager, self.checkpoints, self.output, self.progress)
         if recovered:

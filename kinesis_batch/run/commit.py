@@ -2,8 +2,9 @@
 
 A generation (the shards whose parents in the batch moved before) moves side by side, as many
 DynamoDB transactions in flight as ``config.commit_concurrency`` says; each appends the move
-to the history in the same transaction. Held shards the batch does not cover have their
-marker cleared. Idempotent: a shard already moved is not moved again (its marker is gone).
+to the history and releases the lease in the same transaction (the run is done with the
+shard). Held shards the batch does not cover have their marker cleared. Idempotent: a shard
+already moved (by an earlier attempt of this step) is not moved again.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ def commit(context: RunContext) -> int:
     record = context.output.committed(batch_id)
     by_shard = {commit.shard_id: commit for commit in (record.shards if record else ())}
     held = manager.held()
+    moved = _moved_before(context, [shard for shard in by_shard if shard not in held])
     parents = {shard: held[shard].parent_shard_ids for shard in by_shard if shard in held}
-    for generation in generations(list(by_shard), parents):
+    for generation in generations([shard for shard in by_shard if shard not in moved], parents):
         manager.write_each(
             generation,
             lambda lease: checkpoints.commit(
@@ -30,6 +32,7 @@ def commit(context: RunContext) -> int:
                 records=by_shard[lease.lease_key].records,
                 lag_at_start_ms=by_shard[lease.lease_key].lag_at_start_ms,
                 landing=by_shard[lease.lease_key].landing,
+                release=True,
             ),
             concurrency=context.config.commit_concurrency,
         )
@@ -37,6 +40,13 @@ def commit(context: RunContext) -> int:
     manager.write_each(uncovered, lambda lease: checkpoints.abort(lease, batch_id))
     context.emit("committed")
     return len(by_shard)
+
+
+def _moved_before(context: RunContext, shards: list[str]) -> set[str]:
+    """Of the batch's shards this worker does not hold, the ones an earlier attempt of this step
+    moved (and released); the others are lost, and the commit says so (LeaseLostError)."""
+    leases = [context.store.get_lease(shard) for shard in shards]
+    return {lease.lease_key for lease in leases if lease and lease.last_batch_id == context.run_id}
 
 
 __all__ = ["commit"]

@@ -101,6 +101,7 @@ class RunContext:
         self.stop = stop or StopRequest()
         self.current_read: Cancellable | None = None  # for the lease renewer (and a stop) to cancel
         self.tasks = self.failed_task_attempts = 0  # the read's Spark tasks, and their retried attempts
+        self.claimed = False  # this process's start found the table this stream's, and marked it
 
     def emit(self, step: str) -> None:
         emit(Event(step, self.run_id))

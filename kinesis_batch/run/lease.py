@@ -5,8 +5,8 @@ each held lease with the batch, and write the plan where the later steps find it
 - The plan is made again after the take: another run may have committed (and released) a shard
   between the survey and the take, and its old checkpoint would read records twice. Leases the
   second plan does not need are released at once.
-- Every held lease is marked with the batch (``pendingBatchId``, fenced) before anything is
-  read, so a crash from here on leaves a batch that recovery settles.
+- Every lease is marked with the batch (``pendingBatchId``) in the fenced write that takes it,
+  before anything is read, so a crash from here on leaves a batch that recovery settles.
 """
 
 from __future__ import annotations
@@ -28,10 +28,16 @@ def take(
     start resolved of the decoding (``decode``), is the manifest the later steps read."""
     manager = context.manager
     plan = plan_for(context, lineage, leases)
-    manager.ensure_leases(plan.new_leases)
-    taken = manager.take(plan.shard_ids)
-    plan = plan_for(context, lineage, {lease.lease_key: lease for lease in context.store.list_leases()})
-    manager.release([key for key in manager.held() if key not in set(plan.shard_ids)])
+    created = manager.ensure_leases(plan.new_leases)
+    surveyed = {**leases, **{lease.lease_key: lease for lease in created}}
+    taken = manager.take(plan.shard_ids, pending_batch=context.run_id, current=surveyed)
+    # The leases as the take read them and the taken ones as it left them; after a lost race,
+    # as they are now (the race's winner holds what the take did not).
+    seen = context.store.list_leases() if taken.lost_race or taken.missing else taken.seen.values()
+    plan = plan_for(context, lineage, {lease.lease_key: lease for lease in [*seen, *taken.acquired]})
+    unneeded = [key for key in manager.held() if key not in set(plan.shard_ids)]
+    manager.write_each(unneeded, lambda lease: context.checkpoints.abort(lease, context.run_id))
+    manager.release(unneeded)
     elsewhere = {**plan.leased_elsewhere, **taken.held_elsewhere}
     elsewhere.update({key: "(lost race)" for key in taken.lost_race})
     bound = plan.until.isoformat() if plan.until else "the tip"
@@ -39,10 +45,9 @@ def take(
         f"plan: {len(plan.ranges)} shards in {len(plan.waves())} waves, {len(plan.finished)} finished, "
         f"{len(elsewhere)} leased elsewhere, {len(plan.waiting)} waiting for parents; bound {bound}"
     )
-    # Marked before anything is written; where the batch ends is not known yet.
-    manager.write_each(
-        sorted(manager.held()), lambda lease: context.checkpoints.prepare(lease, lease.checkpoint, context.run_id)
-    )
+    # A lease held from before the take (a step run again) is marked too; where the batch ends is not known yet.
+    unmarked = sorted(key for key, lease in manager.held().items() if lease.pending_batch_id != context.run_id)
+    manager.write_each(unmarked, lambda lease: context.checkpoints.prepare(lease, lease.checkpoint, context.run_id))
     manifest = plan_to_json(plan) | ({"decode": decode.to_json()} if decode else {})
     context.output.write_manifest(context.run_id, manifest)
     return plan, elsewhere

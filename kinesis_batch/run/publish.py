@@ -3,8 +3,9 @@ record, and only if every lease is still this run's.
 
 - Each shard's end is recorded on its lease first (``pendingCheckpoint``, fenced), so that a
   crash after the publish leaves what recovery needs to roll the checkpoints forward.
-- Then every lease is renewed, which proves it is still ours at that moment; a lost one ends
-  the run (LeaseLostError) before anything is published. Fencing in the sink covers the rest:
+- That write also renews the lease, which proves it is still ours at that moment (the held
+  leases with no end are renewed on their own); a lost one ends the run (LeaseLostError)
+  before anything is published. Fencing in the sink covers the rest:
   a publish after another worker's recovery discarded the batch fails (kinesis_batch.output).
 - A decoding run publishes its dead letters and then the table (kinesis_batch.output.paired);
   each shard's commit carries what its records became (kinesis_batch.landing).
@@ -42,10 +43,10 @@ def publish(context: RunContext) -> bool:
     manager.write_each(
         ends,
         lambda lease: context.checkpoints.prepare(
-            lease, ends[lease.lease_key], batch_id, read_through=ends[lease.lease_key]
+            lease, ends[lease.lease_key], batch_id, read_through=ends[lease.lease_key], renew_until_ms=manager.expiry()
         ),
     )
-    lost = manager.lost_leases() | set(manager.renew())
+    lost = manager.lost_leases() | set(manager.renew(set(manager.held()) - set(ends)))
     if lost:
         raise context.lost(lost, "before publishing")
     if not commits:

@@ -19,12 +19,13 @@ log = logging.getLogger(__name__)
 
 def finish(context: RunContext) -> list[str]:
     """Returns the keys released."""
-    if not context.store.table_exists():
-        return []  # the run failed before it created or leased anything
-    try:
-        ownership.check(context.kinesis, context.store, context.config.stream)
-    except (ForeignTableError, StreamRecreatedError):
-        return []  # refused at its start: nothing of that table is this run's
+    if not context.claimed:  # a step of its own, or a start that failed: is anything of the table ours?
+        if not context.store.table_exists():
+            return []  # the run failed before it created or leased anything
+        try:
+            ownership.check(context.kinesis, context.store, context.config.stream)
+        except (ForeignTableError, StreamRecreatedError):
+            return []  # refused at its start: nothing of that table is this run's
     manager, batch_id = context.manager, context.run_id
     manager.adopt()
     if context.output.committed(batch_id) is None:

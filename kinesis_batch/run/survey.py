@@ -74,6 +74,7 @@ def plan_for(context: RunContext, lineage: Lineage, leases: Mapping[str, Lease])
         now_ms=context.manager.now_ms(),
         initial=config.initial_position,
         until=config.until,
+        batch_id=context.run_id,
     )
 
 

@@ -343,6 +343,36 @@ def test_prepare_then_commit_moves_the_checkpoint_and_appends_exactly_one_histor
     assert history_items(dynamodb, "shard-1") == []
 
 
+def test_a_prepare_that_renews_moves_the_expiry_in_the_same_write(
+    store: DynamoDBCheckpointStore, worker_a: LeaseManager, clock: FakeClock, dynamodb: Any
+) -> None:
+    lease = take(worker_a, "shard-0")
+    clock.advance(20)
+
+    prepared = store.prepare(lease, at(SEQ_56), "batch-1", renew_until_ms=worker_a.expiry())
+
+    item = lease_item(dynamodb, "shard-0")
+    assert prepared is not None and item is not None and prepared == Lease.from_item(item)
+    assert prepared.expires_at_ms == worker_a.expiry() > (lease.expires_at_ms or 0)
+    assert item["leaseCounter"] == {"N": str(lease.lease_counter + 1)}
+
+
+def test_a_commit_that_releases_gives_the_lease_up_with_the_move_and_the_manager_lets_it_go(
+    store: DynamoDBCheckpointStore, worker_a: LeaseManager, dynamodb: Any
+) -> None:
+    take(worker_a, "shard-0")
+    worker_a.write_each(["shard-0"], lambda lease: store.prepare(lease, at(SEQ_56), "batch-1"))
+
+    worker_a.write_each(["shard-0"], lambda lease: store.commit(lease, "batch-1", run_id="run-1", release=True))
+
+    item = lease_item(dynamodb, "shard-0")
+    assert item is not None and "leaseOwner" not in item and "leaseExpiresAt" not in item
+    assert item["checkpoint"] == {"S": SEQ_56} and item["lastBatchId"] == {"S": "batch-1"}
+    assert [entry["batchId"]["S"] for entry in history_items(dynamodb, "shard-0")] == ["batch-1"]
+    assert worker_a.held() == {} and worker_a.lost_leases() == set()  # released, not lost
+    assert worker_a.release() == []  # nothing left to release: no call
+
+
 def test_commit_result_fences_the_next_batch(
     store: DynamoDBCheckpointStore, worker_a: LeaseManager, dynamodb: Any
 ) -> None:

@@ -16,6 +16,7 @@ from tests.leases.conftest import T0, Clock
 from tests.leases.support import KCL_ITEM, corrupt, repair
 
 RawItem = Callable[[str], dict[str, Any] | None]
+PutRaw = Callable[[dict[str, Any]], None]
 MakeLeases = Callable[..., list[str]]
 DURATION = 10.0  # seconds; time is moved with a Clock, never slept
 
@@ -240,9 +241,40 @@ def test_ensure_leases_creates_only_the_missing_ones(
 
     created = worker_a.ensure_leases([Lease(existing), Lease("shardId-new-1"), Lease("shardId-new-2")])
 
-    assert created == 2
+    assert sorted(lease.lease_key for lease in created) == ["shardId-new-1", "shardId-new-2"]
     assert raw_item(existing) == before
     assert sorted(lease.lease_key for lease in store.list_leases()) == [existing, "shardId-new-1", "shardId-new-2"]
+
+
+def test_a_take_marks_each_lease_with_its_batch_in_the_same_write_and_skips_one_pending_another(
+    worker_a: LeaseManager, store: LeaseStore, make_leases: MakeLeases, raw_item: RawItem, put_raw: PutRaw
+) -> None:
+    free, pending = make_leases(2)
+    put_raw({**(raw_item(pending) or {}), "pendingBatchId": {"S": "batch-of-a-dead-run"}})
+
+    result = worker_a.take([free, pending], pending_batch="batch-1")
+
+    assert [lease.lease_key for lease in result.acquired] == [free] and result.lost_race == (pending,)
+    assert result.acquired[0].pending_batch_id == "batch-1"
+    assert (raw_item(free) or {})["pendingBatchId"] == {"S": "batch-1"}
+    assert (raw_item(pending) or {})["pendingBatchId"] == {"S": "batch-of-a-dead-run"}
+    assert "leaseOwner" not in (raw_item(pending) or {})
+
+
+def test_a_take_from_leases_the_caller_just_read_reads_none_and_loses_the_ones_changed_since(
+    worker_a: LeaseManager, worker_b: LeaseManager, store: LeaseStore, make_leases: MakeLeases,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    unchanged, changed = make_leases(2)
+    surveyed = {lease.lease_key: lease for lease in store.list_leases()}
+    worker_b.take([changed])
+    worker_b.release()  # free again, with another counter than surveyed
+    monkeypatch.setattr(store, "list_leases", lambda: pytest.fail("the take read the leases again"))
+
+    result = worker_a.take([unchanged, changed, "shardId-unknown"], current=surveyed)
+
+    assert [lease.lease_key for lease in result.acquired] == [unchanged]
+    assert result.lost_race == (changed,) and result.missing == ("shardId-unknown",)
 
 
 def test_take_keeps_the_leases_it_took_when_another_take_fails(
@@ -408,28 +440,24 @@ def test_taking_a_lost_lease_back_clears_it_from_lost(
     assert _owner(raw_item, key) == "worker-a"
 
 
-def test_a_renewal_racing_an_adopt_leaves_the_worker_holding_the_newest_counters(
+def test_adopt_reads_the_table_once_in_a_process_and_holds_the_newest_counters(
     store: LeaseStore, worker_a: LeaseManager, make_leases: MakeLeases, raw_item: RawItem,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip
     keys = make_leases(3)
-    worker_a.take(keys)
-    renewal = threading.Thread(target=worker_a.renew)  # the renewer's next tick
+    worker_a.take(keys[:2])
+    worker_a.renew()
+    scans = []
     list_leases = store.list_leases
+    monkeypatch.setattr(store, "list_leases", lambda: scans.append(1) or list_leases())
 
-    def scan_while_a_renewal_starts() -> list[Lease]:
-        found = list_leases()
-        renewal.start()
-        renewal.join(0.3)  # it renews now unless adopt holds the manager's lock
-        return found
+    assert worker_a.adopt() == keys[:2] and scans == []  # it took them: it knows them
+    resumed = LeaseManager(store, worker_a.worker_id, 60)  # the run's next step, in a process of its own
+    assert resumed.adopt() == keys[:2] and resumed.adopt() == keys[:2] and scans == [1]
 
-    monkeypatch.setattr(store, "list_leases", scan_while_a_renewal_starts)
-    worker_a.adopt()
-    renewal.join()
-
-    held = worker_a.held()
-    assert {key: held[key].lease_counter for key in keys} == {key: _counter(raw_item, key) for key in keys}
-    assert worker_a.renew() == []  # none "lost" to ourselves on the next fenced write
+    held = resumed.held()
+    assert {key: held[key].lease_counter for key in keys[:2]} == {key: _counter(raw_item, key) for key in keys[:2]}
+    assert resumed.renew() == []  # none "lost" to ourselves on the next fenced write
 
 
 # -- letting go --------------------------------------------------------------------------------
