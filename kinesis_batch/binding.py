@@ -1,5 +1,5 @@
 """Which output a consumer publishes to: recorded in its lease table's mark
-(kinesis_batch.checkpoints.mark), checked at every run's start, moved only when asked.
+(kinesis_batch.ownership.table_mark), checked at every run's start, moved only when asked.
 
 A lease table's checkpoints say how far the consumer's output holds the stream. A run that
 named another output would land only what arrived since, and that output would silently lack
@@ -27,10 +27,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kinesis_batch.checkpoints.history import HistoryTable
-from kinesis_batch.checkpoints.mark import MARK_KEY, TableMark, read_mark, write_mark
 from kinesis_batch.config import KEEP, MOVE, NONE, RunConfig
 from kinesis_batch.errors import ForeignOutputError, InvalidStateError
 from kinesis_batch.leases.store import LeaseStore
+from kinesis_batch.ownership.table_mark import MARK_KEY, TableMark, read_mark, write_mark
 
 MOVE_PREFIX = "#output-move/"  # the history's move items: leaseKey MARK_KEY's, commitId MOVE_PREFIX + time
 

@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING
 
 from kinesis_batch import ownership
 from kinesis_batch.checkpoints.history import HistoryEntry, HistoryTable
-from kinesis_batch.checkpoints.mark import write_mark
 from kinesis_batch.errors import InvalidStateError, LeaseTableNotFoundError
 from kinesis_batch.leases.store import LeaseStore
 from kinesis_batch.planning import plan_run
@@ -100,7 +99,7 @@ def reset(
     lineage = Lineage.build(list_shards(kinesis, stream))
     plan = plan_run(stream, lineage, {}, worker_id="", now_ms=now_ms, initial=start)
     created = sum(store.create_lease_if_not_exists(lease) for lease in plan.new_leases)
-    if not write_mark(history, claim.mark_now(f"reset by {who}"), replacing=claim.mark):
+    if not ownership.remark(store, claim, f"reset by {who}"):
         raise InvalidStateError(f"the mark of {store.table_name} changed while resetting: reset again")
     return ResetReport(store.table_name, stream, start, reset_id, len(leases), created)
 

@@ -10,9 +10,9 @@ import pytest
 
 from kinesis_batch.binding import OutputMove, Outputs, check, moves
 from kinesis_batch.checkpoints.history import HistoryTable
-from kinesis_batch.checkpoints.mark import TableMark, read_mark, write_mark
 from kinesis_batch.config import KEEP, MOVE, NONE
 from kinesis_batch.errors import ForeignOutputError
+from kinesis_batch.ownership.table_mark import TableMark, read_mark, write_mark
 
 NOW = datetime(2026, 11, 25, tzinfo=UTC)
 

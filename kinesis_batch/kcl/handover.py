@@ -26,9 +26,9 @@ from kinesis_batch.errors import IllegalArgumentError, InvalidStateError
 from kinesis_batch.kcl.liveness import WATCH_SECONDS, ensure_stopped
 from kinesis_batch.kcl.table import KclLease, counters, kcl_key, leases_of, read_leases
 from kinesis_batch.leases.dynamodb import ConditionFailed, call_dynamodb
-from kinesis_batch.leases.foreign import MULTI_STREAM_KEY
 from kinesis_batch.leases.model import Lease
 from kinesis_batch.leases.store import LeaseStore
+from kinesis_batch.ownership.foreign import MULTI_STREAM_KEY
 from kinesis_batch.shards.checkpoint import Checkpoint
 from kinesis_batch.shards.lineage import Lineage
 from kinesis_batch.shards.listing import StreamDescription, list_shards

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from kinesis_batch.errors import InvalidStateError, KinesisBatchError, StreamRecreatedError
 from kinesis_batch.leases.dynamodb import call_dynamodb
-from kinesis_batch.leases.foreign import MULTI_STREAM_KEY
+from kinesis_batch.ownership.foreign import MULTI_STREAM_KEY
 from kinesis_batch.shards.checkpoint import Checkpoint
 from kinesis_batch.shards.listing import StreamDescription
 

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 from kinesis_batch import defaults, ownership
 from kinesis_batch.binding import moves
 from kinesis_batch.checkpoints.history import HistoryEntry, HistoryTable
-from kinesis_batch.checkpoints.mark import TableMark
 from kinesis_batch.checkpoints.runs import summarize_runs
 from kinesis_batch.errors import LeaseTableNotFoundError
 from kinesis_batch.landing import json_fields
@@ -20,6 +19,7 @@ from kinesis_batch.leases.store import LeaseStore
 from kinesis_batch.maintenance.report import last as last_maintenance
 from kinesis_batch.output.datafiles import MIB, FileStats, small_files
 from kinesis_batch.output.sink import Sink
+from kinesis_batch.ownership.table_mark import TableMark
 from kinesis_batch.shards.checkpoint import Checkpoint
 from kinesis_batch.shards.lag import ShardLag, shard_lag
 from kinesis_batch.shards.lineage import Lineage

@@ -22,10 +22,10 @@ from kinesis_batch.kcl.handover import export_kcl, import_kcl
 from kinesis_batch.run import CatchUpRun
 from kinesis_batch.shards.listing import describe_stream, list_shards
 from kinesis_batch.shards.model import Shard
+from tests.ownership.test_claim import make_table, refused, run_cli, state
 from tests.runs import assert_exactly_once, read_output
 from tests.shards.test_deaggregation import aggregate
 from tests.streams import StreamFactory, split
-from tests.test_ownership import make_table, refused, run_cli, state
 
 KCL_TABLE = "orders-app"
 WATCH = 0.6  # seconds no counter may move: the tests' KCL "workers" renew every 0.1 s

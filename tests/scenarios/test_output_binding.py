@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from kinesis_batch.checkpoints.history import HistoryTable
-from kinesis_batch.checkpoints.mark import read_mark, write_mark
 from kinesis_batch.output import Output
+from kinesis_batch.ownership.table_mark import read_mark, write_mark
 from kinesis_batch.parsers import default_table
 from tests.runs import assert_exactly_once, read_output
 from tests.streams import StreamFactory, put

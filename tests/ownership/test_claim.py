@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from kinesis_batch import cli
-from kinesis_batch.checkpoints.mark import MARK_KEY
+from kinesis_batch.ownership.table_mark import MARK_KEY
 from kinesis_batch.shards.listing import describe_stream
 from tests.runs import assert_exactly_once, read_output
 from tests.streams import StreamFactory, put

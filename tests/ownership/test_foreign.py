@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from kinesis_batch.leases.foreign import is_ours, looks_like
+from kinesis_batch.ownership.foreign import is_ours, looks_like
 
 KCL_CORE = {
     "leaseCounter": {"N": "1843"},

@@ -1,21 +1,6 @@
-"""Whose lease table this is: checked before anything is written (a run, a backfill, a reset, the
-KCL hand-over) and before anything is shown (plan, status, history, the Airflow page).
-
-A table pair kinesis-batch made carries its mark (kinesis_batch.checkpoints.mark). :func:`check`
-reads it and refuses, in one line each (exit 2), having written nothing:
-
-- a table that holds leases but is not ours, saying what it looks like (a KCL application's, or
-  unknown: kinesis_batch.leases.foreign);
-- a table of another stream, naming both;
-- a stream created again after its table was made, giving both creation times and the way out
-  (``kinesis-batch reset``);
-- a table of a newer format than this install understands.
-
-A table without a mark but with leases was made by an earlier kinesis-batch, or is someone
-else's. It is adopted once, when every item is ours and every stored sequence number belongs to
-this stream: :func:`mark` then writes the mark and says so in one line. A table that does not
-exist yet, or holds nothing, is new: :func:`mark` marks it once the run has made it.
-"""
+"""Whose lease table this is, as a claim: :func:`check` reads the table's mark and refuses a
+table that is not this stream's; :func:`mark` marks a new or adopted one; :func:`remark` marks a
+table again for the stream as it is now (a reset)."""
 
 from __future__ import annotations
 
@@ -27,11 +12,11 @@ from typing import TYPE_CHECKING
 
 from kinesis_batch.aws import Handler, aws_call
 from kinesis_batch.checkpoints.history import HistoryTable
-from kinesis_batch.checkpoints.mark import FORMAT_VERSION, TableMark, read_mark, write_mark
 from kinesis_batch.errors import ForeignTableError, StreamRecreatedError
-from kinesis_batch.leases.foreign import looks_like
 from kinesis_batch.leases.model import Lease
 from kinesis_batch.leases.store import LeaseStore
+from kinesis_batch.ownership.foreign import looks_like
+from kinesis_batch.ownership.table_mark import FORMAT_VERSION, TableMark, read_mark, write_mark
 from kinesis_batch.shards.listing import StreamDescription, describe_stream, list_shards
 
 if TYPE_CHECKING:
@@ -110,6 +95,14 @@ def mark(
         )
 
 
+def remark(store: LeaseStore, claim: Claim, marked_by: str) -> bool:
+    """Mark the table again for the stream as it is now (its current incarnation), replacing the
+    mark ``claim`` read; False, and nothing written, when the mark changed since it was read. The
+    new mark records no output: the next run's is recorded (kinesis_batch.binding)."""
+    history = HistoryTable(store.client, store.table_name)
+    return write_mark(history, claim.mark_now(marked_by), replacing=claim.mark)
+
+
 def _check_mark(mark: TableMark, stream: StreamDescription, table: str, recreated_ok: bool) -> None:
     if mark.format_version > FORMAT_VERSION:
         raise ForeignTableError(
@@ -167,4 +160,4 @@ def _instead(error: BaseException) -> Handler:
     return lambda _: error
 
 
-__all__ = ["Claim", "check", "check_sequences", "mark"]
+__all__ = ["Claim", "check", "check_sequences", "mark", "remark"]
