@@ -88,25 +88,26 @@ def streams(kinesis, request: pytest.FixtureRequest) -> Iterator[StreamFactory]:
 #: first, so that with two workers (make test) the quick tests fill the gaps and no long test
 #: starts last.
 SLOW_FIRST = (
-    "test_crash.py",  # tests/ and tests/maintenance/
-    "test_a_day_of_runs.py",  # tests/maintenance: 5 x 24 runs of 16 shards
+    "scenarios/test_crash.py",
+    "maintenance/test_crash.py",
+    "maintenance/test_a_day_of_runs.py",  # 5 x 24 runs of 16 shards
     "test_benchmarks.py",
-    "test_zombie.py",
-    "test_cli_run.py",
-    "test_kinesis_catchup_on_a_cluster.py",
-    "test_run_formats.py",
-    "test_kinesis_backfill.py",
-    "test_spark_submit.py",
-    "test_runs.py",  # tests/dagster
-    "test_dagster_dev.py",
-    "test_with_catch_up.py",  # tests/maintenance
+    "scenarios/test_zombie.py",
+    "cli/test_run.py",
+    "dags/test_kinesis_catchup_on_a_cluster.py",
+    "scenarios/test_run_formats.py",
+    "dags/test_kinesis_backfill.py",
+    "cli/test_submit.py",
+    "dagster/test_runs.py",
+    "dagster/test_dagster_dev.py",
+    "maintenance/test_with_catch_up.py",
 )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:  # `-m "not processes"`: the fast tier
         callspec = getattr(item, "callspec", None)
-        on_s3 = callspec is not None and "s3" in callspec.id.split("-")  # the outputs on moto's S3
+        on_s3 = callspec is not None and {"s3", "glue"} & set(callspec.id.split("-"))  # the outputs on moto
         if on_s3 or PROCESSES & set(getattr(item, "fixturenames", ())) or item.get_closest_marker("processes"):
             item.add_marker(pytest.mark.processes)
     if FAST:
@@ -114,7 +115,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         config.hook.pytest_deselected(items=slow)
         items[:] = [item for item in items if not item.get_closest_marker("processes")]
     rank = {name: index for index, name in enumerate(SLOW_FIRST)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(SLOW_FIRST)))  # stable: the rest keep their order
+    here = Path(__file__).parent
+    # Stable: the rest keep their order.
+    items.sort(key=lambda item: rank.get(item.path.relative_to(here).as_posix(), len(SLOW_FIRST)))
     # Tests parametrized onto kinesis-local get its marker, so `-m "not kinesis_local"` skips them.
     for item in items:
         callspec = getattr(item, "callspec", None)

@@ -15,6 +15,8 @@ from tests.runs import REPO
 FORMAT_ROW = r"\| {kind} +\| +20,000 \|"  # a row of throughput's table per output, every record drained
 
 
+pytestmark = pytest.mark.processes  # each starts its endpoints and Spark
+
 #: What the suite runs beyond --quick: throughput into one table format besides parquet (each
 #: format is one more Spark start; all five are measured by hand, see benchmarks/README.md).
 EXTRA = {"throughput": ("--formats", "parquet,delta-s3")}

@@ -26,7 +26,7 @@ from kinesis_batch.output import CommitRecord, Sink
 from kinesis_batch.output.datafiles import FileStats
 from tests.output.support import commit_record, output_args, read_rows, sink_of, stage
 from tests.runs import session_is_gone
-from tests.test_crash import killed_at_exit, start_cli
+from tests.scenarios.test_crash import killed_at_exit, start_cli
 
 #: Every step for the local formats; on S3 the one whose leftovers differ most there (Delta:
 #: markers archived, nothing expired yet; Iceberg: a rewrite's files written, not committed).

@@ -24,9 +24,9 @@ from kinesis_batch.maintenance import MaintainSettings, MaintenanceReport, maint
 from kinesis_batch.parsers import default_table
 from kinesis_batch.run import CatchUpRun, RunReport
 from tests.output.support import output_args, read_rows, run_config, sink_of
+from tests.run.test_catch_up import CrashingRun, SimulatedCrash, assert_settled, checkpoints
 from tests.runs import assert_exactly_once, assert_per_key_order
 from tests.streams import StreamFactory, put
-from tests.test_run import CrashingRun, SimulatedCrash, assert_settled, checkpoints
 
 KINDS = [("parquet", "local"), ("delta", "local"), ("delta", "s3"), ("iceberg", "local"), ("iceberg", "s3")]
 IDS = [f"{format}-{where}" for format, where in KINDS]

@@ -161,6 +161,7 @@ def test_an_existing_table_with_other_columns_is_refused(
         sink_of(args).prepare()
 
 
+@pytest.mark.processes  # S3 is moto's
 @pytest.mark.parametrize("format", ["delta", "iceberg"])
 def test_a_missing_bucket_is_said_in_one_line(format: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     if format == "delta":

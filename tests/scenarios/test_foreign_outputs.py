@@ -15,9 +15,9 @@ import pytest
 from kinesis_batch.output.iceberg import IcebergSink
 from kinesis_batch.output.parquet import ParquetSink
 from kinesis_batch.parsers import default_table
+from tests.cli.test_maintain import run_cli
 from tests.output.support import output_args, sink_of
 from tests.streams import StreamFactory
-from tests.test_cli_maintain import run_cli
 
 TARGETS = ("delta table", "iceberg table", "kinesis-batch parquet", "foreign folder")
 #: What each format may not write into (its own kind of table it may).

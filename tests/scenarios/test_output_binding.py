@@ -16,9 +16,9 @@ from kinesis_batch.checkpoints.history import HistoryTable
 from kinesis_batch.output import Output
 from kinesis_batch.ownership.table_mark import read_mark, write_mark
 from kinesis_batch.parsers import default_table
+from tests.cli.test_maintain import run_cli
 from tests.runs import assert_exactly_once, read_output
 from tests.streams import StreamFactory, put
-from tests.test_cli_maintain import run_cli
 
 
 def uri(path: Path) -> str:

@@ -25,8 +25,15 @@ from kinesis_batch.output import Sink
 from kinesis_batch.parsers import default_table
 from tests.output.support import output_args, read_rows, sink_of
 from tests.runs import assert_exactly_once
+from tests.scenarios.test_crash import (
+    SUBPROCESS_ARGS,
+    catch_up,
+    killed_at_exit,
+    lease_owners,
+    pending_batches,
+    start_cli,
+)
 from tests.streams import StreamFactory, put
-from tests.test_crash import SUBPROCESS_ARGS, catch_up, killed_at_exit, lease_owners, pending_batches, start_cli
 
 STOP_TIMEOUT = 30.0  # the default
 LEASE_SECONDS = 10  # the shortest: the runs after a hard exit wait this out on their clock

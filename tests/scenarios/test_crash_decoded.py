@@ -22,8 +22,7 @@ from kinesis_batch.run import CatchUpRun, RunReport
 from tests.decoding.support import dead_letter_args, put_payloads
 from tests.output.support import output_args, read_rows, run_config, sink_of
 from tests.runs import session_is_gone
-from tests.streams import StreamFactory
-from tests.test_crash import (
+from tests.scenarios.test_crash import (
     CRASHED,
     LEASE_SECONDS,
     SUBPROCESS_ARGS,
@@ -32,6 +31,7 @@ from tests.test_crash import (
     pending_batches,
     start_cli,
 )
+from tests.streams import StreamFactory
 
 STEPS = ("reading", "read", "staged", "dead_letters_published", "published", "committed")
 KINDS = [("delta", "s3"), ("iceberg", "local")]

@@ -1,0 +1,84 @@
+"""A stream's settings: checked once when made, with one line naming the option; from a mapping
+by field name and back to JSON; the options each adapter offers (table of cases: no I/O)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kinesis_batch import defaults
+from kinesis_batch.errors import IllegalArgumentError
+from kinesis_batch.settings import AIRFLOW, CLI, DAGSTER, NAMES, StreamSettings, as_field_message, offered
+
+GOOD = {"stream": "clicks", "output": "/data/clicks"}
+
+
+@pytest.mark.parametrize(
+    ("changed", "says"),
+    [
+        ({"stream": "no spaces"}, "--stream: 'no spaces' is not a Kinesis stream name"),
+        ({"output": ""}, "--output: an output root is needed"),
+        ({"format": "csv"}, "--format"),
+        ({"table": "x"}, "--table: 'x' is not a DynamoDB table name"),
+        ({"initial_position": "yesterday"}, "yesterday"),
+        ({"lease_seconds": 5}, "--lease-seconds: 5 is outside 10..86400"),
+        ({"lease_seconds": "60"}, "--lease-seconds: '60' is not a number"),
+        ({"read_limits": "fast"}, "fast"),
+        ({"shards_per_task": -1}, "--shards-per-task must be a whole number of at least 1, not -1"),
+        ({"shards_per_task": 1.5}, "--shards-per-task: 1.5 is not a whole number"),
+        ({"partition_by": "weekly"}, "'weekly': use day, hour"),
+        ({"target_file_mb": 0}, "must be a whole number in 1..4096, not 0"),
+        ({"lag_threshold_seconds": 0}, "--lag-threshold-seconds: 0 is not positive"),
+        ({"dead_letter_threshold": 1.5}, "--dead-letter-threshold: 1.5 is not a share (0..1)"),
+        ({"decode": "json", "dead_letter_output": "/data/clicks"}, "--dead-letter-output must differ from --output"),
+        ({"decode": "yaml"}, "yaml"),
+        ({"retries": 3}, "retries: not a setting (the settings: stream, output, "),
+    ],
+)
+def test_a_bad_setting_is_refused_in_one_line_naming_it(changed: dict[str, Any], says: str) -> None:
+    with pytest.raises(IllegalArgumentError) as refused:
+        StreamSettings.from_mapping(GOOD | changed)
+    assert says in str(refused.value) and "\n" not in str(refused.value)
+
+
+def test_unset_settings_take_the_defaults_the_help_names_and_json_goes_round() -> None:
+    settings = StreamSettings.from_mapping(GOOD | {"table": None, "lease_seconds": 90})  # a whole number is a number
+    assert settings.lease_table == "kinesis-batch-clicks" and settings.lease_seconds == 90.0
+    assert (settings.format, settings.target_file_mb) == (defaults.FORMAT, defaults.TARGET_FILE_MB)
+    assert StreamSettings.from_mapping(settings.to_json()) == settings
+    assert list(settings.to_json()) == list(NAMES)
+
+
+@pytest.mark.parametrize(
+    ("values", "dead_letters"),
+    [
+        (GOOD, ""),  # raw rows have none
+        (GOOD | {"decode": "json"}, "/data/clicks_dead_letter"),
+        (GOOD | {"decode": "json", "dead_letter_output": "/data/bad"}, "/data/bad"),
+    ],
+)
+def test_a_decoding_streams_dead_letters_go_beside_its_output_unless_named(
+    values: dict[str, str], dead_letters: str
+) -> None:
+    assert StreamSettings.from_mapping(values).dead_letters_at() == dead_letters
+
+
+def test_each_adapter_offers_the_options_that_mean_something_to_it() -> None:
+    names = {where: {option.name for option in offered(where)} for where in (CLI, AIRFLOW, DAGSTER)}
+    assert "spark_master" in names[CLI] & names[AIRFLOW] and "spark_master" not in names[DAGSTER]
+    assert "lag_threshold_seconds" in names[AIRFLOW] & names[DAGSTER] and "lag_threshold_seconds" not in names[CLI]
+    assert set(NAMES) == names[CLI] | names[AIRFLOW] | names[DAGSTER]
+
+
+@pytest.mark.parametrize(
+    ("message", "as_field"),
+    [
+        ("--lease-seconds: 5 is outside 10..86400", "lease_seconds: 5 is outside 10..86400"),
+        ("--schema-evolution: 'x'", "schema_evolution: 'x'"),  # not --schema's
+        ("--shards-per-task must be a whole number", "shards_per_task: must be a whole number"),
+        ("something else", "something else"),
+    ],
+)
+def test_a_message_names_the_option_as_a_field_for_files_and_params(message: str, as_field: str) -> None:
+    assert as_field_message(message) == as_field
