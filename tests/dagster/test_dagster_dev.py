@@ -9,6 +9,7 @@ import json
 import re
 import shutil
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -34,12 +35,13 @@ SHIPPED = REPO / "deploy" / "dagster"
 STREAM = "demo-clicks"  # the shipped streams file's
 
 
-def shipped_streams_in(home: Path) -> Path:
-    """The shipped streams file, its output moved into ``home`` (the shipped one is under /tmp)."""
+def shipped_streams_in(home: Path, output: Path) -> Path:
+    """The shipped streams file in ``home``, its output moved to ``output`` (the shipped one is
+    one fixed folder, which two test sessions would share)."""
     text = (SHIPPED / "streams.toml").read_text()
     (shipped_output,) = re.findall(r'^output = "(.*)"$', text, flags=re.MULTILINE)
     path = home / "kinesis-batch-streams.toml"
-    path.write_text(text.replace(shipped_output, str(home / "output")))
+    path.write_text(text.replace(shipped_output, str(output)))
     return path
 
 
@@ -64,10 +66,14 @@ def materialized_once(stack: LocalStack, home: Path, streams_file: Path) -> None
 
 
 @pytest.fixture(scope="module")
-def dagster_dev(tmp_path_factory: pytest.TempPathFactory, stack: LocalStack, spark: Any) -> Iterator[LocalServer]:
+def dagster_dev(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest, stack: LocalStack, spark: Any
+) -> Iterator[LocalServer]:
     home = tmp_path_factory.mktemp("dagster-home")
     shutil.copy(SHIPPED / "dagster.yaml", home)  # the shipped snippet must load too
-    streams_file = shipped_streams_in(home)
+    workdir = Path(tempfile.mkdtemp(prefix="kinesis-batch-demo-"))  # as make demo's (the docs' picture shows it)
+    request.addfinalizer(lambda: shutil.rmtree(workdir, ignore_errors=True))
+    streams_file = shipped_streams_in(home, workdir / "output")
     materialized_once(stack, home, streams_file)
     port = free_port()
     argv = [str(Path(sys.executable).with_name("dagster")), "dev", "--host", LOOPBACK, "--port", str(port)]

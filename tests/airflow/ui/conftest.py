@@ -4,10 +4,14 @@ events, and one record in ten does not decode (a dead letter)."""
 from __future__ import annotations
 
 import json
+import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from devkit import demo
 
 from kinesis_batch.config import RunConfig
 from kinesis_batch.decoding.settings import DecodeSettings
@@ -23,17 +27,25 @@ def event(i: int) -> bytes:
 
 
 @pytest.fixture
-def stream_mid_run(kinesis: Any, dynamodb: Any, streams: StreamFactory, tmp_path: Path, spark: Any) -> str:
-    """A diamond-history stream: run "one" committed everything, run "two" the records that
-    arrived next, then more arrived and run "three" took the leases and marked them with its
-    batch (it is reading now)."""
-    name = streams.create(shards=3, name="clickstream")  # a stream as users name theirs (the README's picture)
+def demo_output() -> Iterator[Path]:
+    """An output where ``make demo`` puts its own (the README's picture shows it)."""
+    workdir = Path(tempfile.mkdtemp(prefix="kinesis-batch-demo-"))
+    yield workdir / "output"
+    shutil.rmtree(workdir, ignore_errors=True)
+
+
+@pytest.fixture
+def stream_mid_run(kinesis: Any, dynamodb: Any, streams: StreamFactory, demo_output: Path, spark: Any) -> str:
+    """The demo's stream with a diamond history: run "one" committed everything, run "two" the
+    records that arrived next, then more arrived and run "three" took the leases and marked them
+    with its batch (it is reading now). Its output is ``demo_output``."""
+    name = streams.create(shards=3, name=demo.STREAM)  # the README's picture shows the demo's stream
     diamond_stream(kinesis, name, 20, payload=event)
 
     def run(worker: str, run_id: str) -> CatchUpRun:
         decoding = DecodeSettings(decode="json")
         config = RunConfig.of(
-            stream=name, output=str(tmp_path), worker_id=worker, lease_seconds=600, **decoding.to_json()
+            stream=name, output=str(demo_output), worker_id=worker, lease_seconds=600, **decoding.to_json()
         )
         return CatchUpRun(config, kinesis=kinesis, dynamodb=dynamodb, spark=lambda: spark, run_id=run_id)
 

@@ -90,7 +90,7 @@ def browser() -> Iterator[Any]:
 
 
 def test_the_consumer_page_renders_inside_airflow_for_a_signed_in_user(
-    api_server: str, browser: Any, stream_mid_run: str, artifacts_dir: Path, tmp_path: Path
+    api_server: str, browser: Any, stream_mid_run: str, artifacts_dir: Path, demo_output: Path
 ) -> None:
     context = browser.new_context(viewport={"width": 1720, "height": 1400})  # the page whole, every column
     context.add_cookies([{"name": "_token", "value": _sign_in(api_server), "url": api_server}])
@@ -108,7 +108,7 @@ def test_the_consumer_page_renders_inside_airflow_for_a_signed_in_user(
     # Run one committed every shard once, run two the two open shards.
     assert frame.locator("#history tbody tr").count() == 9
     # The output, as a user names it in the form: its last batch, its files, never maintained.
-    frame.locator("#output").fill(str(tmp_path))
+    frame.locator("#output").fill(str(demo_output))
     frame.locator("#output").press("Enter")
     frame.locator("#output-line", has_text="never maintained").wait_for(timeout=30_000)
     output = frame.locator("#output-line").inner_text()
