@@ -67,4 +67,15 @@ def load_catalog(name: str | None, s3: S3Settings) -> Any:
         raise from_storage(exc, f"--catalog {name}", remote=True) from exc
 
 
-__all__ = ["DEFAULT_CATALOG", "embedded_home", "load_catalog"]
+def create_namespace(catalog: Any, namespace: str) -> None:
+    """Make ``namespace`` in ``catalog`` unless it exists. Two first runs may make it at the same
+    moment, and a SQL catalog checks, then inserts: the loser's insert fails on the winner's row.
+    A namespace that exists afterwards is what was asked for; any other failure stands."""
+    try:
+        catalog.create_namespace_if_not_exists(namespace)
+    except Exception:
+        if not catalog.namespace_exists(namespace):
+            raise
+
+
+__all__ = ["DEFAULT_CATALOG", "create_namespace", "embedded_home", "load_catalog"]

@@ -33,6 +33,7 @@ import pyarrow as pa
 from kinesis_batch.aws import S3Settings
 from kinesis_batch.columns import RAW, Columns
 from kinesis_batch.errors import InvalidStateError, storage_errors
+from kinesis_batch.output.catalogs import create_namespace
 from kinesis_batch.output.datafiles import DataFile
 from kinesis_batch.output.formats import validate_output
 from kinesis_batch.output.layout import FileLayout, PartitionBy, choose, spelled
@@ -102,7 +103,7 @@ class IcebergSink(TableSink):
         if table is None:
             self._check_new_location()  # before the namespace or the table is made
         with _catalog_errors(what):
-            self.catalog.create_namespace_if_not_exists(self.namespace)
+            create_namespace(self.catalog, self.namespace)
             existing = table_partitioning(table) if table else None
             partition = choose(partition_by, existing, new=table is None, where=what)
             if table is None:
