@@ -32,7 +32,7 @@ def seed_backfill(run: CatchUpRun, plan: Backfill, *, start: str, shards: Iterab
     starts = start_checkpoints(start or defaults.BACKFILL_START, lineage, list(shards) or lineage.order, history)
     run.checkpoints.create_checkpoint_store_if_not_exists()
     outputs = Outputs.of(run.config)
-    ownership.mark(run.store, claim, run.progress, outputs=(outputs.output, outputs.dead_letter_output))
+    run.claim = ownership.mark(run.store, claim, run.progress, outputs=(outputs.output, outputs.dead_letter_output))
     seed(run.store, lineage, starts)
     return {shard: str(checkpoint) for shard, checkpoint in starts.items()}
 

@@ -25,7 +25,7 @@ def run_command(
     """``run``; ``spark`` gives the SparkContext (spark-submit's own), else one is started lazily;
     ``stop``: the signals' request to stop (kinesis_batch.stopping)."""
     config = run_config(args, until=_until(args.until), output_binding=MOVE if args.move_output else KEEP)
-    run = catch_up_run(args, config, args.run_id, spark, stop)
+    run = catch_up_run(args, config, validate_run_id(args.run_id) if args.run_id else None, spark, stop)
     return print_report(args, run.run(), "run")
 
 
@@ -55,7 +55,7 @@ def catch_up_run(
         dynamodb=dynamodb_client(),
         spark=spark or default_spark(config.spark_master),
         progress=progress,
-        run_id=validate_run_id(run_id) if run_id is not None else None,
+        run_id=run_id,
         stop=stop,
     )
 

@@ -5,7 +5,7 @@ table again for the stream as it is now (a reset)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import partial
 from typing import TYPE_CHECKING
@@ -74,25 +74,28 @@ def mark(
     *,
     marked_by: str = "",
     outputs: tuple[str, str | None] | None = None,
-) -> None:
+) -> Claim:
     """Mark a new or adopted table once its tables exist (conditional: one mark, whoever is
     first; a table marked meanwhile by another process is checked as read). ``marked_by``
     says how, for the history (default: created, or adopted); ``outputs``: the output (and
-    dead-letter output) the first mark records (kinesis_batch.binding)."""
+    dead-letter output) the first mark records (kinesis_batch.binding). Returns the claim with
+    the table's mark as it now is."""
     if claim.mark is not None:
-        return
+        return claim
     history = HistoryTable(store.client, store.table_name)
     marked_by = marked_by or ("adopted" if claim.adopt else "created")
-    if not write_mark(history, claim.mark_now(marked_by, *(outputs or (None, None)))):
+    wanted = claim.mark_now(marked_by, *(outputs or (None, None)))
+    if not write_mark(history, wanted):
         other = read_mark(history)
         if other is not None:
             _check_mark(other, claim.stream, store.table_name, recreated_ok=False)
-        return
+        return replace(claim, mark=other, adopt=False)
     if claim.adopt:
         progress(
             f"adopted lease table {store.table_name}, made by an earlier kinesis-batch: its leases and checkpoints "
             f"are stream {claim.stream.name}'s; marked as this consumer's"
         )
+    return replace(claim, mark=wanted, adopt=False)
 
 
 def remark(store: LeaseStore, claim: Claim, marked_by: str) -> bool:

@@ -143,14 +143,14 @@ class CatchUpRun(RunContext):
         shards, plan, shards leased elsewhere -> owner)."""
         config = self.config
         decode = resolve(config.decoding, self.glue) if config.decoding.decoding else None  # bad input first
-        claim = ownership.check(self.kinesis, self.store, config.stream)  # before anything is made
+        claim = self.claim or ownership.check(self.kinesis, self.store, config.stream)  # before anything is made
         outputs = binding.Outputs.of(config)
         binding.check(claim.mark, outputs, config.table, binding=config.output_binding)
         self.output.prepare(decoded(decode.declared) if decode else RAW, config.partition_by)  # checks its place first
         if claim.mark is None:  # a marked table's tables exist: the mark is written after them
             self.checkpoints.create_checkpoint_store_if_not_exists()
         first = (outputs.output, outputs.dead_letter_output) if config.output_binding != NONE else None
-        ownership.mark(self.store, claim, self.progress, outputs=first)
+        claim = ownership.mark(self.store, claim, self.progress, outputs=first)
         binding.bind(
             self.store,
             outputs,

@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     from mypy_boto3_kinesis import KinesisClient
     from pyspark import SparkContext
 
+    from kinesis_batch.ownership import Claim
+
 Progress = Callable[[str], None]
 
 
@@ -102,6 +104,9 @@ class RunContext:
         self.current_read: Cancellable | None = None  # for the lease renewer (and a stop) to cancel
         self.tasks = self.failed_task_attempts = 0  # the read's Spark tasks, and their retried attempts
         self.claimed = False  # this process's start found the table this stream's, and marked it
+        # The table's claim when the caller checked and marked it for this run in this process (a
+        # backfill's seed): the start does not check it again.
+        self.claim: Claim | None = None
 
     def emit(self, step: str) -> None:
         emit(Event(step, self.run_id))
