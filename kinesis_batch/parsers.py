@@ -69,3 +69,10 @@ def validate_target_file_mb(target: int) -> int:
     if isinstance(target, bool) or not isinstance(target, int) or not 1 <= target <= 4096:
         raise IllegalArgumentError(f"--target-file-mb must be a whole number in 1..4096, not {target!r}")
     return target
+
+
+def validate_small_file_mb(mean_mb: float, *, setting: str = "--small-file-mb") -> float:
+    """The mean file size (MiB) the files check warns below: 0 (never) or more."""
+    if mean_mb < 0:
+        raise IllegalArgumentError(f"{setting}: {mean_mb:g} is negative")
+    return mean_mb

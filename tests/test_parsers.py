@@ -11,6 +11,7 @@ from kinesis_batch.parsers import (
     parse_initial_position,
     parse_time,
     validate_run_id,
+    validate_small_file_mb,
     validate_stream_name,
     validate_table_name,
 )
@@ -51,9 +52,10 @@ def test_a_time_is_read_in_utc(text: str, at: datetime) -> None:
         (validate_table_name, "ab", "--table: 'ab' is not a DynamoDB table name"),
         (validate_run_id, ".hidden", "--run-id: '.hidden' is not a run id"),
         (validate_run_id, "a/b", "--run-id: 'a/b' is not a run id"),
+        (lambda mb: validate_small_file_mb(mb, setting="small_file_mb"), -1, "small_file_mb: -1 is negative"),
     ],
 )
-def test_what_does_not_parse_is_one_line_naming_the_setting(parse: object, text: str, says: str) -> None:
+def test_what_does_not_parse_is_one_line_naming_the_setting(parse: object, text: object, says: str) -> None:
     with pytest.raises(IllegalArgumentError) as refused:
         parse(text)  # type: ignore[operator]
     assert says in str(refused.value)

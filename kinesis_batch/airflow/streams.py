@@ -29,6 +29,7 @@ from typing import Any
 from kinesis_batch import defaults
 from kinesis_batch.errors import IllegalArgumentError
 from kinesis_batch.maintenance.settings import MaintainSettings
+from kinesis_batch.parsers import validate_small_file_mb
 from kinesis_batch.settings import AIRFLOW, StreamSettings, as_field_message, offered
 from kinesis_batch.streams_file import BrokenEntry, StreamsFile
 
@@ -75,8 +76,7 @@ class StreamEntry:
         if not self.maintain_schedule.strip():
             raise IllegalArgumentError("maintain_schedule: empty (a cron expression or a preset such as @daily)")
         _checked(("target_file_mb", "retain_hours"), lambda _: self.maintain_settings(), self.retain_hours)
-        if self.small_file_mb < 0:
-            raise IllegalArgumentError(f"small_file_mb: {self.small_file_mb:g} is negative")
+        validate_small_file_mb(self.small_file_mb, setting="small_file_mb")
 
     @property
     def stream(self) -> str:

@@ -17,10 +17,10 @@ from kinesis_batch import defaults, orchestration
 from kinesis_batch.backfill.plan import Backfill, plan_backfill
 from kinesis_batch.config import RunConfig
 from kinesis_batch.decoding.settings import DecodeSettings
-from kinesis_batch.errors import IllegalArgumentError, InvalidStateError
+from kinesis_batch.errors import InvalidStateError
 from kinesis_batch.maintenance.settings import MaintainSettings
 from kinesis_batch.output import Output, Sink
-from kinesis_batch.parsers import parse_time
+from kinesis_batch.parsers import parse_time, validate_small_file_mb
 from kinesis_batch.run import CatchUpRun, RunReport
 from kinesis_batch.settings import StreamSettings
 from kinesis_batch.stopping import say_on_stderr, stopping_on_signals
@@ -43,8 +43,7 @@ class Consumer:
     small_file_mb: float = defaults.SMALL_FILE_MB
 
     def __post_init__(self) -> None:
-        if self.small_file_mb < 0:
-            raise IllegalArgumentError(f"small_file_mb: {self.small_file_mb:g} is negative")
+        validate_small_file_mb(self.small_file_mb, setting="small_file_mb")
 
     @property
     def stream(self) -> str:
