@@ -159,7 +159,7 @@ class CatchUpRun(RunContext):
             seen=claim.mark,
             progress=self.progress,
         )
-        self.claimed = True
+        self.claim = claim
         lineage, leases = self.survey()
         recovered = recover_pending(leases, self.manager, self.checkpoints, self.output, self.progress)
         if recovered:

@@ -103,9 +103,8 @@ class RunContext:
         self.stop = stop or StopRequest()
         self.current_read: Cancellable | None = None  # for the lease renewer (and a stop) to cancel
         self.tasks = self.failed_task_attempts = 0  # the read's Spark tasks, and their retried attempts
-        self.claimed = False  # this process's start found the table this stream's, and marked it
-        # The table's claim when the caller checked and marked it for this run in this process (a
-        # backfill's seed): the start does not check it again.
+        # The table's claim once it was checked and marked in this process (by the start, or by a
+        # backfill's seed before it): the start and the teardown do not check it again.
         self.claim: Claim | None = None
 
     def emit(self, step: str) -> None:

@@ -45,7 +45,8 @@ def take(
         f"plan: {len(plan.ranges)} shards in {len(plan.waves())} waves, {len(plan.finished)} finished, "
         f"{len(elsewhere)} leased elsewhere, {len(plan.waiting)} waiting for parents; bound {bound}"
     )
-    # A lease held from before the take (a step run again) is marked too; where the batch ends is not known yet.
+    # A lease recovery took before (settle.py) that the take did not mark is marked now; where
+    # the batch ends is not known yet.
     unmarked = sorted(key for key, lease in manager.held().items() if lease.pending_batch_id != context.run_id)
     manager.write_each(unmarked, lambda lease: context.checkpoints.prepare(lease, lease.checkpoint, context.run_id))
     manifest = plan_to_json(plan) | ({"decode": decode.to_json()} if decode else {})

@@ -19,7 +19,7 @@ log = logging.getLogger(__name__)
 
 def finish(context: RunContext) -> list[str]:
     """Returns the keys released."""
-    if not context.claimed:  # a step of its own, or a start that failed: is anything of the table ours?
+    if context.claim is None:  # a step of its own, or a start that failed: is anything of the table ours?
         if not context.store.table_exists():
             return []  # the run failed before it created or leased anything
         try:
