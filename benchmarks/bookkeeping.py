@@ -21,14 +21,7 @@ from typing import Any
 
 from devkit.stack import STATIC_ENV, local_stack, wait_active
 
-from benchmarks.common import machine, plain_client, put_records
-
-
-def counted(client: Any) -> Counter[str]:
-    """Every call ``client`` makes from now on, counted by operation name."""
-    calls: Counter[str] = Counter()
-    client.meta.events.register("before-call.dynamodb.*", lambda model, **_: calls.update([model.name]))
-    return calls
+from benchmarks.common import dynamodb_calls, machine, plain_client, put_records
 
 
 def run_once(stream: str, output: Path, spark: Any, run_id: str, records: int) -> Counter[str]:
@@ -37,7 +30,7 @@ def run_once(stream: str, output: Path, spark: Any, run_id: str, records: int) -
     from kinesis_batch.run import CatchUpRun
 
     dynamodb = dynamodb_client()
-    calls = counted(dynamodb)
+    calls = dynamodb_calls(dynamodb)
     config = RunConfig.of(stream=stream, output=str(output), worker_id=f"bench-{run_id}")
     report = CatchUpRun(config, kinesis=kinesis_client(), dynamodb=dynamodb, spark=lambda: spark, run_id=run_id).run()
     assert report.records == records, f"read {report.records} records, put {records}"

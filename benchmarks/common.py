@@ -13,6 +13,7 @@ import platform
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -123,6 +124,13 @@ def machine() -> str:
 def plain_client(service: str) -> Any:
     """A plain boto3 client (what a user's own script has): default retries and parsers."""
     return boto3.client(service)  # type: ignore[call-overload]
+
+
+def dynamodb_calls(client: Any) -> Counter[str]:
+    """Every call ``client`` (a DynamoDB client) makes from now on, counted by operation name."""
+    calls: Counter[str] = Counter()
+    client.meta.events.register("before-call.dynamodb.*", lambda model, **_: calls.update([model.name]))
+    return calls
 
 
 def filler(i: int) -> bytes:

@@ -21,7 +21,7 @@ from typing import Any
 
 from devkit.stack import LocalStack, start_kinesalite, start_moto, wait_active
 
-from benchmarks.common import machine, plain_client
+from benchmarks.common import dynamodb_calls, machine, plain_client
 from kinesis_batch.aws import dynamodb_client, kinesis_client
 from kinesis_batch.checkpoints.store import DynamoDBCheckpointStore
 from kinesis_batch.leases.manager import LeaseManager
@@ -99,8 +99,7 @@ def plan_history(kinesis: Any, stream: str) -> None:
 def lease_operations(dynamodb: Any, shards: int) -> tuple[dict[str, float], int]:
     """Create, take, prepare and commit ``shards`` leases the way a run does; seconds per step,
     and the DynamoDB calls made in all (counted on the client)."""
-    calls = [0]
-    dynamodb.meta.events.register("before-call.dynamodb.*", lambda **_: calls.__setitem__(0, calls[0] + 1))
+    calls = dynamodb_calls(dynamodb)
     store = LeaseStore(dynamodb, f"bench-leases-{shards}-{time.time_ns()}")
     checkpoints = DynamoDBCheckpointStore(store)
     checkpoints.create_checkpoint_store_if_not_exists()
@@ -122,7 +121,7 @@ def lease_operations(dynamodb: Any, shards: int) -> tuple[dict[str, float], int]
     _, seconds["prepare"] = wall(prepare)
     _, seconds["commit"] = wall(commit)
     _, seconds["release"] = wall(manager.release)
-    return seconds, calls[0]
+    return seconds, sum(calls.values())
 
 
 def main(argv: list[str] | None = None) -> int:
