@@ -152,7 +152,8 @@ class StreamSettings:
         ReadLimits.parse(self.read_limits)
         if self.shards_per_task < 0:
             raise IllegalArgumentError(
-                f"--shards-per-task must be a whole number of at least 1, not {self.shards_per_task}"
+                f"--shards-per-task: {self.shards_per_task} is negative (0, the default, spreads the plan over every "
+                "task slot)"
             )
         if self.partition_by:
             PartitionBy.parse(self.partition_by)

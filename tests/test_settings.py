@@ -25,7 +25,7 @@ GOOD = {"stream": "clicks", "output": "/data/clicks"}
         ({"lease_seconds": 5}, "--lease-seconds: 5 is outside 10..86400"),
         ({"lease_seconds": "60"}, "--lease-seconds: '60' is not a number"),
         ({"read_limits": "fast"}, "fast"),
-        ({"shards_per_task": -1}, "--shards-per-task must be a whole number of at least 1, not -1"),
+        ({"shards_per_task": -1}, "--shards-per-task: -1 is negative (0, the default, spreads the plan"),
         ({"shards_per_task": 1.5}, "--shards-per-task: 1.5 is not a whole number"),
         ({"partition_by": "weekly"}, "'weekly': use day, hour"),
         ({"target_file_mb": 0}, "must be a whole number in 1..4096, not 0"),
@@ -76,7 +76,7 @@ def test_each_adapter_offers_the_options_that_mean_something_to_it() -> None:
     [
         ("--lease-seconds: 5 is outside 10..86400", "lease_seconds: 5 is outside 10..86400"),
         ("--schema-evolution: 'x'", "schema_evolution: 'x'"),  # not --schema's
-        ("--shards-per-task must be a whole number", "shards_per_task: must be a whole number"),
+        ("--shards-per-task: -1 is negative", "shards_per_task: -1 is negative"),
         ("something else", "something else"),
     ],
 )
