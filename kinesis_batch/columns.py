@@ -36,6 +36,10 @@ LINEAGE_DEPTH = pa.field("lineage_depth", pa.int32())
 BATCH_ID = pa.field("batch_id", pa.string())
 STAGE = pa.field("stage", pa.string())
 REASON = pa.field("reason", pa.string())
+#: A change's place in its source's order (kinesis_batch.changes.model), kept in a table of
+#: current state; and its operation, in a batch's staged files only.
+CHANGE_POSITION = pa.field("change_position", pa.list_(pa.int64()))
+CHANGE_OP = pa.field("change_op", pa.string())
 
 #: The rows of ``--decode raw``, as the Spark tasks write them.
 ROW_SCHEMA = pa.schema([SHARD_ID, SEQUENCE_NUMBER, SUB_SEQUENCE_NUMBER, PARTITION_KEY, DATA, ARRIVAL, LINEAGE_DEPTH])
@@ -46,7 +50,7 @@ METADATA = pa.schema(
 #: A record that did not become rows: its raw row, where it failed and why.
 DEAD_LETTER_SCHEMA = ROW_SCHEMA.append(STAGE).append(REASON)
 #: No decoded field may have one of these names (nor ``data``, which only raw rows have).
-RESERVED = frozenset([*METADATA.names, BATCH_ID.name, DATA.name])
+RESERVED = frozenset([*METADATA.names, BATCH_ID.name, DATA.name, CHANGE_POSITION.name, CHANGE_OP.name])
 #: The Kinesis columns a transform's input carries: a decoded row's, but ``record_index`` (set
 #: after the transform, which may make several rows of a record).
 TRANSFORM_INPUT = tuple(name for name in METADATA.names if name != RECORD_INDEX.name)
@@ -65,6 +69,7 @@ class Columns:
 
     fixed: pa.Schema | None = None
     fields: pa.Schema | None = None
+    changes: bool = False  # a table of current state: each row keeps its change's position
 
     @property
     def decoded(self) -> bool:
@@ -73,7 +78,8 @@ class Columns:
     def schema(self, *, batch_column: bool) -> pa.Schema:
         """The columns a new table (or a task's file) starts with."""
         base = self.fixed if self.fixed is not None else _concat(METADATA, self.fields)
-        return base.append(BATCH_ID) if batch_column else base
+        base = base.append(BATCH_ID) if batch_column else base
+        return base.append(CHANGE_POSITION) if self.changes else base
 
 
 RAW = Columns(fixed=ROW_SCHEMA)
@@ -134,6 +140,8 @@ def record_columns(records: Sequence[Record], depth: int, *, data: bool) -> dict
 
 __all__ = [
     "BATCH_ID",
+    "CHANGE_OP",
+    "CHANGE_POSITION",
     "DATA",
     "DEAD_LETTERS",
     "DEAD_LETTER_SCHEMA",

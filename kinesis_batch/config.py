@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from kinesis_batch.aws import S3Settings
+from kinesis_batch.changes.settings import ChangeSettings
 from kinesis_batch.decoding.settings import DecodeSettings
 from kinesis_batch.errors import IllegalArgumentError
 from kinesis_batch.output import Output, Sink
@@ -163,7 +164,14 @@ class RunConfig:
 
     def open_sink(self, s3: S3Settings | None = None) -> Sink:
         """The sink the run publishes to, with its dead-letter output when it decodes."""
-        return self.destination.open_run(app=self.table, stream=self.stream, decoding=self.decoding, s3=s3)
+        return self.destination.open_run(
+            app=self.table, stream=self.stream, decoding=self.decoding, s3=s3, changes=self.changes
+        )
+
+    @property
+    def changes(self) -> ChangeSettings | None:
+        """How the records are applied (None: appended; kinesis_batch.changes)."""
+        return self.settings.change_settings
 
 
 _RUN_FIELDS = ("worker_id", "until", "allow_gaps", "output_binding", "commit_concurrency")

@@ -16,12 +16,16 @@ KEPT_REASONS = 3
 class Landing:
     """``rows`` (a record may make several), ``dead_letters`` (records), ``filtered`` (records the
     transform made no row of), and the most common ``reasons`` of the dead letters with their
-    counts. Records read = records with rows + dead letters + filtered."""
+    counts. Records read = records with rows + dead letters + filtered. A stream of changes
+    (``--changes``) adds what they did (``changes``: inserted, updated, deleted, expired, ignored,
+    duplicates, superseded, skipped) and the ``key`` they were applied by."""
 
     rows: int = 0
     dead_letters: int = 0
     filtered: int = 0
     reasons: Mapping[str, int] = field(default_factory=dict)
+    changes: Mapping[str, int] = field(default_factory=dict)
+    key: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, counts: Mapping[str, Any]) -> Landing:
@@ -32,6 +36,8 @@ class Landing:
             dead_letters=int(counts.get("dead_letters", 0)),
             filtered=int(counts.get("filtered", 0)),
             reasons={reason: int(count) for reason, count in reasons[:KEPT_REASONS]},
+            changes={kind: int(count) for kind, count in sorted(dict(counts.get("changes") or {}).items())},
+            key=tuple(counts.get("key") or ()),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -40,6 +46,8 @@ class Landing:
             "dead_letters": self.dead_letters,
             "filtered": self.filtered,
             "reasons": dict(self.reasons),
+            **({"changes": dict(self.changes)} if self.changes else {}),
+            **({"key": list(self.key)} if self.key else {}),
         }
 
     @classmethod
@@ -50,8 +58,16 @@ class Landing:
         reasons = dict(self.reasons)
         for reason, count in other.reasons.items():
             reasons[reason] = reasons.get(reason, 0) + count
+        changes = dict(self.changes)
+        for kind, count in other.changes.items():
+            changes[kind] = changes.get(kind, 0) + count
         return Landing(
-            self.rows + other.rows, self.dead_letters + other.dead_letters, self.filtered + other.filtered, reasons
+            self.rows + other.rows,
+            self.dead_letters + other.dead_letters,
+            self.filtered + other.filtered,
+            reasons,
+            dict(sorted(changes.items())),
+            self.key or other.key,
         )
 
 

@@ -14,6 +14,7 @@ from dataclasses import MISSING, Field, asdict, dataclass, field, fields
 from typing import Any
 
 from kinesis_batch import defaults
+from kinesis_batch.changes.settings import ENVELOPES, TOMBSTONE_HOURS, ChangeSettings
 from kinesis_batch.decoding.settings import DECODERS, DECOMPRESSION, ON_BAD_RECORD, SCHEMA_EVOLUTION, DecodeSettings
 from kinesis_batch.errors import IllegalArgumentError
 from kinesis_batch.output import Output
@@ -124,6 +125,28 @@ class StreamSettings:
         choices=SCHEMA_EVOLUTION,
         group="decoding",
     )
+    changes: str = _option(
+        "",
+        "apply the records as changes to a table of current state, one row per key: upsert (any decoded "
+        "stream, with --key), dynamodb, dms or debezium (their own envelopes); default: append every record",
+        group="changes",
+    )
+    key: str = _option("", "--changes: the key column(s), COL[,COL] (dynamodb: its records' Keys)", group="changes")
+    sequence_by: str = _option(
+        "",
+        "--changes upsert: the field (a whole number or a time) that orders a key's changes (default: Kinesis "
+        "order: lineage depth, then sequence number)",
+        group="changes",
+    )
+    delete_when: str = _option(
+        "", "--changes upsert: FIELD=VALUE marks the changes that delete (deleted=true, op=d)", group="changes"
+    )
+    tombstone_hours: float = _option(
+        TOMBSTONE_HOURS,
+        "--changes: how long a delete keeps older changes of its key out (maintain expires them after)",
+        low=1,
+        group="changes",
+    )
     lag_threshold_seconds: float = _option(
         defaults.LAG_THRESHOLD_SECONDS,
         "the end-of-run check fails when an unfinished shard is further behind than this",
@@ -162,9 +185,31 @@ class StreamSettings:
             raise IllegalArgumentError(f"--lag-threshold-seconds: {self.lag_threshold_seconds:g} is not positive")
         if not 0 <= self.dead_letter_threshold <= 1:
             raise IllegalArgumentError(f"--dead-letter-threshold: {self.dead_letter_threshold:g} is not a share (0..1)")
+        self._check_changes()
         self.destination.dead_letter(self.decoding.dead_letter_output)  # the output and its dead letters: checked
         if self.dead_letter_output and self.dead_letter_output == self.output:
             raise IllegalArgumentError("--dead-letter-output must differ from --output")
+
+    def _check_changes(self) -> None:
+        changes = self.change_settings
+        if changes is None:
+            return
+        if self.format == "parquet":
+            raise IllegalArgumentError(
+                f"--changes {changes.mode} needs --format delta or iceberg: "
+                "parquet folders cannot be updated atomically"
+            )
+        if changes.mode == "upsert" and self.decode == "raw":
+            raise IllegalArgumentError("--changes upsert needs decoded records: --decode json, avro or protobuf")
+        if changes.envelope and self.decode not in ("raw", "json"):
+            raise IllegalArgumentError(f"--changes {changes.mode} reads JSON records: leave --decode out (or json)")
+        if changes.envelope and self.transform:
+            raise IllegalArgumentError(f"--changes {changes.mode} reads its own envelope: --transform does not apply")
+
+    @property
+    def change_settings(self) -> ChangeSettings | None:
+        """How the records are applied (None: appended)."""
+        return ChangeSettings.parse(self.changes, self.key, self.sequence_by, self.delete_when, self.tombstone_hours)
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> StreamSettings:
@@ -189,7 +234,11 @@ class StreamSettings:
 
     @property
     def decoding(self) -> DecodeSettings:
-        return DecodeSettings.from_json({name: getattr(self, name) or None for name in DECODING})
+        """The decoding; a source's changes (dynamodb, dms, debezium) are JSON records."""
+        chosen = {name: getattr(self, name) or None for name in DECODING}
+        if self.changes in ENVELOPES:
+            chosen["decode"] = "json"
+        return DecodeSettings.from_json(chosen)
 
     def dead_letters_at(self) -> str:
         """Where a decoding stream's dead letters go ("" for raw rows, which have none)."""

@@ -90,6 +90,7 @@ def streams(kinesis, request: pytest.FixtureRequest) -> Iterator[StreamFactory]:
 SLOW_FIRST = (
     "scenarios/test_crash.py",
     "maintenance/test_crash.py",
+    "scenarios/test_crash_changes.py",
     "maintenance/test_a_day_of_runs.py",  # 5 x 24 runs of 16 shards
     "test_benchmarks.py",
     "scenarios/test_zombie.py",

@@ -70,6 +70,11 @@ class HistoryEntry:
                 "deadLetters": {"N": str(self.landing.dead_letters)},
                 "filtered": {"N": str(self.landing.filtered)},
                 "deadLetterReasons": {"M": {k: {"N": str(v)} for k, v in self.landing.reasons.items()}},
+                **(
+                    {"changes": {"M": {k: {"N": str(v)} for k, v in self.landing.changes.items()}}}
+                    if self.landing.changes
+                    else {}
+                ),
             }
         return item
 
@@ -189,7 +194,9 @@ def _landing(item: dict[str, dict[str, Any]]) -> Landing | None:
     if "deadLetters" not in item:
         return None
     reasons = {kind: int(count["N"]) for kind, count in item.get("deadLetterReasons", {}).get("M", {}).items()}
-    return Landing(int(item["rows"]["N"]), int(item["deadLetters"]["N"]), int(item["filtered"]["N"]), reasons)
+    changes = {kind: int(count["N"]) for kind, count in item.get("changes", {}).get("M", {}).items()}
+    rows, dead, filtered = (int(item[name]["N"]) for name in ("rows", "deadLetters", "filtered"))
+    return Landing(rows, dead, filtered, reasons, changes)
 
 
 def _checkpoint(item: dict[str, dict[str, Any]], prefix: str) -> Checkpoint:

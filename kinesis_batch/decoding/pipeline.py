@@ -17,13 +17,17 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pyarrow as pa
 
+from kinesis_batch.changes.fold import newest
+from kinesis_batch.changes.stage import CHANGES, ChangeStage, Marked
 from kinesis_batch.columns import (
     BATCH_ID,
+    CHANGE_OP,
+    CHANGE_POSITION,
     DEAD_LETTER_SCHEMA,
     METADATA,
     RESERVED,
@@ -31,9 +35,11 @@ from kinesis_batch.columns import (
     record_columns,
 )
 from kinesis_batch.decoding import transform as transforms
-from kinesis_batch.decoding.conform import conform
+from kinesis_batch.decoding.conform import Conformed, conform
+from kinesis_batch.decoding.decoded import Decoder
 from kinesis_batch.decoding.decoders import decoder_for
 from kinesis_batch.decoding.decompress import decompress
+from kinesis_batch.decoding.formats.envelope import EnvelopeDecoder
 from kinesis_batch.decoding.registry import Registry
 from kinesis_batch.decoding.rejects import SCHEMA, TRANSFORM, Rejected, bad_record, tally
 from kinesis_batch.decoding.scalars import Policy
@@ -51,6 +57,8 @@ class Counts:
     dead_letters: int = 0
     filtered: int = 0
     reasons: Counter[str] = field(default_factory=Counter)
+    changes: Counter[str] = field(default_factory=Counter)  # --changes: skipped, collapsed (kinesis_batch.changes)
+    key: tuple[str, ...] = ()  # --changes: the key the rows were collapsed by
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -59,6 +67,8 @@ class Counts:
             "dead_letters": self.dead_letters,
             "filtered": self.filtered,
             "reasons": dict(self.reasons.most_common()),
+            **({"changes": dict(sorted(self.changes.items()))} if self.changes else {}),
+            **({"key": list(self.key)} if self.key else {}),
         }
 
 
@@ -75,7 +85,11 @@ class Pipeline:
         settings = spec.settings
         self.shard_id, self.depth, self.batch_id = shard_id, depth, batch_id
         self.fields = spec.starting_fields()
-        self.decoder = decoder_for(spec, registry)
+        self.changes = ChangeStage(spec.changes) if spec.changes is not None else None
+        self.envelope = (
+            EnvelopeDecoder(spec.changes.mode, self.fields) if spec.changes and spec.changes.envelope else None
+        )
+        self.decoder: Decoder = self.envelope or decoder_for(spec, registry)
         self.transform = transforms.load(settings.transform) if settings.transform else None
         self.decompress = settings.decompress
         self.fail = settings.on_bad_record == "fail"
@@ -108,6 +122,8 @@ class Pipeline:
                     Rejected(positions[i], SCHEMA, conflict.kind, conflict.detail) for i, hit in enumerate(hits) if hit
                 ]
                 _note(rejected, found)
+        if self.changes is not None:
+            fitted, positions, marked = self._changes(fitted, positions, rejected)
         if self.fail and rejected:
             first = min(rejected)
             record = records[first]
@@ -117,7 +133,35 @@ class Pipeline:
             self.decoder.learn(self.fields)
         self._count(len(records), positions, rejected)
         rows = self._rows(records, positions, fitted.columns, fitted.schema)
+        if self.changes is not None and rows is not None:
+            rows = self._folded(rows, marked)
         return Page(rows, self._dead(records, rejected))
+
+    def _changes(
+        self, fitted: Conformed, positions: list[int], rejected: dict[int, Rejected]
+    ) -> tuple[Conformed, list[int], Marked]:
+        """The changes stage: the rows that are changes, each one's operation and position."""
+        assert self.changes is not None
+        names = fitted.schema.names
+        marked = self.changes.mark(positions, names, fitted.columns, self.envelope.envelopes if self.envelope else None)
+        _note(rejected, [Rejected(r.position, CHANGES, r.kind, r.detail) for r in marked.rejects])
+        if len(marked.kept) == len(positions):
+            return fitted, positions, marked
+        take = pa.array(marked.kept, type=pa.int64())
+        columns = [column.take(take) for column in fitted.columns]
+        return replace(fitted, columns=columns), [positions[i] for i in marked.kept], marked
+
+    def _folded(self, rows: pa.RecordBatch, marked: Marked) -> pa.RecordBatch:
+        """The page's rows with their operation and position, one per key (the newest)."""
+        assert self.changes is not None
+        table = pa.Table.from_batches([rows])
+        table = table.append_column(CHANGE_OP, pa.array(marked.ops, type=CHANGE_OP.type))
+        table = table.append_column(CHANGE_POSITION, pa.array(marked.positions, type=CHANGE_POSITION.type))
+        folded = newest(table, self.changes.key)
+        self.counts.key = self.changes.key
+        for counts in folded.dropped.values():
+            self.counts.changes.update(counts)
+        return folded.rows.combine_chunks().to_batches()[0]
 
     def _transformed(
         self, records: Sequence[Record], values: pa.StructArray, positions: list[int], rejected: dict[int, Rejected]
@@ -179,6 +223,11 @@ class Pipeline:
         counts.dead_letters += len(rejected)
         counts.filtered += records - landed - len(rejected)
         counts.reasons.update(tally(rejected.values()))
+        if self.envelope is not None:
+            counts.changes.update({f"skipped {kind}": n for kind, n in self.envelope.skipped.items()})
+            counts.filtered -= sum(self.envelope.skipped.values())
+            counts.changes["skipped"] += sum(self.envelope.skipped.values())
+            self.envelope.skipped.clear()
 
 
 def _without_reserved(values: pa.StructArray, positions: list[int], rejected: dict[int, Rejected]) -> pa.StructArray:

@@ -8,9 +8,13 @@ name of ours. What was read travels to the Spark tasks in the run's plan.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+
+from kinesis_batch.changes.settings import ChangeSettings
 from kinesis_batch.columns import check_reserved
 from kinesis_batch.decoding import transform
 from kinesis_batch.decoding.formats.avro import AvroSchema
@@ -24,8 +28,12 @@ from kinesis_batch.errors import IllegalArgumentError
 GlueClient = Callable[[], Any]
 
 
-def resolve(settings: DecodeSettings, glue: GlueClient | None = None) -> DecodeSpec:
-    """The spec of ``settings``; ``glue`` makes a Glue client (for ``glue://`` schemas)."""
+def resolve(
+    settings: DecodeSettings, glue: GlueClient | None = None, changes: ChangeSettings | None = None
+) -> DecodeSpec:
+    """The spec of ``settings``; ``glue`` makes a Glue client (for ``glue://`` schemas);
+    ``changes``: the records are changes (the key and --sequence-by are checked against a
+    declared schema)."""
     if settings.transform:
         transform.load(settings.transform)
     if settings.from_registry:
@@ -42,7 +50,21 @@ def resolve(settings: DecodeSettings, glue: GlueClient | None = None) -> DecodeS
         spec = DecodeSpec(settings, declared=message.fields, descriptors=data)
     if spec.declared is not None:
         check_reserved(spec.declared.names, f"--schema {settings.schema}")
-    return spec
+    if changes is not None:
+        _check_changes(changes, spec.declared, settings.schema)
+    return replace(spec, changes=changes)
+
+
+def _check_changes(changes: ChangeSettings, declared: pa.Schema | None, schema: str | None) -> None:
+    """The key and the ordering field are fields the declared schema has."""
+    if declared is None:
+        return
+    named = [("--key", name) for name in changes.key] + (
+        [("--sequence-by", changes.sequence_by)] if changes.sequence_by else []
+    )
+    for flag, name in named:
+        if name not in declared.names:
+            raise IllegalArgumentError(f"{flag} {name}: --schema {schema} has no field {name}")
 
 
 def _from_registry(settings: DecodeSettings, glue: GlueClient | None) -> DecodeSpec:

@@ -12,6 +12,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from kinesis_batch.changes.settings import ChangeSettings
 from kinesis_batch.columns import schema_from_text, schema_to_text
 from kinesis_batch.decoding.settings import DecodeSettings
 
@@ -21,7 +22,8 @@ class DecodeSpec:
     """``declared``: the fields a schema declares (None: inferred); ``schema_text``: an Avro
     schema file's text; ``descriptors``: a descriptor set's bytes; ``glue``: the registry's
     endpoint and region when records are in its format; ``table``: the table's fields now;
-    ``widen``: the output format widens int32 and float32 columns."""
+    ``widen``: the output format widens int32 and float32 columns; ``changes``: the rows are
+    changes to apply (kinesis_batch.changes), None: events to append."""
 
     settings: DecodeSettings
     declared: pa.Schema | None = None
@@ -30,6 +32,7 @@ class DecodeSpec:
     glue: dict[str, str | None] | None = None
     table: pa.Schema | None = None
     widen: bool = True
+    changes: ChangeSettings | None = None
 
     def with_table(self, table: pa.Schema | None, *, widen: bool) -> DecodeSpec:
         return replace(self, table=table, widen=widen)
@@ -49,6 +52,7 @@ class DecodeSpec:
             "glue": self.glue,
             "table": _schema_text(self.table),
             "widen": self.widen,
+            "changes": self.changes.to_json() if self.changes else None,
         }
 
     @classmethod
@@ -61,6 +65,7 @@ class DecodeSpec:
             glue=body.get("glue"),
             table=_schema(body.get("table")),
             widen=bool(body.get("widen", True)),
+            changes=ChangeSettings.from_json(body["changes"]) if body.get("changes") else None,
         )
 
 

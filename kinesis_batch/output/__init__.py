@@ -7,15 +7,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kinesis_batch import defaults
 from kinesis_batch.aws import S3Settings
+from kinesis_batch.changes.settings import ChangeSettings
 from kinesis_batch.decoding.settings import DecodeSettings
 from kinesis_batch.output.catalogs import DEFAULT_CATALOG
 from kinesis_batch.output.formats import FORMATS, validate_output
 from kinesis_batch.output.place import is_s3
 from kinesis_batch.output.records import CommitRecord, ShardCommit
 from kinesis_batch.output.sink import Sink
+
+if TYPE_CHECKING:
+    from kinesis_batch.output.changes import ChangeTable
 
 DEAD_LETTER_SUFFIX = "_dead_letter"
 
@@ -48,10 +53,19 @@ class Output:
         a folder, a table path or URI, ``NAMESPACE.TABLE_dead_letter``), in the same format."""
         return Output(self.format, named or self.output.rstrip("/") + DEAD_LETTER_SUFFIX, self.catalog)
 
-    def open_run(self, *, app: str, stream: str, decoding: DecodeSettings, s3: S3Settings | None = None) -> Sink:
-        """The sink a run publishes to: this output's, paired with its dead-letter output when
-        the run decodes (kinesis_batch.output.paired)."""
-        sink = self.open(app=app, stream=stream, s3=s3)
+    def open_run(
+        self,
+        *,
+        app: str,
+        stream: str,
+        decoding: DecodeSettings,
+        s3: S3Settings | None = None,
+        changes: ChangeSettings | None = None,
+    ) -> Sink:
+        """The sink a run publishes to: this output's (a table of current state with
+        ``changes``), paired with its dead-letter output when the run decodes
+        (kinesis_batch.output.paired)."""
+        sink = self.open(app=app, stream=stream, s3=s3, changes=changes)
         if not decoding.decoding:
             return sink
         from kinesis_batch.output.paired import PairedSink
@@ -59,23 +73,38 @@ class Output:
         dead = self.dead_letter(decoding.dead_letter_output).open(app=app, stream=stream, s3=s3)
         return PairedSink(sink, dead)
 
-    def open(self, *, app: str, stream: str, s3: S3Settings | None = None) -> Sink:
+    def open(
+        self, *, app: str, stream: str, s3: S3Settings | None = None, changes: ChangeSettings | None = None
+    ) -> Sink:
         """The sink. ``app`` names the consumer (its lease table) in the table markers, so two
         consumers of one stream can share a table; ``s3``: how the table formats reach S3
-        (default: nowhere but the standard endpoints)."""
+        (default: nowhere but the standard endpoints); ``changes``: the batches are changes to
+        merge (kinesis_batch.output.changes; delta and iceberg only)."""
         s3 = s3 or S3Settings()
         if self.format == "delta":
             from kinesis_batch.output.delta import DeltaSink
+            from kinesis_batch.output.delta_changes import DeltaChanges
 
+            if changes is not None:
+                return _with(DeltaChanges(self.output, app=app, stream=stream, s3=s3), changes)
             return DeltaSink(self.output, app=app, stream=stream, s3=s3)
         if self.format == "iceberg":
             from kinesis_batch.output.catalogs import load_catalog
             from kinesis_batch.output.iceberg import IcebergSink
+            from kinesis_batch.output.iceberg_changes import IcebergChanges
 
-            return IcebergSink(self.output, load_catalog(self.catalog, s3), app=app, stream=stream, s3=s3)
+            catalog = load_catalog(self.catalog, s3)
+            if changes is not None:
+                return _with(IcebergChanges(self.output, catalog, app=app, stream=stream, s3=s3), changes)
+            return IcebergSink(self.output, catalog, app=app, stream=stream, s3=s3)
         from kinesis_batch.output.parquet import ParquetSink
 
         return ParquetSink(self.output)
+
+
+def _with(sink: ChangeTable, changes: ChangeSettings) -> Sink:
+    sink.changes = changes
+    return sink
 
 
 def open_sink(

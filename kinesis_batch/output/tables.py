@@ -10,7 +10,16 @@ from typing import Any
 
 import pyarrow as pa
 
-from kinesis_batch.columns import BATCH_ID, METADATA, RAW, ROW_SCHEMA, Columns, fields_of, schema_from_text
+from kinesis_batch.columns import (
+    BATCH_ID,
+    CHANGE_POSITION,
+    METADATA,
+    RAW,
+    ROW_SCHEMA,
+    Columns,
+    fields_of,
+    schema_from_text,
+)
 from kinesis_batch.errors import DependencyError, InvalidStateError, KinesisBatchError
 from kinesis_batch.output.evolve import conflicts, merged, normalize, normalized
 from kinesis_batch.output.layout import PartitionBy
@@ -36,6 +45,8 @@ def check_schema(actual: pa.Schema, what: str, columns: Columns = RAW, *, derive
     if columns.fixed is not None:
         _check_fixed(actual, what, columns.schema(batch_column=True))
         return []
+    if CHANGE_POSITION.name in actual.names and not columns.changes:
+        raise InvalidStateError(f"{what} is a table of current state (made with --changes): run with its --changes")
     have = normalize(actual)
     names = set(have.names)
     if "data" in names and names >= set(ROW_SCHEMA.names):

@@ -142,7 +142,7 @@ class CatchUpRun(RunContext):
         plan, take the leases and mark them with the batch, write the plan. Returns (settled
         shards, plan, shards leased elsewhere -> owner)."""
         config = self.config
-        decode = resolve(config.decoding, self.glue) if config.decoding.decoding else None  # bad input first
+        decode = resolve(config.decoding, self.glue, config.changes) if config.decoding.decoding else None  # first
         claim = self.claim or ownership.check(self.kinesis, self.store, config.stream)  # before anything is made
         outputs = binding.Outputs.of(config)
         binding.check(claim.mark, outputs, config.table, binding=config.output_binding)

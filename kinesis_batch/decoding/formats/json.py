@@ -58,12 +58,20 @@ class JsonDecoder:
                 kind = type(next(item for item in objects if not isinstance(item, dict))).__name__
                 rejects.append(Rejected(position, DECODE, "not a JSON object", f"the record holds a {kind}"))
                 continue
-            wrong = next((problem for item in objects if (problem := self._convert_times(item))), None)
-            if wrong is not None:
-                rejects.append(Rejected(position, SCHEMA, "not a time", wrong))
-                continue
             rows.extend(objects)
             positions.extend([position] * len(objects))
+        return self.values(rows, positions, rejects)
+
+    def values(self, rows: list[Any], positions: list[int], rejects: list[Rejected]) -> Decoded:
+        """Decoded objects (``rows``, from the records at ``positions``) as one struct array, their
+        time fields converted where the table has them; a record whose values cannot join the
+        others is rejected whole."""
+        wrong = {positions[i]: problem for i, row in enumerate(rows) if (problem := self._convert_times(row))}
+        if wrong:
+            rejects.extend(Rejected(position, SCHEMA, "not a time", problem) for position, problem in wrong.items())
+            kept = [i for i, position in enumerate(positions) if position not in wrong]
+            rows, positions = [rows[i] for i in kept], [positions[i] for i in kept]
+            rejects.sort(key=lambda r: r.position)
         try:
             values = pa.array(rows, type=None) if rows else pa.array([], type=pa.struct([]))
         except _UNREADABLE:

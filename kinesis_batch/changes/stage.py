@@ -1,0 +1,126 @@
+"""The changes stage of a shard range's pipeline (kinesis_batch.decoding.pipeline), after
+conform: each row's operation and position, from its envelope or from the user's key,
+``--sequence-by`` and ``--delete-when``; rows that cannot be changes are rejected with the
+reason (a dead letter each). Pure, deterministic.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any
+
+import pyarrow as pa
+
+from kinesis_batch.changes.apply import EXPIRE
+from kinesis_batch.changes.model import DELETE, UPSERT, Refused, Unwrapped, to_datetime
+from kinesis_batch.changes.settings import ChangeSettings
+
+CHANGES = "changes"  # the stage a dead letter names
+
+
+@dataclass(frozen=True)
+class Marked:
+    """The rows kept (indexes into the page's rows), each one's operation and position, and
+    the records rejected."""
+
+    kept: list[int]
+    ops: list[str]
+    positions: list[list[int] | None]
+    rejects: list[Refused] = field(default_factory=list)
+
+
+class ChangeStage:
+    """One range's: it learns a DynamoDB stream's key from the first record's ``Keys``, and
+    counts what it skips."""
+
+    def __init__(self, settings: ChangeSettings) -> None:
+        self.settings = settings
+        self.key: tuple[str, ...] = settings.key
+        self.skipped: Counter[str] = Counter()
+
+    def mark(
+        self,
+        rows: Sequence[int],
+        names: Sequence[str],
+        columns: Sequence[pa.Array],
+        envelopes: Mapping[int, Unwrapped] | None,
+    ) -> Marked:
+        """``rows``: each row's record position; ``names``/``columns``: the conformed fields;
+        ``envelopes``: each record's unwrapped envelope (None: ``--changes upsert``)."""
+        values = {name: column.to_pylist() for name, column in zip(names, columns, strict=True)}
+        marked = Marked([], [], [])
+        for index, position in enumerate(rows):
+            try:
+                op, where = (
+                    self._enveloped(envelopes[position]) if envelopes is not None else self._keyed(values, index)
+                )
+                self._check_key(values, index)
+            except _Reject as reject:
+                marked.rejects.append(Refused(position, reject.kind, reject.detail))
+                continue
+            marked.kept.append(index)
+            marked.ops.append(op)
+            marked.positions.append(where)
+        return marked
+
+    def _enveloped(self, change: Unwrapped) -> tuple[str, list[int] | None]:
+        if change.key:  # DynamoDB's Keys: the stream's key, or the one --key named
+            if not self.key:
+                self.key = change.key
+            elif set(change.key) != set(self.key):
+                raise _Reject("key differs", f"Keys has {', '.join(change.key)}; the key is {', '.join(self.key)}")
+        op = EXPIRE if change.expired else change.op
+        return op, list(change.position) if change.position is not None else None
+
+    def _keyed(self, values: Mapping[str, list[Any]], index: int) -> tuple[str, list[int] | None]:
+        settings = self.settings
+        op = UPSERT
+        if settings.delete_when is not None:
+            name, wanted = settings.delete_when
+            value = values[name][index] if name in values else None
+            if value is not None and _text(value) == wanted.lower():
+                op = DELETE
+        if settings.sequence_by is None:
+            return op, None
+        value = values[settings.sequence_by][index] if settings.sequence_by in values else None
+        return op, [sequence_value(value, settings.sequence_by)]
+
+    def _check_key(self, values: Mapping[str, list[Any]], index: int) -> None:
+        for name in self.key:
+            if name not in values or values[name][index] is None:
+                raise _Reject("no key", f"key column {name} is missing or null")
+
+
+def sequence_value(value: Any, name: str) -> int:
+    """A ``--sequence-by`` value as an integer: a whole number as it is, a time as epoch
+    microseconds (ISO 8601 text too), a date as epoch days."""
+    if isinstance(value, bool) or value is None:
+        raise _Reject("unparseable sequence", f"{name} is {value!r}")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, Decimal) and value == value.to_integral_value():
+        return int(value)
+    if isinstance(value, datetime | str):
+        moment = to_datetime(value)
+        if moment is not None:
+            return int(moment.timestamp()) * 1_000_000 + moment.microsecond
+    elif isinstance(value, date):
+        return value.toordinal()
+    raise _Reject("unparseable sequence", f"{name} is {value!r}, not a whole number, a time or a date")
+
+
+def _text(value: Any) -> str:
+    return ("true" if value else "false") if isinstance(value, bool) else str(value).lower()
+
+
+class _Reject(Exception):
+    def __init__(self, kind: str, detail: str) -> None:
+        super().__init__(detail)
+        self.kind, self.detail = kind, detail
+
+
+__all__ = ["CHANGES", "ChangeStage", "Marked", "sequence_value"]

@@ -1,0 +1,202 @@
+"""A table of current state (``--changes``): a batch's publish is a merge of its changes into
+the table, in one commit with the batch's marker, on the table sinks' own check-then-commit
+protocol (kinesis_batch.output.tables).
+
+Publish, on each attempt, against one freshly loaded table:
+1. the batch's staged changes (each task's pages already collapsed per key) fold to one per key
+   across its shards (kinesis_batch.changes.fold);
+2. what the table and its tombstones hold for those keys is read, and the changes newer than it
+   are chosen (kinesis_batch.changes.apply); the batch's deletes are written as tombstones
+   (kinesis_batch.output.tombstones: facts of the source, true whatever becomes of the batch);
+3. the format merges them (:meth:`ChangeTable._merge`): the rows of the changed keys replaced or
+   deleted, the new ones inserted, with the marker, failing if the table moved since it was
+   loaded (then reload and decide again). A batch none of whose changes is newer commits the
+   marker alone.
+
+The commit record carries each shard's counts (inserted, updated, deleted, expired, ignored,
+duplicates, superseded) in its landing, so the history, the status views and the UI show them.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from kinesis_batch.changes.apply import Decision, decide, held
+from kinesis_batch.changes.fold import Folded, newest
+from kinesis_batch.changes.settings import ChangeSettings
+from kinesis_batch.columns import CHANGE_OP, CHANGE_POSITION, Columns, schema_from_text, schema_to_text
+from kinesis_batch.errors import DependencyError, InvalidStateError
+from kinesis_batch.landing import Landing
+from kinesis_batch.output.records import CommitRecord
+from kinesis_batch.output.sink import discarded
+from kinesis_batch.output.staged import StagedFile
+from kinesis_batch.output.tables import COMMIT_ATTEMPTS, DISCARD, PUBLISH, TableSink
+from kinesis_batch.output.tombstones import Tombstones
+
+#: The table property that says a table is one of current state, and its key.
+KEY_PROPERTY = "kinesis_batch.changes_key"
+#: What is read of the table's rows to compare orders.
+ORDER_COLUMNS = ("change_position", "lineage_depth", "sequence_number", "sub_sequence_number")
+
+
+class ChangeTable(TableSink):
+    """A table sink whose batches are changes to merge (mixed into DeltaSink, IcebergSink)."""
+
+    changes: ChangeSettings
+
+    # -- what the format provides ---------------------------------------------------------------
+
+    @abstractmethod
+    def _key_property(self, table: Any) -> str | None:
+        """The table's KEY_PROPERTY (None: none)."""
+
+    @abstractmethod
+    def _existing(self) -> Any:
+        """The loaded table, None if there is none yet."""
+
+    @abstractmethod
+    def _set_key_property(self, key: Sequence[str]) -> None:
+        """Record the table's key (a commit of its own)."""
+
+    @abstractmethod
+    def _rows_of(self, table: Any, key: Sequence[str], keys: pa.Table) -> pa.Table:
+        """The key and ORDER_COLUMNS of the table's rows whose key is among ``keys``."""
+
+    @abstractmethod
+    def _merge(
+        self, table: Any, decision: Decision, key: Sequence[str], record: CommitRecord, target: pa.Schema | None
+    ) -> bool:
+        """Replace or delete the rows of the decision's keys, insert the new ones, with the batch's
+        marker, through ``table``; False if the table moved since it was loaded."""
+
+    # -- the sink --------------------------------------------------------------------------------
+
+    def prepare(self, columns: Columns | None = None, partition_by: str | None = None) -> None:
+        """Refuse a table that holds appended events or another key; then the format's prepare,
+        with the position column; a new table is unpartitioned unless asked."""
+        columns = columns or Columns(fields=None)
+        key = self.changes.key
+        existing = self._existing()
+        if existing is not None and self._marked(existing):
+            if CHANGE_POSITION.name not in self._schema(existing).names:
+                raise InvalidStateError(
+                    f"--changes: {self.uri} holds events appended by runs without --changes; "
+                    "a table of current state needs a table of its own"
+                )
+            said = self._key_property(existing)
+            if key and said and said.split(",") != list(key):
+                raise InvalidStateError(f"--changes: {self.uri} is keyed by {said}, not {','.join(key)}")
+        layout = partition_by or (None if existing is not None else "none")
+        super().prepare(replace(columns, changes=True), layout)  # type: ignore[safe-super]  # the format's, by the MRO
+        if key and self._key_property(self._load()) is None:
+            self._set_key_property(key)
+
+    def publish(self, record: CommitRecord, files: Sequence[StagedFile]) -> bool:
+        batch_id = record.batch_id
+        folded: Folded | None = None
+        written = False
+        for _ in range(COMMIT_ATTEMPTS):
+            table = self._load()
+            state = self._known(table, batch_id)
+            if state == PUBLISH:
+                return False
+            if state == DISCARD:
+                raise discarded(batch_id)
+            target = self._target(table, files)
+            if target is not None and self._evolve(table, target):
+                continue
+            key = self._key(table, record)
+            if folded is None:
+                folded = newest(self._staged_changes(record, files, table), key)
+            keys = folded.rows.select(list(key))
+            have = set(self._schema(table).names)  # a new table gets its key columns with the first batch
+            rows = self._rows_of(table, key, keys) if have >= set(key) else keys.slice(0, 0)
+            decision = decide(folded.rows, key, held(rows, self._tombstones(key, keys), key))
+            if not written:
+                Tombstones(self.bookkeeping()).write(batch_id, decision.deletes, key)
+                written = True
+            counted = _counted(record, folded, decision)
+            if self._merge(table, decision, key, counted, target):
+                if self._key_property(self._load()) is None:
+                    self._set_key_property(key)
+                self.staging(batch_id).delete_all()
+                self._published[batch_id] = counted
+                return True
+        raise DependencyError(f"could not merge batch {batch_id} into {self.uri}: {COMMIT_ATTEMPTS} conflicts in a row")
+
+    # -- helpers ----------------------------------------------------------------------------------
+
+    def _key(self, table: Any, record: CommitRecord) -> tuple[str, ...]:
+        """The key: the settings', the table's, or (DynamoDB) the one the tasks learned."""
+        if self.changes.key:
+            return self.changes.key
+        said = self._key_property(table)
+        if said:
+            return tuple(said.split(","))
+        learned = {tuple(shard.landing.key) for shard in record.shards if shard.landing and shard.landing.key}
+        if len(learned) > 1:
+            raise InvalidStateError(
+                f"batch {record.batch_id}: its shards' records have different keys {sorted(learned)}"
+            )
+        if not learned:
+            raise InvalidStateError(f"batch {record.batch_id}: no key known (give --key)")
+        return learned.pop()
+
+    def _staged_changes(self, record: CommitRecord, files: Sequence[StagedFile], table: Any) -> pa.Table:
+        """The batch's changes, each file's partition value as a column where the file lacks it."""
+        data = self.data(record.batch_id)
+        self._staged(record.batch_id, files)
+        partition = self.partitioning()
+        tables = []
+        for file in files:
+            rows = pq.read_table(data.child(file.name).path, filesystem=data.filesystem())
+            if partition is not None and partition.column not in rows.schema.names:
+                kind = self._schema(table).field(partition.column).type
+                value = pa.array([file.partition] * rows.num_rows, type=pa.string()).cast(kind)
+                rows = rows.append_column(pa.field(partition.column, kind), value)
+            tables.append(rows)
+        if not tables:
+            return pa.table({CHANGE_OP.name: pa.array([], pa.string())})
+        return pa.concat_tables(tables, promote_options="permissive")
+
+    def _tombstones(self, key: Sequence[str], keys: pa.Table) -> pa.Table:
+        found = Tombstones(self.bookkeeping()).read(key, keys)
+        return found if found is not None else keys.slice(0, 0)
+
+    def _target(self, table: Any, files: Sequence[StagedFile]) -> pa.Schema | None:
+        """The table's schema once it holds ``files``' rows, without their operation column
+        (the staged files' only)."""
+        return super()._target(table, [replace(file, schema=_without_op(file.schema)) for file in files])
+
+
+def _without_op(text: str | None) -> str | None:
+    if not text:
+        return text
+    schema = schema_from_text(text)
+    return (
+        schema_to_text(schema.remove(schema.get_field_index(CHANGE_OP.name)))
+        if CHANGE_OP.name in schema.names
+        else text
+    )
+
+
+def _counted(record: CommitRecord, folded: Folded, decision: Decision) -> CommitRecord:
+    """``record`` with each shard's change counts (the tasks' own, the batch's folding, the merge's)."""
+    shards = []
+    for shard in record.shards:
+        counts: Counter[str] = Counter(shard.landing.changes if shard.landing else {})
+        counts.update(folded.dropped.get(shard.shard_id, Counter()))
+        counts.update(decision.counts.get(shard.shard_id, Counter()))
+        landing = replace(shard.landing or Landing(), changes=dict(sorted(counts.items())))
+        shards.append(replace(shard, landing=landing))
+    return replace(record, shards=tuple(shards))
+
+
+__all__ = ["KEY_PROPERTY", "ORDER_COLUMNS", "ChangeTable"]

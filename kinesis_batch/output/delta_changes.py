@@ -1,0 +1,157 @@
+"""A Delta table of current state: a batch's changes merged with deltalake's MERGE, whose
+commit carries the batch's app transactions and metadata like any commit of ours
+(kinesis_batch.output.delta), so the merge and the marker are one commit, and a merge racing
+another commit of this consumer (or a compaction of the files it rewrites) fails and is
+decided again on the reloaded table (kinesis_batch.output.changes).
+
+The merge finds the rows of the batch's keys by the key, and on a one-column key also by the
+batch's key range, so that deltalake skips the files whose statistics (written by every merge)
+lie outside it: its cost follows the batch, not the table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import date, datetime
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from kinesis_batch.changes.apply import Decision
+from kinesis_batch.columns import CHANGE_OP
+from kinesis_batch.errors import from_storage
+from kinesis_batch.output.changes import KEY_PROPERTY, ORDER_COLUMNS, ChangeTable
+from kinesis_batch.output.delta import BATCH_NUMBER, DeltaSink
+from kinesis_batch.output.records import CommitRecord
+from kinesis_batch.output.tables import PUBLISH, marker
+
+
+class DeltaChanges(ChangeTable, DeltaSink):
+    def _existing(self) -> Any:
+        return self._load(missing_ok=True)
+
+    def _key_property(self, table: Any) -> str | None:
+        said = table.metadata().configuration.get(KEY_PROPERTY)
+        return str(said) if said else None
+
+    def _set_key_property(self, key: Sequence[str]) -> None:
+        from deltalake.exceptions import CommitFailedError
+
+        try:
+            self._load().alter.set_table_properties({KEY_PROPERTY: ",".join(key)}, raise_if_not_exists=False)
+        except CommitFailedError:
+            pass  # another run set it meanwhile: the next prepare reads it
+        except Exception as exc:
+            what = f"cannot set the key of the Delta table {self.uri}"
+            raise from_storage(exc, what, remote=self.root.on_s3) from exc
+
+    def _rows_of(self, table: Any, key: Sequence[str], keys: pa.Table) -> pa.Table:
+        """Through deltalake's SQL, which skips files by their statistics (pyarrow's dataset
+        cannot filter the string_view statistics deltalake writes); keys without exact
+        literals (binary, times) are matched after reading every row's key."""
+        from deltalake import QueryBuilder
+
+        wanted = [*key, *ORDER_COLUMNS]
+        values = keys.column(key[0]).unique().to_pylist()
+        literals = [_literal(value) for value in values]
+        where = f"`{key[0]}` IN ({', '.join(str(v) for v in literals)})" if all(literals) and literals else "TRUE"
+        columns = ", ".join(f"`{name}`" for name in wanted)
+        reader = QueryBuilder().register("t", table).execute(f"SELECT {columns} FROM t WHERE {where}")
+        rows = pa.table(reader.read_all()) if keys.num_rows else pa.table(reader.read_all()).slice(0, 0)
+        rows = rows.cast(pa.schema([pa.field(f.name, _plain(f.type)) for f in rows.schema]))
+        if len(key) == 1 and where != "TRUE":
+            return rows
+        return rows.join(keys.select(list(key)).group_by(list(key)).aggregate([]), list(key), join_type="inner")
+
+    def _merge(
+        self, table: Any, decision: Decision, key: Sequence[str], record: CommitRecord, target: pa.Schema | None
+    ) -> bool:
+        from deltalake import CommitProperties, Transaction
+        from deltalake.exceptions import CommitFailedError
+
+        source = pa.concat_tables([decision.upserts, decision.deletes], promote_options="permissive")
+        if source.num_rows == 0:  # nothing newer than the table: the marker alone
+            return self._commit(table, record.batch_id, [], record)
+        schema = pa.schema(table.schema().to_arrow())
+        source = _fitted(source, schema)
+        number = (table.transaction_version(self.consumer_app_id) or 0) + 1
+        properties = CommitProperties(
+            custom_metadata={
+                **marker(self.app, self.stream, record.batch_id, PUBLISH, record),
+                BATCH_NUMBER: str(number),
+            },
+            app_transactions=[
+                Transaction(app_id=self.app_id(record.batch_id), version=1),
+                Transaction(app_id=self.consumer_app_id, version=number),
+            ],
+        )
+        matched = " AND ".join(f"t.`{name}` = s.`{name}`" for name in key)
+        ranges = _key_range(source, key[0]) if len(key) == 1 else []
+        predicate = " AND ".join([matched, *ranges])
+        upsert = f"s.`{CHANGE_OP.name}` = 'upsert'"
+        try:
+            (
+                table.merge(source, predicate, source_alias="s", target_alias="t", commit_properties=properties)
+                .when_matched_update_all(predicate=upsert, except_cols=[CHANGE_OP.name])
+                .when_matched_delete(predicate=f"NOT ({upsert})")
+                .when_not_matched_insert_all(predicate=upsert, except_cols=[CHANGE_OP.name])
+                .execute()
+            )
+        except CommitFailedError:
+            return False
+        except Exception as exc:
+            raise from_storage(exc, f"cannot merge into the Delta table at {self.uri}", remote=self.root.on_s3) from exc
+        return True
+
+
+def _plain(kind: pa.DataType) -> pa.DataType:
+    """DataFusion's view types as the plain ones the batch has."""
+    if kind == pa.string_view():
+        return pa.string()
+    if kind == pa.binary_view():
+        return pa.binary()
+    if pa.types.is_list_view(kind) or pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        return pa.list_(_plain(kind.value_type))
+    return kind
+
+
+def _fitted(source: pa.Table, schema: pa.Schema) -> pa.Table:
+    """The changes with the table's columns, in its types (a column the batch lacks: nulls)."""
+    have = source.schema.names
+    columns = [
+        source.column(field.name).cast(field.type) if field.name in have else pa.nulls(source.num_rows, field.type)
+        for field in schema
+    ]
+    columns.append(source.column(CHANGE_OP.name))
+    return pa.Table.from_arrays(columns, schema=schema.append(pa.field(CHANGE_OP.name, pa.string())))
+
+
+def _key_range(source: pa.Table, name: str) -> list[str]:
+    """``t.key BETWEEN min AND max`` of the batch's keys, as SQL, when their type has literals
+    that say it exactly (numbers, text, dates and times); else nothing."""
+    low, high = pc.min_max(source.column(name)).values()
+    low, high = low.as_py(), high.as_py()
+    if low is None:
+        return []
+    literal = _literal(low), _literal(high)
+    if None in literal:
+        return []
+    return [f"t.`{name}` >= {literal[0]}", f"t.`{name}` <= {literal[1]}"]
+
+
+def _literal(value: Any) -> str | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return "'" + value.replace("'", "''") + "'"
+    if isinstance(value, datetime):
+        return None  # DataFusion's timestamp literals lose the zone: no pruning rather than a wrong one
+    if isinstance(value, date):
+        return f"DATE '{value.isoformat()}'"
+    return None
+
+
+__all__ = ["DeltaChanges"]

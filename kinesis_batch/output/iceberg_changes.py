@@ -1,0 +1,105 @@
+"""An Iceberg table of current state: a batch's changes applied in one transaction, the rows of
+the changed keys deleted (copy-on-write) and the new versions appended, both snapshots carrying
+the batch's marker; the catalog's compare-and-swap makes the transaction fail when the table
+moved since it was loaded (kinesis_batch.output.iceberg), and it is decided again
+(kinesis_batch.output.changes). pyiceberg reads the files' column statistics into the
+manifests, so a scan (ours for the keys, any engine's) skips files by key range.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from kinesis_batch.changes.apply import Decision
+from kinesis_batch.changes.fold import keys_of
+from kinesis_batch.columns import CHANGE_OP
+from kinesis_batch.output.changes import KEY_PROPERTY, ORDER_COLUMNS, ChangeTable
+from kinesis_batch.output.iceberg import IcebergSink, _catalog_errors
+from kinesis_batch.output.records import CommitRecord
+from kinesis_batch.output.tables import PUBLISH, marker
+
+
+class IcebergChanges(ChangeTable, IcebergSink):
+    def _existing(self) -> Any:
+        from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
+
+        try:
+            return self.catalog.load_table(self.identifier)
+        except (NoSuchTableError, NoSuchNamespaceError):
+            return None
+
+    def _key_property(self, table: Any) -> str | None:
+        said = table.properties.get(KEY_PROPERTY)
+        return str(said) if said else None
+
+    def _set_key_property(self, key: Sequence[str]) -> None:
+        from pyiceberg.exceptions import CommitFailedException
+
+        try:
+            with _catalog_errors(f"Iceberg table {self.identifier}"), self._load().transaction() as tx:
+                tx.set_properties(**{KEY_PROPERTY: ",".join(key)})
+        except CommitFailedException:
+            pass  # another run set it meanwhile: the next prepare reads it
+
+    def _rows_of(self, table: Any, key: Sequence[str], keys: pa.Table) -> pa.Table:
+        wanted = (*key, *ORDER_COLUMNS)
+        with _catalog_errors(f"Iceberg table {self.identifier}"):
+            return table.scan(row_filter=_matching(keys, key), selected_fields=wanted).to_arrow()
+
+    def _merge(
+        self, table: Any, decision: Decision, key: Sequence[str], record: CommitRecord, target: pa.Schema | None
+    ) -> bool:
+        from pyiceberg.exceptions import CommitFailedException
+
+        changed = pa.concat_tables([decision.upserts, decision.deletes], promote_options="permissive")
+        if changed.num_rows == 0:
+            return self._commit(table, record.batch_id, [], record)
+        properties = marker(self.app, self.stream, record.batch_id, PUBLISH, record)
+        try:
+            with _catalog_errors(f"Iceberg table {self.identifier}"), table.transaction() as tx:
+                if target is not None:
+                    with tx.update_schema() as update:
+                        update.union_by_name(target)
+                with warnings.catch_warnings():  # new keys match no row: pyiceberg warns, and that is fine
+                    warnings.simplefilter("ignore", UserWarning)
+                    tx.delete(delete_filter=_matching(changed, key), snapshot_properties=properties)
+                if decision.upserts.num_rows:
+                    tx.append(
+                        _fitted(decision.upserts, tx.table_metadata.schema().as_arrow()), snapshot_properties=properties
+                    )
+        except CommitFailedException:
+            return False
+        return True
+
+
+def _matching(keys: pa.Table, key: Sequence[str]) -> Any:
+    """A row filter for the rows whose key is among ``keys``'."""
+    from pyiceberg import expressions
+
+    found: Any = expressions  # its pydantic classes take positional arguments, which mypy does not see
+    values = sorted(set(keys_of(keys, key)), key=repr)
+    if not values:
+        return found.AlwaysFalse()
+    if len(key) == 1:
+        return found.In(key[0], [value[0] for value in values])
+    terms = [found.And(*[found.EqualTo(n, part) for n, part in zip(key, value, strict=True)]) for value in values]
+    return terms[0] if len(terms) == 1 else found.Or(*terms)
+
+
+def _fitted(rows: pa.Table, schema: pa.Schema) -> pa.Table:
+    """The rows in the table's columns and types, without the operation."""
+    rows = rows.drop_columns([CHANGE_OP.name]) if CHANGE_OP.name in rows.schema.names else rows
+    columns = [
+        rows.column(field.name).cast(field.type)
+        if field.name in rows.schema.names
+        else pa.nulls(rows.num_rows, field.type)
+        for field in schema
+    ]
+    return pa.Table.from_arrays(columns, schema=schema)
+
+
+__all__ = ["IcebergChanges"]

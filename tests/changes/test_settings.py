@@ -1,0 +1,45 @@
+"""Bad input for --changes: one line naming the option, before anything runs."""
+
+from __future__ import annotations
+
+import pytest
+
+from kinesis_batch.changes.settings import ChangeSettings
+from kinesis_batch.errors import IllegalArgumentError
+from kinesis_batch.settings import StreamSettings
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"changes": "upsert", "format": "delta", "decode": "json"}, "--changes upsert needs --key"),
+        ({"changes": "dms", "format": "delta"}, "--changes dms needs --key"),
+        ({"changes": "debezium", "format": "iceberg"}, "--changes debezium needs --key"),
+        ({"changes": "dynamodb", "format": "parquet"}, "needs --format delta or iceberg"),
+        ({"changes": "upsert", "key": "id", "format": "delta"}, "--changes upsert needs decoded records"),
+        (
+            {"changes": "upsert", "key": "id", "format": "delta", "decode": "json", "delete_when": "deleted"},
+            "--delete-when",
+        ),
+        ({"changes": "dynamodb", "format": "delta", "sequence_by": "ts"}, "--sequence-by go(es) with --changes upsert"),
+        ({"changes": "dynamodb", "format": "delta", "decode": "avro", "schema": "x.avsc"}, "reads JSON records"),
+        ({"changes": "merge", "format": "delta"}, "--changes 'merge': choose one of"),
+        ({"key": "id", "format": "delta"}, "--key need(s) --changes"),
+        ({"changes": "upsert", "key": "id,id", "format": "delta", "decode": "json"}, "names a column twice"),
+        ({"changes": "upsert", "key": "id,", "format": "delta", "decode": "json"}, "--key 'id,'"),
+    ],
+)
+def test_bad_change_options_are_one_line_naming_the_option(options: dict[str, str], message: str) -> None:
+    with pytest.raises(IllegalArgumentError) as raised:
+        StreamSettings(stream="s", output="out", **options)  # type: ignore[arg-type]
+    assert message in str(raised.value) and "\n" not in str(raised.value)
+
+
+def test_a_source_envelope_decodes_json_by_itself_and_round_trips() -> None:
+    settings = StreamSettings(stream="s", output="out", format="delta", changes="upsert", key="a,b", decode="json",
+                              sequence_by="ts", delete_when="op=d")  # fmt: skip
+    changes = settings.change_settings
+    assert changes == ChangeSettings("upsert", ("a", "b"), "ts", ("op", "d"))
+    assert ChangeSettings.from_json(changes.to_json()) == changes
+    assert StreamSettings(stream="s", output="out", format="delta", changes="dynamodb").decoding.decode == "json"
+    assert StreamSettings(stream="s", output="out").change_settings is None
