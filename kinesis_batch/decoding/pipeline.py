@@ -224,7 +224,6 @@ class Pipeline:
         counts.filtered += records - landed - len(rejected)
         counts.reasons.update(tally(rejected.values()))
         if self.envelope is not None:
-            counts.changes.update({f"skipped {kind}": n for kind, n in self.envelope.skipped.items()})
             counts.filtered -= sum(self.envelope.skipped.values())
             counts.changes["skipped"] += sum(self.envelope.skipped.values())
             self.envelope.skipped.clear()

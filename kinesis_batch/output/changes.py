@@ -35,9 +35,8 @@ from kinesis_batch.columns import CHANGE_OP, CHANGE_POSITION, Columns, schema_fr
 from kinesis_batch.errors import DependencyError, InvalidStateError
 from kinesis_batch.landing import Landing
 from kinesis_batch.output.records import CommitRecord
-from kinesis_batch.output.sink import discarded
 from kinesis_batch.output.staged import StagedFile
-from kinesis_batch.output.tables import COMMIT_ATTEMPTS, DISCARD, PUBLISH, TableSink
+from kinesis_batch.output.tables import COMMIT_ATTEMPTS, TableSink
 from kinesis_batch.output.tombstones import Tombstones
 
 #: The table property that says a table is one of current state, and its key.
@@ -104,11 +103,8 @@ class ChangeTable(TableSink):
         written = False
         for _ in range(COMMIT_ATTEMPTS):
             table = self._load()
-            state = self._known(table, batch_id)
-            if state == PUBLISH:
+            if not self._unpublished(table, batch_id):
                 return False
-            if state == DISCARD:
-                raise discarded(batch_id)
             target = self._target(table, files)
             if target is not None and self._evolve(table, target):
                 continue
@@ -124,7 +120,7 @@ class ChangeTable(TableSink):
                 written = True
             counted = _counted(record, folded, decision)
             if self._merge(table, decision, key, counted, target):
-                if self._key_property(self._load()) is None:
+                if self._key_property(table) is None:  # as loaded before the merge: no second load
                     self._set_key_property(key)
                 self.staging(batch_id).delete_all()
                 self._published[batch_id] = counted

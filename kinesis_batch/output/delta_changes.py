@@ -55,10 +55,15 @@ class DeltaChanges(ChangeTable, DeltaSink):
         wanted = [*key, *ORDER_COLUMNS]
         values = keys.column(key[0]).unique().to_pylist()
         literals = [_literal(value) for value in values]
-        where = f"`{key[0]}` IN ({', '.join(str(v) for v in literals)})" if all(literals) and literals else "TRUE"
+        if not literals:
+            where = "FALSE"
+        elif all(literals):
+            where = f"`{key[0]}` IN ({', '.join(str(v) for v in literals)})"
+        else:
+            where = "TRUE"
         columns = ", ".join(f"`{name}`" for name in wanted)
         reader = QueryBuilder().register("t", table).execute(f"SELECT {columns} FROM t WHERE {where}")
-        rows = pa.table(reader.read_all()) if keys.num_rows else pa.table(reader.read_all()).slice(0, 0)
+        rows = pa.table(reader.read_all())
         rows = rows.cast(pa.schema([pa.field(f.name, _plain(f.type)) for f in rows.schema]))
         if len(key) == 1 and where != "TRUE":
             return rows

@@ -231,16 +231,21 @@ class TableSink(Sink):
         target = merged(current, schemas, widen=self.widens, where=self.uri)
         return target if target != normalize(current) else None
 
+    def _unpublished(self, table: Any, batch_id: str) -> bool:
+        """What a publish checks first on a loaded table: False if the batch is already in it;
+        LeaseLostError if it was discarded."""
+        state = self._known(table, batch_id)
+        if state == DISCARD:
+            raise discarded(batch_id)
+        return state != PUBLISH
+
     def publish(self, record: CommitRecord, files: Sequence[StagedFile]) -> bool:
         batch_id = record.batch_id
         added: list[Any] | None = None
         for _ in range(COMMIT_ATTEMPTS):
             table = self._load()
-            state = self._known(table, batch_id)
-            if state == PUBLISH:
+            if not self._unpublished(table, batch_id):
                 return False
-            if state == DISCARD:
-                raise discarded(batch_id)
             try:
                 target = self._target(table, files)
                 if target is not None and self._evolve(table, target):
