@@ -78,6 +78,7 @@ for entry in STREAMS:
             aws_conn_id=entry.aws_conn_id,
             target_file_mb=entry.settings.target_file_mb,
             retain_hours=entry.retain_hours,
+            tombstone_hours=entry.settings.tombstone_hours,
             small_file_mb=entry.small_file_mb,
             dead_letter_output=entry.settings.dead_letters_at(),
         ),

@@ -91,7 +91,7 @@ SLOW_FIRST = (
     "scenarios/test_crash.py",
     "maintenance/test_crash.py",
     "scenarios/test_crash_changes.py",
-    "maintenance/test_a_day_of_runs.py",  # 5 x 24 runs of 16 shards
+    "maintenance/test_a_day_of_runs.py",  # 5 x 12 runs of 16 shards
     "test_benchmarks.py",
     "scenarios/test_zombie.py",
     "cli/test_run.py",
@@ -102,6 +102,8 @@ SLOW_FIRST = (
     "dagster/test_runs.py",
     "dagster/test_dagster_dev.py",
     "maintenance/test_with_catch_up.py",
+    "scenarios/test_changes_together.py",
+    "dags/test_kinesis_changes.py",
 )
 
 

@@ -22,6 +22,7 @@ from kinesis_batch.airflow.dags import RETRIES, START
 from kinesis_batch.airflow.hook import KinesisBatchHook
 from kinesis_batch.airflow.steps import step_task, task_stop
 from kinesis_batch.airflow.tasks import failing_fast
+from kinesis_batch.changes.settings import TOMBSTONE_HOURS
 from kinesis_batch.output import Output, Sink
 from kinesis_batch.output.formats import FORMATS
 
@@ -34,6 +35,7 @@ def maintain_params(
     retain_hours: int = defaults.RETAIN_HOURS,
     small_file_mb: float = defaults.SMALL_FILE_MB,
     dead_letter_output: str = "",
+    tombstone_hours: float = TOMBSTONE_HOURS,
 ) -> dict[str, Param]:
     """The form of a maintenance DAG, with these defaults."""
     return {
@@ -50,6 +52,12 @@ def maintain_params(
             type="integer",
             minimum=0,
             description="versions and snapshots are kept this long; unreferenced files removed once this old",
+        ),
+        "tombstone_hours": Param(
+            tombstone_hours,
+            type="number",
+            exclusiveMinimum=0,
+            description="a table of current state: tombstones of deletes older than this are expired",
         ),
         "small_file_mb": Param(
             small_file_mb, type="number", minimum=0, description="check_files warns below this mean file size"
@@ -124,7 +132,8 @@ def _maintained(sink: Sink) -> dict[str, Any]:
 
     params = _params()
     with failing_fast():
-        settings = MaintainSettings(int(params["target_file_mb"]), int(params["retain_hours"]))
+        hours = float(params.get("tombstone_hours", TOMBSTONE_HOURS))
+        settings = MaintainSettings(int(params["target_file_mb"]), int(params["retain_hours"]), hours)
         return maintain(sink, settings, progress=print, stop=task_stop()).to_json()
 
 

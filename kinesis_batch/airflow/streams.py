@@ -83,7 +83,7 @@ class StreamEntry:
         return self.settings.stream
 
     def maintain_settings(self) -> MaintainSettings:
-        return MaintainSettings(self.settings.target_file_mb, self.retain_hours)
+        return MaintainSettings(self.settings.target_file_mb, self.retain_hours, self.settings.tombstone_hours)
 
     @property
     def dag_id(self) -> str:

@@ -4,7 +4,9 @@ what the table (a live row) and its tombstones (a delete) already hold for the k
 Contract of :func:`decide`:
 - A change newer than what is held applies: an upsert *inserts* (no live row) or *updates*; a
   delete *deletes* (a time-to-live expiry is counted as *expired*), and leaves a tombstone.
-- A change of the same order as what is held is the same change again: a *duplicate*.
+- A change of the same order as what is held is the same change again: a *duplicate*. But a
+  delete whose tombstone is held while the table still has an older row of its key is applied:
+  an attempt wrote that tombstone and its merge did not land (it lost a race, or its run died).
 - An older one is *ignored*: it never changes the table, even after a newer delete.
 - Counts are by the shard the change came from.
 """
@@ -25,8 +27,10 @@ from kinesis_batch.columns import CHANGE_OP, SHARD_ID
 EXPIRE = "expire"  # a delete the source made by itself (DynamoDB's time to live)
 INSERTED, UPDATED, DELETED, EXPIRED, IGNORED = "inserted", "updated", "deleted", "expired", "ignored"
 
-#: What the output holds for a key: the order of its newest change, and whether it is a live row.
-Held = tuple[Order, bool]
+#: What the output holds for a key: the order of its newest change, whether that change left a
+#: live row, and whether the table has a row of the key (older than a tombstone, it is one a
+#: delete has not removed yet).
+Held = tuple[Order, bool, bool]
 
 
 @dataclass(frozen=True)
@@ -47,8 +51,11 @@ def held(rows: pa.Table, tombstones: pa.Table, key: Sequence[str]) -> dict[tuple
             continue
         for row_key, row_order in zip(keys_of(table, key), orders_of(table), strict=True):
             known = found.get(row_key)
+            has_row = live or (known is not None and known[2])
             if known is None or row_order > known[0]:
-                found[row_key] = (row_order, live)
+                found[row_key] = (row_order, live, has_row)
+            else:
+                found[row_key] = (known[0], known[1], has_row)
     return found
 
 
@@ -62,9 +69,11 @@ def decide(batch: pa.Table, key: Sequence[str], holding: Mapping[tuple[Any, ...]
     for index, (row_key, row_order) in enumerate(zip(keys_of(batch, key), orders_of(batch), strict=True)):
         known = holding.get(row_key)
         tally = counts.setdefault(shards[index], Counter())
-        if known is not None and row_order <= known[0]:
+        deleting = ops[index] in (DELETE, EXPIRE)
+        unfinished = known is not None and row_order == known[0] and deleting and not known[1] and known[2]
+        if known is not None and row_order <= known[0] and not unfinished:
             tally[DUPLICATES if row_order == known[0] else IGNORED] += 1
-        elif ops[index] in (DELETE, EXPIRE):
+        elif deleting:
             deletes.append(index)
             tally[EXPIRED if ops[index] == EXPIRE else DELETED] += 1
         else:

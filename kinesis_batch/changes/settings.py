@@ -48,8 +48,7 @@ class ChangeSettings:
                 )
         if len(set(self.key)) != len(self.key):
             raise IllegalArgumentError(f"--key {','.join(self.key)} names a column twice")
-        if self.tombstone_hours <= 0:
-            raise IllegalArgumentError(f"--tombstone-hours: {self.tombstone_hours:g} is not positive")
+        validate_tombstone_hours(self.tombstone_hours)
 
     @classmethod
     def parse(
@@ -113,4 +112,18 @@ def parse_delete_when(text: str) -> tuple[str, str] | None:
     return name.strip(), value.strip()
 
 
-__all__ = ["CHANGES", "ENVELOPES", "TOMBSTONE_HOURS", "ChangeSettings", "parse_delete_when", "parse_key"]
+def validate_tombstone_hours(hours: object) -> None:
+    """A run's and maintenance's ``--tombstone-hours``: a positive number of hours."""
+    if isinstance(hours, bool) or not isinstance(hours, int | float) or not hours > 0:
+        raise IllegalArgumentError(f"--tombstone-hours: {hours!r} is not a positive number of hours")
+
+
+__all__ = [
+    "CHANGES",
+    "ENVELOPES",
+    "TOMBSTONE_HOURS",
+    "ChangeSettings",
+    "parse_delete_when",
+    "parse_key",
+    "validate_tombstone_hours",
+]

@@ -8,6 +8,7 @@ from dataclasses import MISSING
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from kinesis_batch import defaults
+from kinesis_batch.changes.settings import TOMBSTONE_HOURS
 from kinesis_batch.errors import BAD_INPUT, IllegalArgumentError
 from kinesis_batch.output.formats import FORMATS
 from kinesis_batch.parsers import default_table, validate_stream_name, validate_table_name
@@ -116,6 +117,13 @@ def _maintain(commands: argparse._SubParsersAction[_Parser]) -> None:
         default=defaults.RETAIN_HOURS,
         help=f"keep versions and snapshots this long; remove unreferenced files once this old "
         f"(default {defaults.RETAIN_HOURS}: a week)",
+    )
+    maintain.add_argument(
+        "--tombstone-hours",
+        type=float,
+        default=TOMBSTONE_HOURS,
+        help=f"a table of current state: expire the tombstones of deletes older than this, as the runs' "
+        f"--tombstone-hours (default {TOMBSTONE_HOURS:g})",
     )
     _stop_timeout(maintain, "between two of its steps")
     maintain.add_argument("--json", action="store_true", help="print the maintenance report as JSON")

@@ -14,7 +14,7 @@ def maintain_command(args: argparse.Namespace, stop: StopRequest | None = None) 
     from kinesis_batch.maintenance import MaintainSettings, maintain
     from kinesis_batch.output import Output
 
-    settings = MaintainSettings(args.target_file_mb, args.retain_hours)
+    settings = MaintainSettings(args.target_file_mb, args.retain_hours, args.tombstone_hours)
     # Maintenance serves every consumer of the table at once: it names none of them.
     sink = Output(args.format, args.output, args.catalog).open(app="", stream="", s3=s3_settings())
     report = maintain(sink, settings, progress=(lambda line: None) if args.json else print, stop=stop)

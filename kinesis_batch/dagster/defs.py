@@ -92,7 +92,8 @@ def build_stream_defs(
         chosen = StreamSettings.from_mapping({"stream": stream, "output": output, **settings})
     except IllegalArgumentError as exc:
         raise IllegalArgumentError(as_field_message(str(exc))) from exc
-    consumer = Consumer(chosen, MaintainSettings(chosen.target_file_mb, retain_hours), small_file_mb)
+    maintenance = MaintainSettings(chosen.target_file_mb, retain_hours, chosen.tombstone_hours)
+    consumer = Consumer(chosen, maintenance, small_file_mb)
     prefix = "kinesis_batch_" + re.sub(r"[^A-Za-z0-9_]", "_", stream)
     key = dg.AssetKey(["kinesis_batch", stream])
     source = dg.AssetSpec(

@@ -13,8 +13,8 @@ from kinesis_batch.run import RunReport
 
 
 def materialization(report: RunReport, output: Output) -> dict[str, Any]:
-    """A run's metadata: rows (and, decoding, dead letters), batch, where it went, a row per
-    shard read, and the timings."""
+    """A run's metadata: rows (and, decoding, dead letters; a table of current state, what its
+    changes did), batch, where it went, a row per shard read, and the timings."""
     landing = report.landing
     columns = [
         dg.TableColumn("shard_id", "string"),
@@ -44,6 +44,7 @@ def materialization(report: RunReport, output: Output) -> dict[str, Any]:
             "dead_letters": landing.dead_letters,
             "filtered": landing.filtered,
             "dead_letter_reasons": dg.MetadataValue.json(dict(landing.reasons)),
+            **({"changes": dg.MetadataValue.json(dict(landing.changes))} if landing.changes else {}),
         }
     return {
         "dagster/row_count": landing.rows if landing else report.records,

@@ -6,7 +6,10 @@
 2. **archive** every batch marker of the table's history (kinesis_batch.output.markers)
    (``archived``), from the very table state that
 3. **expire** then drops old snapshots and versions of (``expired``): recovery and the status
-   views never lose one, also of a commit that lands meanwhile;
+   views never lose one, also of a commit that lands meanwhile; with them, a table of current
+   state's tombstones of deletes older than ``tombstone_hours`` (kinesis_batch.output.tombstones:
+   the rest compacted into one file, written before the old ones go, so a crash between leaves
+   the same facts twice);
 4. **remove orphans**: files no kept commit references and no staged batch uses, old enough
    (``orphans_found``: found, not yet deleted), and the staging a crash left of a batch that was
    published;
@@ -38,6 +41,7 @@ from kinesis_batch.output.datafiles import FileStats
 from kinesis_batch.output.markers import Marker, MarkerArchive
 from kinesis_batch.output.place import Place
 from kinesis_batch.output.sink import Sink
+from kinesis_batch.output.tombstones import Tombstones
 from kinesis_batch.stopping import StopRequest
 
 Progress = Callable[[str], None]
@@ -111,6 +115,9 @@ def maintain(
 
     now_ms = int(clock() * 1000)
     expired = maintainer.expire(settings, now_ms, archiving)
+    tombstones_kept, tombstones_expired = Tombstones(sink.table_sink().bookkeeping()).expire(
+        settings.tombstone_hours, datetime.fromtimestamp(now_ms / 1000, UTC)
+    )
     step("expired")
     stop_point("after expiring old versions")
     survey = maintainer.survey()
@@ -132,6 +139,8 @@ def maintain(
         versions_expired=expired,
         orphans_removed=len(found),
         orphan_bytes=sum(survey.listed[path].bytes for path in found),
+        tombstones_kept=tombstones_kept,
+        tombstones_expired=tombstones_expired,
         before=before,
         after=FileStats.of(sink.data_files()),
         notes=tuple(maintainer.notes),

@@ -50,6 +50,8 @@ class MaintenanceReport:
     before: FileStats
     after: FileStats
     notes: tuple[str, ...] = field(default_factory=tuple)
+    tombstones_kept: int = 0
+    tombstones_expired: int = 0
 
     @property
     def seconds(self) -> float:
@@ -84,6 +86,8 @@ class MaintenanceReport:
             before=FileStats.from_json(stats["before"]),
             after=FileStats.from_json(stats["after"]),
             notes=tuple(body.get("notes") or ()),
+            tombstones_kept=int(body.get("tombstones_kept", 0)),  # reports kept before tables of current state
+            tombstones_expired=int(body.get("tombstones_expired", 0)),
         )
 
     def lines(self) -> list[str]:
@@ -95,6 +99,11 @@ class MaintenanceReport:
             f"{compacted.files_added} ({compacted.bytes_rewritten / MIB:.1f} MiB rewritten){gave_way}",
             f"  expired {self.versions_expired} versions; archived {self.markers_archived} batch markers first",
             f"  removed {self.orphans_removed} orphan files ({self.orphan_bytes / MIB:.1f} MiB)",
+            *(
+                [f"  tombstones: {self.tombstones_expired} expired, {self.tombstones_kept} kept"]
+                if self.tombstones_kept or self.tombstones_expired
+                else []
+            ),
             f"  files: {self.before.files} -> {self.after.files}, mean "
             f"{self.before.mean_file_bytes / MIB:.2f} -> {self.after.mean_file_bytes / MIB:.2f} MiB",
             *(f"  note: {note}" for note in self.notes),

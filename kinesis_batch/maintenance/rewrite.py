@@ -120,8 +120,7 @@ class _Output:
     @classmethod
     def start(cls, out: Place, folder: str, schema: pa.Schema) -> _Output:
         name = f"part-compact-{uuid.uuid4().hex[:16]}.parquet"
-        if folder:
-            out.child(folder).make_dirs()
+        (out.child(folder) if folder else out).make_dirs()  # an unpartitioned table's too
         return cls(out, f"{folder}/{name}" if folder else name, schema)
 
     def write(self, batches: list[pa.RecordBatch]) -> None:

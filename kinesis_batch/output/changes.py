@@ -103,29 +103,40 @@ class ChangeTable(TableSink):
         written = False
         for _ in range(COMMIT_ATTEMPTS):
             table = self._load()
-            if not self._unpublished(table, batch_id):
-                return False
-            target = self._target(table, files)
-            if target is not None and self._evolve(table, target):
+            try:
+                if not self._unpublished(table, batch_id):
+                    return False
+                target = self._target(table, files)
+                if target is not None and self._evolve(table, target):
+                    continue
+                key = self._key(table, record)
+                if folded is None:
+                    folded = newest(self._staged_changes(record, files, table), key)
+                keys = folded.rows.select(list(key))
+                have = set(self._schema(table).names)  # a new table gets its key columns with the first batch
+                rows = self._rows_of(table, key, keys) if have >= set(key) else keys.slice(0, 0)
+                decision = decide(folded.rows, key, held(rows, self._tombstones(key, keys), key))
+                if not written:
+                    Tombstones(self.bookkeeping()).write(batch_id, decision.deletes, key)
+                    written = True
+                counted = _counted(record, folded, decision)
+                merged = self._merge(table, decision, key, counted, target)
+            except Exception as exc:
+                if not self._moved_under(exc):
+                    raise
                 continue
-            key = self._key(table, record)
-            if folded is None:
-                folded = newest(self._staged_changes(record, files, table), key)
-            keys = folded.rows.select(list(key))
-            have = set(self._schema(table).names)  # a new table gets its key columns with the first batch
-            rows = self._rows_of(table, key, keys) if have >= set(key) else keys.slice(0, 0)
-            decision = decide(folded.rows, key, held(rows, self._tombstones(key, keys), key))
-            if not written:
-                Tombstones(self.bookkeeping()).write(batch_id, decision.deletes, key)
-                written = True
-            counted = _counted(record, folded, decision)
-            if self._merge(table, decision, key, counted, target):
+            if merged:
                 if self._key_property(table) is None:  # as loaded before the merge: no second load
                     self._set_key_property(key)
                 self.staging(batch_id).delete_all()
                 self._published[batch_id] = counted
                 return True
         raise DependencyError(f"could not merge batch {batch_id} into {self.uri}: {COMMIT_ATTEMPTS} conflicts in a row")
+
+    def _moved_under(self, exc: Exception) -> bool:
+        """``exc``, raised reading the loaded table, means it moved under us (reload, decide
+        again); the formats that read their tables lazily say when."""
+        return False
 
     # -- helpers ----------------------------------------------------------------------------------
 

@@ -22,9 +22,7 @@ Fencing (the protocol is :class:`~kinesis_batch.output.tables.TableSink`'s). del
 enforce app-transaction versions; we do: publish and discard load the table, read the batch's
 version, and commit through that same handle. Two commits that carry the same app id conflict
 (the second fails with CommitFailedError; deltalake does not retry it), so a late publish and
-another worker's discard of one batch serialise: the second reloads, sees the first one's
-version and gives way.
-"""
+another worker's discard of one batch serialise: the second reloads and gives way."""
 
 from __future__ import annotations
 
@@ -40,6 +38,7 @@ from kinesis_batch.aws import S3Settings
 from kinesis_batch.columns import RAW, Columns
 from kinesis_batch.errors import InvalidStateError, from_storage
 from kinesis_batch.output.datafiles import DataFile
+from kinesis_batch.output.delta_log import next_number
 from kinesis_batch.output.evolve import additions
 from kinesis_batch.output.layout import PartitionBy, choose, spelled
 from kinesis_batch.output.place import Place
@@ -194,7 +193,8 @@ class DeltaSink(TableSink):
         from deltalake.exceptions import CommitFailedError
 
         action, version = (PUBLISH, PUBLISHED) if record else (DISCARD, DISCARDED)
-        number = (table.transaction_version(self.consumer_app_id) or 0) + 1
+        if (number := next_number(table, self.consumer_app_id)) is None:
+            return False  # the log it was loaded from was cleaned up: it moved
         properties = CommitProperties(
             custom_metadata={**marker(self.app, self.stream, batch_id, action, record), BATCH_NUMBER: str(number)},
             app_transactions=[

@@ -7,9 +7,12 @@ Contract:
 - A tombstone is a fact of the source (key K was deleted at this order), so it is written
   before the batch's merge commits and stays true if that batch is discarded and read again:
   the same records make the same tombstones. Writing one batch's file twice writes the same.
-- :meth:`Tombstones.read` answers for the keys asked, from every file there (a compaction in
-  progress leaves the old files and the new side by side: the same facts twice).
-- :meth:`Tombstones.expire` drops those older than the hours given, by the delete's arrival time.
+- :meth:`Tombstones.read` answers for the keys asked, from every file there. An expiry beside
+  it writes its compacted file before it deletes the old ones, so the facts are always in some
+  file: a file gone between the listing and its read is listed again.
+- :meth:`Tombstones.expire` drops those older than the hours given, by the delete's arrival time,
+  and compacts the rest into one file; it deletes only the files it read, so a batch's file
+  written meanwhile stays.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from kinesis_batch.columns import (
     SHARD_ID,
     SUB_SEQUENCE_NUMBER,
 )
+from kinesis_batch.errors import DependencyError
 from kinesis_batch.output.place import Place
 
 FOLDER = "_tombstones"
@@ -59,33 +63,44 @@ class Tombstones:
 
     def read(self, key: Sequence[str], keys: pa.Table | None = None) -> pa.Table | None:
         """The tombstones of ``keys`` (a table of key columns; None: all); None when there are none."""
-        names = self._files()
-        if not names:
-            return None
-        tables = [pq.read_table(self.place.child(name).path, filesystem=self.place.filesystem()) for name in names]
-        found = pa.concat_tables(tables, promote_options="permissive")
-        if keys is None or found.num_rows == 0:
+        found = self._read_all()[1]
+        if keys is None or found is None or found.num_rows == 0:
             return found
         if len(key) == 1:
             return found.filter(pc.is_in(found.column(key[0]), value_set=keys.column(key[0]).combine_chunks()))
         return found.join(keys.select(list(key)).group_by(list(key)).aggregate([]), list(key), join_type="inner")
 
-    def expire(self, key: Sequence[str], hours: float, now: datetime) -> tuple[int, int]:
+    def expire(self, hours: float, now: datetime) -> tuple[int, int]:
         """Compact every file into one, without the tombstones older than ``hours``; returns
         (kept, expired)."""
-        names = self._files()
-        found = self.read(key)
-        if found is None or not names:
+        names, found = self._read_all()
+        if found is None:
             return 0, 0
         cutoff = pa.scalar(now - timedelta(hours=hours), type=ARRIVAL.type)
         young = found.filter(pc.greater_equal(found.column(ARRIVAL.name), cutoff))
-        kept = newest(young, key).rows
+        key = [name for name in found.schema.names if name not in KEPT]  # the files hold the key and KEPT
+        kept = newest(young, key).rows.select([*key, *KEPT])
         if kept.num_rows:
             with self.place.open_part(f"compacted-{uuid.uuid4().hex}.parquet") as stream:
                 pq.write_table(kept, stream)
         for name in names:
             self.place.delete(name)
         return kept.num_rows, found.num_rows - young.num_rows
+
+    def _read_all(self, attempts: int = 5) -> tuple[list[str], pa.Table | None]:
+        """Every file's name and their rows together (None: no file)."""
+        for _ in range(attempts):
+            names = self._files()
+            if not names:
+                return [], None
+            try:
+                tables = [pq.read_table(self.place.child(n).path, filesystem=self.place.filesystem()) for n in names]
+            except OSError:  # S3 says a missing object in its own words: look again
+                if set(self._files()) >= set(names):
+                    raise
+                continue  # an expiry compacted them meanwhile: its file holds the same facts
+            return names, pa.concat_tables(tables, promote_options="permissive")
+        raise DependencyError(f"the tombstones at {self.place.uri} kept changing while read ({attempts} tries)")
 
     def _files(self) -> list[str]:
         if not self.place.exists():

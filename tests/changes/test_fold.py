@@ -66,6 +66,10 @@ def test_a_keys_changes_collapse_to_the_newest(rows: list[Change], kept: list[An
         (("a", "upsert", [3], 0, "1"), None, ("a", "delete", [4], 0, "1"), "ignored"),  # older than a delete
         (("a", "upsert", [5], 0, "1"), None, ("a", "delete", [4], 0, "1"), "inserted"),  # newer than a delete
         (("a", "upsert", [5], 0, "1"), ("a", "upsert", [3], 0, "1"), ("a", "delete", [4], 0, "1"), "inserted"),
+        # Its own tombstone, written by an attempt whose merge did not land: the row still goes.
+        (("a", "delete", [4], 0, "1"), ("a", "upsert", [3], 0, "1"), ("a", "delete", [4], 0, "1"), "deleted"),
+        (("a", "delete", [4], 0, "1"), None, ("a", "delete", [4], 0, "1"), "duplicates"),  # and it went
+        (("a", "upsert", [3], 0, "1"), ("a", "upsert", [3], 0, "1"), ("a", "delete", [4], 0, "1"), "ignored"),
     ],
 )
 def test_only_changes_newer_than_the_table_and_its_tombstones_apply(

@@ -24,6 +24,11 @@ def cases(tmp_path: Path) -> dict[str, tuple[list[str], str]]:
     bad_avro.write_text(json.dumps({"type": "record", "name": "R", "fields": [{"name": "x", "type": "nope"}]}))
     reserved = tmp_path / "reserved.json"
     reserved.write_text(json.dumps({"type": "object", "properties": {"shard_id": {"type": "string"}}}))
+    orders = tmp_path / "orders.json"
+    orders.write_text(
+        json.dumps({"type": "object", "properties": {"id": {"type": "string"}, "at": {"type": "integer"}}})
+    )
+    upsert = ["--decode", "json", "--schema", str(orders), "--format", "delta", "--changes", "upsert"]
     protos = tmp_path / "set.desc"
     protos.write_bytes(descriptor_set('syntax = "proto3"; message Order { string id = 1; }'))
     return {
@@ -39,6 +44,11 @@ def cases(tmp_path: Path) -> dict[str, tuple[list[str], str]]:
         "unknown registry": (["--decode", "avro", "--schema", "glue://nope/orders"], "no such registry or schema"),
         "reserved field": (["--decode", "json", "--schema", str(reserved)], "has fields shard_id, the names"),
         "raw with a schema": (["--schema", str(bad_json)], "need(s) --decode"),
+        "key the schema lacks": ([*upsert, "--key", "id,nope"], f"--key nope: --schema {orders} has no field nope"),
+        "sequence field the schema lacks": (
+            [*upsert, "--key", "id", "--sequence-by", "when"],
+            f"--sequence-by when: --schema {orders} has no field when",
+        ),
     }
 
 
@@ -54,6 +64,8 @@ def cases(tmp_path: Path) -> dict[str, tuple[list[str], str]]:
         "unknown registry",
         "reserved field",
         "raw with a schema",
+        "key the schema lacks",
+        "sequence field the schema lacks",
     ],
 )
 def test_a_bad_decoding_setting_is_one_line_and_exit_2_before_anything_is_made(

@@ -5,11 +5,13 @@ first record that would be a dead letter, naming it."""
 from __future__ import annotations
 
 import gzip
+import json
 from datetime import UTC, datetime
 
 import pyarrow as pa
 import pytest
 
+from kinesis_batch.changes.settings import ChangeSettings
 from kinesis_batch.decoding.pipeline import Pipeline
 from kinesis_batch.decoding.settings import DecodeSettings
 from kinesis_batch.decoding.spec import DecodeSpec
@@ -80,3 +82,34 @@ def test_raw_metadata_and_the_table_fields_make_the_rows_schema() -> None:
         "shard_id", "sequence_number", "sub_sequence_number", "record_index", "partition_key",
         "approximate_arrival_timestamp", "lineage_depth", "id", "note",
     ]  # fmt: skip
+
+
+def test_dms_control_records_and_debezium_tombstones_are_counted_as_skipped_not_dead_letters() -> None:
+    def dms(operation: str, kind: str = "data", at: str = "10:00:00.000001") -> bytes:
+        metadata = {"timestamp": f"2026-11-25T{at}Z", "record-type": kind, "operation": operation}
+        return json.dumps({"data": {"id": 7, "name": operation}, "metadata": metadata}).encode()
+
+    def debezium(op: str | None, lsn: int = 1) -> bytes:
+        if op is None:
+            return b"null"  # the tombstone Debezium sends after a delete
+        image = {"id": 7, "name": op}
+        return json.dumps(
+            {"before": None, "after": image, "op": op, "source": {"lsn": lsn, "connector": "postgresql"}}
+        ).encode()
+
+    cases = [
+        (
+            "dms",
+            [dms("insert"), dms("create-table", "control"), dms("update", at="10:00:01"), dms("drop-table", "control")],
+        ),
+        ("debezium", [debezium("c"), debezium(None), debezium("u", lsn=2), debezium("t")]),
+    ]
+    for mode, payloads in cases:
+        spec = DecodeSpec(DecodeSettings(decode="json"), changes=ChangeSettings.parse(mode, key="id"))
+        run = Pipeline(spec, shard_id="shardId-7", depth=0, batch_id="b1")
+        done = run.page(records(*payloads))
+        counts = run.counts
+        assert done.dead is None, done.dead.to_pylist() if done.dead is not None else None
+        assert counts.changes["skipped"] == 2, (mode, counts.changes)
+        assert (counts.records, counts.dead_letters, counts.filtered) == (4, 0, 0), (mode, counts)
+        assert done.rows is not None and done.rows.column("name").to_pylist() == ["update" if mode == "dms" else "u"]

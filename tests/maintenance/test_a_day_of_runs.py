@@ -1,4 +1,4 @@
-"""A day of hourly catch-up runs of a 16-shard stream into a day-partitioned output, then
+"""A day of catch-up runs every two hours of a 16-shard stream into a day-partitioned output, then
 ``maintain``: for every format, locally and on S3 (moto). Maintenance leaves the same rows (by
 key and count), at most one file per partition and target size, no old snapshot or version, no
 orphan, and a status that still agrees with the checkpoints; the next run goes on from there."""
@@ -27,7 +27,7 @@ from tests.runs import assert_exactly_once
 from tests.streams import StreamFactory, put
 
 KINDS = [("parquet", "local"), ("delta", "local"), ("delta", "s3"), ("iceberg", "local"), ("iceberg", "s3")]
-RUNS, SHARDS, PER_RUN = 24, 16, 48
+RUNS, SHARDS, PER_RUN = 12, 16, 96  # a day every two hours: as many records as hourly runs put
 TARGET = MaintainSettings(target_file_mb=1, retain_hours=0)  # a small target: files roll in this test too
 
 
@@ -52,7 +52,7 @@ def leave_an_orphan(sink: Sink) -> Place:
 
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize(("format", "where"), KINDS, ids=[f"{f}-{w}" for f, w in KINDS])
-def test_a_day_of_hourly_runs_then_maintain_keeps_every_row_in_few_files_and_nothing_old(
+def test_a_day_of_runs_every_two_hours_then_maintain_keeps_every_row_in_few_files_and_nothing_old(
     format: str, where: str, kinesis: Any, streams: StreamFactory, spark: Any, tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip

@@ -129,6 +129,11 @@ def test_the_consumer_page_renders_inside_airflow_for_a_signed_in_user(
     # Each run's dead letters: the red top of its bar.
     dead = frame.locator("#runs-chart svg rect.run-dead")
     assert [dead.nth(i).get_attribute("data-dead-letters") for i in range(dead.count())] == ["8", "3"]
+    # A table of current state's run says what its changes did, as its bar's title (this stream
+    # appends: its runs have none, so the page's own wording is checked here).
+    said = frame.locator("body").evaluate("() => changeCounts({updated: 3, inserted: 1200, ignored: 2, expired: 0})")
+    assert said == " (changes: 1,200 inserted, 3 updated, 2 ignored)", said
+    assert about is not None and "changes" not in about
     page.screenshot(path=str(artifacts_dir / "airflow-ui-kinesis-consumers.png"), full_page=True)
 
     # The entry in Airflow's own navigation leads to the same page.
