@@ -38,6 +38,13 @@ def keys_of(table: pa.Table, key: Sequence[str]) -> list[tuple[Any, ...]]:
     return list(zip(*columns, strict=True)) if columns else [() for _ in range(table.num_rows)]
 
 
+def among(table: pa.Table, keys: pa.Table, key: Sequence[str]) -> pa.Table:
+    """The rows of ``table`` whose key is one of ``keys``' (any columns beside the key's, of any
+    type: a join would refuse list columns)."""
+    wanted = set(keys_of(keys, key))
+    return table.filter(pa.array([found in wanted for found in keys_of(table, key)], type=pa.bool_()))
+
+
 def orders_of(table: pa.Table) -> list[Order]:
     """Each row's order (the position column may be absent: Kinesis order only)."""
     names = table.schema.names
@@ -73,4 +80,4 @@ def newest(table: pa.Table, key: Sequence[str]) -> Folded:
     return Folded(table.take(pa.array(kept, type=pa.int64())), dropped)
 
 
-__all__ = ["DUPLICATES", "SUPERSEDED", "Folded", "keys_of", "newest", "orders_of"]
+__all__ = ["DUPLICATES", "SUPERSEDED", "Folded", "among", "keys_of", "newest", "orders_of"]

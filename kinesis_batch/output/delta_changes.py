@@ -11,7 +11,7 @@ lie outside it: its cost follows the batch, not the table.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import date, datetime
 from typing import Any
 
@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from kinesis_batch.changes.apply import Decision
+from kinesis_batch.changes.fold import among
 from kinesis_batch.columns import CHANGE_OP
 from kinesis_batch.errors import from_storage
 from kinesis_batch.output.changes import KEY_PROPERTY, ORDER_COLUMNS, ChangeTable
@@ -26,6 +27,9 @@ from kinesis_batch.output.delta import BATCH_NUMBER, DeltaSink
 from kinesis_batch.output.delta_log import log_gone, next_number
 from kinesis_batch.output.records import CommitRecord
 from kinesis_batch.output.tables import PUBLISH, marker
+
+#: Up to this many keys, the look-up names them (files are skipped by each key); more, by their range.
+LISTED = 1_000
 
 
 class DeltaChanges(ChangeTable, DeltaSink):
@@ -52,26 +56,31 @@ class DeltaChanges(ChangeTable, DeltaSink):
 
     def _rows_of(self, table: Any, key: Sequence[str], keys: pa.Table) -> pa.Table:
         """Through deltalake's SQL, which skips files by their statistics (pyarrow's dataset
-        cannot filter the string_view statistics deltalake writes); keys without exact
-        literals (binary, times) are matched after reading every row's key."""
+        cannot filter the string_view statistics deltalake writes): up to LISTED keys by an IN
+        list, more by the batch's key range (DataFusion overflows its stack on IN lists of some
+        30,000 values), each page of the scan kept to the batch's keys as it comes. Keys without
+        exact literals (binary, times) are matched after reading every row's key."""
         from deltalake import QueryBuilder
 
-        wanted = [*key, *ORDER_COLUMNS]
-        values = keys.column(key[0]).unique().to_pylist()
-        literals = [_literal(value) for value in values]
+        values = keys.column(key[0]).combine_chunks().unique()
+        literals = [_literal(value) for value in values.to_pylist()]
         if not literals:
             where = "FALSE"
-        elif all(literals):
+        elif not all(literals):
+            where = "TRUE"
+        elif len(literals) <= LISTED:
             where = f"`{key[0]}` IN ({', '.join(str(v) for v in literals)})"
         else:
-            where = "TRUE"
-        columns = ", ".join(f"`{name}`" for name in wanted)
-        reader = QueryBuilder().register("t", table).execute(f"SELECT {columns} FROM t WHERE {where}")
-        rows = pa.table(reader.read_all())
-        rows = rows.cast(pa.schema([pa.field(f.name, _plain(f.type)) for f in rows.schema]))
-        if len(key) == 1 and where != "TRUE":
-            return rows
-        return rows.join(keys.select(list(key)).group_by(list(key)).aggregate([]), list(key), join_type="inner")
+            where = " AND ".join(_key_range(keys, key[0], alias="")) or "TRUE"
+        columns = ", ".join(f"`{name}`" for name in (*key, *ORDER_COLUMNS))
+        reader = pa.RecordBatchReader.from_stream(
+            QueryBuilder().register("t", table).execute(f"SELECT {columns} FROM t WHERE {where}")
+        )
+        schema = pa.schema([pa.field(f.name, _plain(f.type)) for f in reader.schema])
+        wanted = values.cast(schema.field(0).type)
+        kept = (page.filter(pc.is_in(page.column(0), value_set=wanted)) for page in map(_cast(schema), reader))
+        rows = pa.Table.from_batches(list(kept), schema=schema)
+        return rows if len(key) == 1 else among(rows, keys, key)
 
     def _merge(
         self, table: Any, decision: Decision, key: Sequence[str], record: CommitRecord, target: pa.Schema | None
@@ -128,6 +137,10 @@ def _plain(kind: pa.DataType) -> pa.DataType:
     return kind
 
 
+def _cast(schema: pa.Schema) -> Callable[[pa.RecordBatch], pa.RecordBatch]:
+    return lambda page: page.cast(schema)
+
+
 def _fitted(source: pa.Table, schema: pa.Schema) -> pa.Table:
     """The changes with the table's columns, in its types (a column the batch lacks: nulls)."""
     have = source.schema.names
@@ -139,9 +152,9 @@ def _fitted(source: pa.Table, schema: pa.Schema) -> pa.Table:
     return pa.Table.from_arrays(columns, schema=schema.append(pa.field(CHANGE_OP.name, pa.string())))
 
 
-def _key_range(source: pa.Table, name: str) -> list[str]:
-    """``t.key BETWEEN min AND max`` of the batch's keys, as SQL, when their type has literals
-    that say it exactly (numbers, text, dates and times); else nothing."""
+def _key_range(source: pa.Table, name: str, alias: str = "t.") -> list[str]:
+    """``key >= min`` and ``key <= max`` of the batch's keys, as SQL, when their type has
+    literals that say it exactly (numbers, text, dates); else nothing."""
     low, high = pc.min_max(source.column(name)).values()
     low, high = low.as_py(), high.as_py()
     if low is None:
@@ -149,7 +162,7 @@ def _key_range(source: pa.Table, name: str) -> list[str]:
     literal = _literal(low), _literal(high)
     if None in literal:
         return []
-    return [f"t.`{name}` >= {literal[0]}", f"t.`{name}` <= {literal[1]}"]
+    return [f"{alias}`{name}` >= {literal[0]}", f"{alias}`{name}` <= {literal[1]}"]
 
 
 def _literal(value: Any) -> str | None:

@@ -15,7 +15,7 @@ from typing import Any
 import pyarrow as pa
 
 from kinesis_batch.changes.apply import Decision
-from kinesis_batch.changes.fold import keys_of
+from kinesis_batch.changes.fold import among, keys_of
 from kinesis_batch.columns import CHANGE_OP
 from kinesis_batch.output.changes import KEY_PROPERTY, ORDER_COLUMNS, ChangeTable
 from kinesis_batch.output.iceberg import IcebergSink, _catalog_errors
@@ -46,9 +46,11 @@ class IcebergChanges(ChangeTable, IcebergSink):
             pass  # another run set it meanwhile: the next prepare reads it
 
     def _rows_of(self, table: Any, key: Sequence[str], keys: pa.Table) -> pa.Table:
+        """By the key's first column (pyiceberg skips files by it), then the whole key."""
         wanted = (*key, *ORDER_COLUMNS)
         with _catalog_errors(f"Iceberg table {self.identifier}"):
-            return table.scan(row_filter=_matching(keys, key), selected_fields=wanted).to_arrow()
+            rows = table.scan(row_filter=_matching(keys, key[:1]), selected_fields=wanted).to_arrow()
+        return rows if len(key) == 1 else among(rows, keys, key)
 
     def _merge(
         self, table: Any, decision: Decision, key: Sequence[str], record: CommitRecord, target: pa.Schema | None
