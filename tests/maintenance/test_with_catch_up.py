@@ -45,11 +45,11 @@ def two_hours_later() -> float:
 
 
 class BothAtTheirCommit:
-    """An observer that holds a run at ``staged`` and a maintenance at ``compacting`` until
-    both arrived (or one finished without getting there), then lets them go together."""
+    """An observer that holds runs at ``staged`` and a maintenance at ``compacting`` until all
+    ``parties`` arrived (or one finished without getting there), then lets them go together."""
 
-    def __init__(self) -> None:
-        self.barrier = threading.Barrier(2, timeout=60)
+    def __init__(self, parties: int = 2) -> None:
+        self.barrier = threading.Barrier(parties, timeout=60)
         self.met = False
 
     def __call__(self, event: Event) -> None:

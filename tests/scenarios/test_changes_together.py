@@ -15,37 +15,18 @@ import pytest
 
 from kinesis_batch.aws import dynamodb_client, kinesis_client
 from kinesis_batch.config import RunConfig
-from kinesis_batch.events import Event, observing
+from kinesis_batch.events import observing
 from kinesis_batch.maintenance import MaintainSettings, MaintenanceReport, maintain
 from kinesis_batch.output.tombstones import Tombstones
 from kinesis_batch.parsers import default_table
 from kinesis_batch.run import CatchUpRun, RunReport
 from tests.changes.support import oracle, put_changes, shuffled_history, table_state
+from tests.maintenance.test_with_catch_up import BothAtTheirCommit
 from tests.output.support import output_args, read_rows, run_config, sink_of
 from tests.streams import StreamFactory
 
 KINDS = [("delta", "s3"), ("iceberg", "local")]
 WORKERS = ("one", "two")
-AT_COMMIT = ("staged", "compacting")  # a run right before its publish, maintenance before its commit
-
-
-class AllAtTheirCommit:
-    """Holds each party at its commit until all arrived (or one finished without getting there)."""
-
-    def __init__(self, parties: int) -> None:
-        self.barrier = threading.Barrier(parties, timeout=120)
-        self.met = False
-
-    def __call__(self, event: Event) -> None:
-        if event.step in AT_COMMIT and not self.barrier.broken:
-            try:
-                self.barrier.wait()
-                self.met = True
-            except threading.BrokenBarrierError:
-                pass
-
-    def done(self) -> None:
-        self.barrier.abort()
 
 
 def config(stream: str, output: tuple[str, ...], worker: str) -> RunConfig:
@@ -91,7 +72,7 @@ def test_two_workers_merging_different_shards_beside_a_maintain_converge_and_mai
     put_changes(kinesis, name, history[2 * third :])
     hold_one_shard_each(spark, name, output)
 
-    meeting = AllAtTheirCommit(3)
+    meeting = BothAtTheirCommit(3)  # the two runs and the maintenance
     results: dict[str, RunReport | MaintenanceReport | BaseException] = {}
 
     def party(who: str, work: Any) -> threading.Thread:
