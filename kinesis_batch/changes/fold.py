@@ -38,11 +38,11 @@ def keys_of(table: pa.Table, key: Sequence[str]) -> list[tuple[Any, ...]]:
     return list(zip(*columns, strict=True)) if columns else [() for _ in range(table.num_rows)]
 
 
-def among(table: pa.Table, keys: pa.Table, key: Sequence[str]) -> pa.Table:
-    """The rows of ``table`` whose key is one of ``keys``' (any columns beside the key's, of any
-    type: a join would refuse list columns)."""
+def among(table: pa.Table, keys: pa.Table, key: Sequence[str], *, inside: bool = True) -> pa.Table:
+    """The rows of ``table`` whose key is one of ``keys``' (``inside`` False: is none of them),
+    whatever the other columns' types (a join would refuse list columns)."""
     wanted = set(keys_of(keys, key))
-    return table.filter(pa.array([found in wanted for found in keys_of(table, key)], type=pa.bool_()))
+    return table.filter(pa.array([(found in wanted) == inside for found in keys_of(table, key)], type=pa.bool_()))
 
 
 def orders_of(table: pa.Table) -> list[Order]:
