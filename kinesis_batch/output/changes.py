@@ -133,11 +133,6 @@ class ChangeTable(TableSink):
                 return True
         raise DependencyError(f"could not merge batch {batch_id} into {self.uri}: {COMMIT_ATTEMPTS} conflicts in a row")
 
-    def _moved_under(self, exc: Exception) -> bool:
-        """``exc``, raised reading the loaded table, means it moved under us (reload, decide
-        again); the formats that read their tables lazily say when."""
-        return False
-
     # -- helpers ----------------------------------------------------------------------------------
 
     def _key(self, table: Any, record: CommitRecord) -> tuple[str, ...]:

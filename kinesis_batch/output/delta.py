@@ -38,7 +38,7 @@ from kinesis_batch.aws import S3Settings
 from kinesis_batch.columns import RAW, Columns
 from kinesis_batch.errors import InvalidStateError, from_storage
 from kinesis_batch.output.datafiles import DataFile
-from kinesis_batch.output.delta_log import next_number
+from kinesis_batch.output.delta_log import CleanedLogMoves, next_number
 from kinesis_batch.output.evolve import additions
 from kinesis_batch.output.layout import PartitionBy, choose, spelled
 from kinesis_batch.output.place import Place
@@ -57,7 +57,7 @@ PARTITION_BY = "kinesis_batch.partition_by"  # the table's layout, in its config
 TABLE_PROPERTIES = {"delta.checkpointInterval": "10", "delta.enableExpiredLogCleanup": "false"}
 
 
-class DeltaSink(TableSink):
+class DeltaSink(CleanedLogMoves, TableSink):
     format = "delta"
     widens = False  # deltalake cannot write Delta's type-widening feature
 

@@ -51,9 +51,6 @@ class DeltaChanges(ChangeTable, DeltaSink):
             what = f"cannot set the key of the Delta table {self.uri}"
             raise from_storage(exc, what, remote=self.root.on_s3) from exc
 
-    def _moved_under(self, exc: Exception) -> bool:
-        return log_gone(exc)  # a log clean-up landed between the load and a lazy read of it
-
     def _rows_of(self, table: Any, key: Sequence[str], keys: pa.Table) -> pa.Table:
         """Through deltalake's SQL, which skips files by their statistics (pyarrow's dataset
         cannot filter the string_view statistics deltalake writes): up to LISTED keys by an IN

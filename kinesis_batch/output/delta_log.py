@@ -9,6 +9,14 @@ from __future__ import annotations
 from typing import Any
 
 
+class CleanedLogMoves:
+    """A Delta sink's answer to :meth:`TableSink._moved_under`: a log file gone under the loaded
+    table is the table having moved."""
+
+    def _moved_under(self, exc: Exception) -> bool:
+        return log_gone(exc)
+
+
 def next_number(table: Any, consumer_app_id: str) -> int | None:
     """The consumer's next batch number (its app transaction's version, plus one); None when
     the log ``table`` was loaded from is gone (reload)."""
@@ -28,4 +36,4 @@ def log_gone(exc: BaseException) -> bool:
     return isinstance(exc, DeltaError) and "_delta_log/" in text and "not found" in text.lower()
 
 
-__all__ = ["log_gone", "next_number"]
+__all__ = ["CleanedLogMoves", "log_gone", "next_number"]

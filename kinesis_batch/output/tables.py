@@ -231,6 +231,11 @@ class TableSink(Sink):
         target = merged(current, schemas, widen=self.widens, where=self.uri)
         return target if target != normalize(current) else None
 
+    def _moved_under(self, exc: Exception) -> bool:
+        """``exc``, raised reading the loaded table, means it moved under us (reload, decide
+        again); the formats that read their tables lazily say when."""
+        return False
+
     def _unpublished(self, table: Any, batch_id: str) -> bool:
         """What a publish checks first on a loaded table: False if the batch is already in it;
         LeaseLostError if it was discarded."""
@@ -244,9 +249,9 @@ class TableSink(Sink):
         added: list[Any] | None = None
         for _ in range(COMMIT_ATTEMPTS):
             table = self._load()
-            if not self._unpublished(table, batch_id):
-                return False
             try:
+                if not self._unpublished(table, batch_id):
+                    return False
                 target = self._target(table, files)
                 if target is not None and self._evolve(table, target):
                     continue  # the schema's own commit: check the batch's state again on the new table
@@ -256,6 +261,10 @@ class TableSink(Sink):
                 if self._known(self._load(), batch_id) == DISCARD:
                     raise discarded(batch_id) from None
                 raise
+            except Exception as exc:
+                if not self._moved_under(exc):
+                    raise
+                continue
             if done:
                 self.staging(batch_id).delete_all()
                 return True

@@ -1,10 +1,14 @@
-"""What only the delta sink does: the consumer's batch number, an app transaction that only grows."""
+"""What only the delta sink does: the consumer's batch number, an app transaction that only
+grows; a log cleaned up under a loaded table (deltalake reads it lazily) is a reload."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+import pytest
 from deltalake import DeltaTable
+from deltalake.exceptions import DeltaError
 
 from kinesis_batch.output.delta import DeltaSink
 from tests.output.support import commit_record, stage
@@ -24,3 +28,40 @@ def test_every_commit_moves_the_consumers_batch_number_up_by_one(tmp_path: Path)
     assert [table.transaction_version(sink.app_id(b)) for b in ("b-1", "b-2", "b-3")] == [1, 1, 0]
     numbers = [c.get("kinesis_batch.batch_number") for c in table.history() if "kinesis_batch.batch_id" in c]
     assert numbers == ["3", "2", "1"], "the commit metadata repeats the number, newest first"
+
+
+class CleanedUnder:
+    """A loaded table whose log a clean-up removed right after the load: its lazy look-ups fail
+    as deltalake's do then."""
+
+    def __init__(self, table: Any) -> None:
+        self.table = table
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.table, name)
+
+    def transaction_version(self, app_id: str) -> int | None:
+        raise DeltaError("Kernel error: File not found: tables/t/_delta_log/00000000000000000003.json")
+
+
+def test_a_log_cleaned_up_under_the_loaded_table_makes_the_publish_reload_not_fail(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sink = DeltaSink(str(tmp_path / "t"), app="kinesis-batch-clicks", stream="clicks")
+    sink.prepare()
+    record = commit_record("b-1")
+    files = stage(sink, record)
+    loads: list[Any] = []
+    load = sink._load
+
+    def cleaned_under_the_first(**options: Any) -> Any:
+        loads.append(load(**options))
+        return CleanedUnder(loads[-1]) if len(loads) == 1 else loads[-1]
+
+    monkeypatch.setattr(sink, "_load", cleaned_under_the_first)
+    assert sink.publish(record, files) is True
+    assert len(loads) == 2, "reloaded once"
+    assert DeltaTable(sink.uri).transaction_version(sink.app_id("b-1")) == 1
+
+    other = DeltaError("Kernel error: Generic delta kernel error: something else")
+    assert not sink._moved_under(other) and not sink._moved_under(OSError("_delta_log/ not found"))
