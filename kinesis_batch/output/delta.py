@@ -38,7 +38,7 @@ from kinesis_batch.aws import S3Settings
 from kinesis_batch.columns import RAW, Columns
 from kinesis_batch.errors import InvalidStateError, from_storage
 from kinesis_batch.output.datafiles import DataFile
-from kinesis_batch.output.delta_log import CleanedLogMoves, next_number
+from kinesis_batch.output.delta_log import CleanedLogMoves
 from kinesis_batch.output.evolve import additions
 from kinesis_batch.output.layout import PartitionBy, choose, spelled
 from kinesis_batch.output.place import Place
@@ -193,8 +193,7 @@ class DeltaSink(CleanedLogMoves, TableSink):
         from deltalake.exceptions import CommitFailedError
 
         action, version = (PUBLISH, PUBLISHED) if record else (DISCARD, DISCARDED)
-        if (number := next_number(table, self.consumer_app_id)) is None:
-            return False  # the log it was loaded from was cleaned up: it moved
+        number = (table.transaction_version(self.consumer_app_id) or 0) + 1
         properties = CommitProperties(
             custom_metadata={**marker(self.app, self.stream, batch_id, action, record), BATCH_NUMBER: str(number)},
             app_transactions=[

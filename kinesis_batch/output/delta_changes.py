@@ -24,7 +24,6 @@ from kinesis_batch.columns import CHANGE_OP
 from kinesis_batch.errors import from_storage
 from kinesis_batch.output.changes import KEY_PROPERTY, ORDER_COLUMNS, ChangeTable
 from kinesis_batch.output.delta import BATCH_NUMBER, DeltaSink
-from kinesis_batch.output.delta_log import log_gone, next_number
 from kinesis_batch.output.records import CommitRecord
 from kinesis_batch.output.tables import PUBLISH, marker
 
@@ -90,8 +89,7 @@ class DeltaChanges(ChangeTable, DeltaSink):
             return self._commit(table, record.batch_id, [], record)
         schema = pa.schema(table.schema().to_arrow())
         source = _fitted(source, schema)
-        if (number := next_number(table, self.consumer_app_id)) is None:
-            return False  # the log it was loaded from was cleaned up: it moved
+        number = (table.transaction_version(self.consumer_app_id) or 0) + 1
         properties = CommitProperties(
             custom_metadata={
                 **marker(self.app, self.stream, record.batch_id, PUBLISH, record),
@@ -117,8 +115,6 @@ class DeltaChanges(ChangeTable, DeltaSink):
         except CommitFailedError:
             return False
         except Exception as exc:
-            if log_gone(exc):
-                return False
             raise from_storage(exc, f"cannot merge into the Delta table at {self.uri}", remote=self.root.on_s3) from exc
         return True
 

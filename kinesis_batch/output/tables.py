@@ -275,12 +275,16 @@ class TableSink(Sink):
             return False  # nothing staged, so nothing a late publish could commit
         for _ in range(COMMIT_ATTEMPTS):
             table = self._load()
-            state = self._known(table, batch_id)
-            if state == PUBLISH:
-                self.staging(batch_id).delete_all()
-                return False
-            if state == DISCARD or not fence or self._commit(table, batch_id, [], None):
-                break
+            try:
+                state = self._known(table, batch_id)
+                if state == PUBLISH:
+                    self.staging(batch_id).delete_all()
+                    return False
+                if state == DISCARD or not fence or self._commit(table, batch_id, [], None):
+                    break
+            except Exception as exc:
+                if not self._moved_under(exc):
+                    raise
         else:
             raise DependencyError(f"could not discard batch {batch_id} in {self.uri}: {COMMIT_ATTEMPTS} conflicts")
         self.data(batch_id).delete_all()

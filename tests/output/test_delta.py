@@ -10,8 +10,11 @@ import pytest
 from deltalake import DeltaTable
 from deltalake.exceptions import DeltaError
 
+from kinesis_batch.errors import InvalidStateError
 from kinesis_batch.output.delta import DeltaSink
 from tests.output.support import commit_record, stage
+
+GONE = "Kernel error: File not found: tables/t/_delta_log/00000000000000000003.json"
 
 
 def test_every_commit_moves_the_consumers_batch_number_up_by_one(tmp_path: Path) -> None:
@@ -41,27 +44,45 @@ class CleanedUnder:
         return getattr(self.table, name)
 
     def transaction_version(self, app_id: str) -> int | None:
-        raise DeltaError("Kernel error: File not found: tables/t/_delta_log/00000000000000000003.json")
+        raise DeltaError(GONE)
 
 
-def test_a_log_cleaned_up_under_the_loaded_table_makes_the_publish_reload_not_fail(
+def cleaned_under_the_first_load(sink: DeltaSink, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """From now on, the first table ``sink`` loads has its log cleaned up under it; the loads."""
+    loads: list[Any] = []
+    load = sink._load
+
+    def loading(**options: Any) -> Any:
+        loads.append(load(**options))
+        return CleanedUnder(loads[-1]) if len(loads) == 1 else loads[-1]
+
+    monkeypatch.setattr(sink, "_load", loading)
+    return loads
+
+
+def test_a_log_cleaned_up_under_the_loaded_table_makes_publish_and_discard_reload_not_fail(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     sink = DeltaSink(str(tmp_path / "t"), app="kinesis-batch-clicks", stream="clicks")
     sink.prepare()
     record = commit_record("b-1")
     files = stage(sink, record)
-    loads: list[Any] = []
-    load = sink._load
+    with monkeypatch.context() as patch:
+        loads = cleaned_under_the_first_load(sink, patch)
+        assert sink.publish(record, files) is True
+        assert len(loads) == 2, "reloaded once"
+    stage(sink, commit_record("b-2"))
+    with monkeypatch.context() as patch:
+        loads = cleaned_under_the_first_load(sink, patch)
+        assert sink.discard("b-2") is True
+        assert len(loads) == 2, "reloaded once"
+    table = DeltaTable(sink.uri)
+    assert [table.transaction_version(sink.app_id(b)) for b in ("b-1", "b-2")] == [1, 0]
 
-    def cleaned_under_the_first(**options: Any) -> Any:
-        loads.append(load(**options))
-        return CleanedUnder(loads[-1]) if len(loads) == 1 else loads[-1]
-
-    monkeypatch.setattr(sink, "_load", cleaned_under_the_first)
-    assert sink.publish(record, files) is True
-    assert len(loads) == 2, "reloaded once"
-    assert DeltaTable(sink.uri).transaction_version(sink.app_id("b-1")) == 1
-
+    # A merge's error comes translated, raised from deltalake's: it is still the log gone.
+    try:
+        raise InvalidStateError("cannot merge into the Delta table") from DeltaError(GONE)
+    except InvalidStateError as translated:
+        assert sink._moved_under(translated)
     other = DeltaError("Kernel error: Generic delta kernel error: something else")
     assert not sink._moved_under(other) and not sink._moved_under(OSError("_delta_log/ not found"))
