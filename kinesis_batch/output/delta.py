@@ -65,8 +65,7 @@ class DeltaSink(CleanedLogMoves, TableSink):
         super().__init__()
         self.root = Place(uri, s3 or S3Settings())
         self.uri = self.root.uri
-        self.app = app
-        self.stream = stream
+        self.app, self.stream = app, stream
         self._options = self.root.s3.object_store_options() if self.root.on_s3 else None
 
     def staging(self, batch_id: str) -> Place:
@@ -93,9 +92,8 @@ class DeltaSink(CleanedLogMoves, TableSink):
         existing = self._load(missing_ok=True)
         if existing is None:  # no Delta table: nothing else may be there either
             self.check_place()
-        partition = choose(
-            partition_by, self._read_partitioning(existing) if existing else None, new=existing is None, where=what
-        )
+        layout = self._read_partitioning(existing) if existing else None
+        partition = choose(partition_by, layout, new=existing is None, where=what)
         if existing is None:
             schema = columns.schema(batch_column=True)
             if partition is not None:
@@ -164,9 +162,8 @@ class DeltaSink(CleanedLogMoves, TableSink):
         except CommitFailedError:
             return True  # another commit got there first: reload and look again
         except Exception as exc:
-            raise from_storage(
-                exc, f"cannot add columns to the Delta table at {self.uri}", remote=self.root.on_s3
-            ) from exc
+            what = f"cannot add columns to the Delta table at {self.uri}"
+            raise from_storage(exc, what, remote=self.root.on_s3) from exc
         return True
 
     def _load(self, *, missing_ok: bool = False) -> Any:
@@ -185,22 +182,11 @@ class DeltaSink(CleanedLogMoves, TableSink):
     def _commit(
         self, table: Any, batch_id: str, files: list[Any], record: CommitRecord | None, target: pa.Schema | None = None
     ) -> bool:
-        """One commit with the batch's marker through ``table``; False if a concurrent commit of
-        ours got there first (reload and decide again). It also moves the consumer's own app
-        transaction to the next batch number, which only grows: Spark-style readers of
-        ``txnAppId``/``txnVersion`` see one counter per consumer."""
-        from deltalake import CommitProperties, Transaction
+        """One commit with the batch's marker (:meth:`_properties`) through ``table``; False if a
+        concurrent commit of ours got there first (reload and decide again)."""
         from deltalake.exceptions import CommitFailedError
 
-        action, version = (PUBLISH, PUBLISHED) if record else (DISCARD, DISCARDED)
-        number = (table.transaction_version(self.consumer_app_id) or 0) + 1
-        properties = CommitProperties(
-            custom_metadata={**marker(self.app, self.stream, batch_id, action, record), BATCH_NUMBER: str(number)},
-            app_transactions=[
-                Transaction(app_id=self.app_id(batch_id), version=version),
-                Transaction(app_id=self.consumer_app_id, version=number),
-            ],
-        )
+        properties = self._properties(table, batch_id, record)
         try:
             table.create_write_transaction(files, mode="append", schema=table.schema(), commit_properties=properties)
         except CommitFailedError:
@@ -208,6 +194,21 @@ class DeltaSink(CleanedLogMoves, TableSink):
         except Exception as exc:
             raise from_storage(exc, f"cannot commit to the Delta table at {self.uri}", remote=self.root.on_s3) from exc
         return True
+
+    def _properties(self, table: Any, batch_id: str, record: CommitRecord | None) -> Any:
+        """A commit's marker: the batch's app transaction (published with ``record``, else discarded)
+        and the consumer's, moved to its next batch number (one counter for Spark-style readers)."""
+        from deltalake import CommitProperties, Transaction
+
+        action, version = (PUBLISH, PUBLISHED) if record else (DISCARD, DISCARDED)
+        number = (table.transaction_version(self.consumer_app_id) or 0) + 1
+        return CommitProperties(
+            custom_metadata={**marker(self.app, self.stream, batch_id, action, record), BATCH_NUMBER: str(number)},
+            app_transactions=[
+                Transaction(app_id=self.app_id(batch_id), version=version),
+                Transaction(app_id=self.consumer_app_id, version=number),
+            ],
+        )
 
     def _files(self, record: CommitRecord, files: Sequence[StagedFile]) -> list[Any]:
         """One add action per file, with its size and row count."""

@@ -23,9 +23,8 @@ from kinesis_batch.changes.fold import among
 from kinesis_batch.columns import CHANGE_OP
 from kinesis_batch.errors import from_storage
 from kinesis_batch.output.changes import KEY_PROPERTY, ORDER_COLUMNS, ChangeTable
-from kinesis_batch.output.delta import BATCH_NUMBER, DeltaSink
+from kinesis_batch.output.delta import DeltaSink
 from kinesis_batch.output.records import CommitRecord
-from kinesis_batch.output.tables import PUBLISH, marker
 
 #: Up to this many keys, the look-up names them (files are skipped by each key); more, by their range.
 LISTED = 1_000
@@ -81,25 +80,13 @@ class DeltaChanges(ChangeTable, DeltaSink):
     def _merge(
         self, table: Any, decision: Decision, key: Sequence[str], record: CommitRecord, target: pa.Schema | None
     ) -> bool:
-        from deltalake import CommitProperties, Transaction
         from deltalake.exceptions import CommitFailedError
 
         source = pa.concat_tables([decision.upserts, decision.deletes], promote_options="permissive")
         if source.num_rows == 0:  # nothing newer than the table: the marker alone
             return self._commit(table, record.batch_id, [], record)
-        schema = pa.schema(table.schema().to_arrow())
-        source = _fitted(source, schema)
-        number = (table.transaction_version(self.consumer_app_id) or 0) + 1
-        properties = CommitProperties(
-            custom_metadata={
-                **marker(self.app, self.stream, record.batch_id, PUBLISH, record),
-                BATCH_NUMBER: str(number),
-            },
-            app_transactions=[
-                Transaction(app_id=self.app_id(record.batch_id), version=1),
-                Transaction(app_id=self.consumer_app_id, version=number),
-            ],
-        )
+        source = _fitted(source, pa.schema(table.schema().to_arrow()))
+        properties = self._properties(table, record.batch_id, record)
         matched = " AND ".join(f"t.`{name}` = s.`{name}`" for name in key)
         ranges = _key_range(source, key[0]) if len(key) == 1 else []
         predicate = " AND ".join([matched, *ranges])
