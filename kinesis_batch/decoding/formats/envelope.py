@@ -16,7 +16,7 @@ import pyarrow as pa
 from kinesis_batch.changes import debezium, dms, dynamodb
 from kinesis_batch.changes.model import EnvelopeError, Skipped, Unwrapped
 from kinesis_batch.decoding.decoded import Decoded
-from kinesis_batch.decoding.formats.json import JsonDecoder
+from kinesis_batch.decoding.formats.json import JsonDecoder, not_an_object, parse
 from kinesis_batch.decoding.rejects import DECODE, Rejected
 
 UNWRAP: dict[str, Callable[[Any], Unwrapped | Skipped]] = {
@@ -45,15 +45,12 @@ class EnvelopeDecoder:
         rejects: list[Rejected] = []
         self.envelopes = {}
         for position, payload in enumerate(payloads):
-            try:
-                body = self._parse.decode(payload)
-            except msgspec.DecodeError as exc:
-                rejects.append(Rejected(position, DECODE, "not JSON", str(exc)))
+            body = parse(self._parse, position, payload)
+            if isinstance(body, Rejected):
+                rejects.append(body)
                 continue
-            if body is not None and not isinstance(body, dict):
-                rejects.append(
-                    Rejected(position, DECODE, "not a JSON object", f"the record holds a {type(body).__name__}")
-                )
+            if body is not None and not isinstance(body, dict):  # null: Debezium's tombstone, unwrap skips it
+                rejects.append(not_an_object(position, body))
                 continue
             try:
                 change = self.unwrap(body)

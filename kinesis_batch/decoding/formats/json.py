@@ -30,6 +30,19 @@ Convert = Callable[[object], object | None]
 _UNREADABLE = (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError, ValueError)
 
 
+def parse(decoder: msgspec.json.Decoder[Any], position: int, payload: bytes) -> Any:
+    """The JSON value of the record at ``position``, or its rejection (a Rejected) as not JSON."""
+    try:
+        return decoder.decode(payload)
+    except msgspec.DecodeError as exc:
+        return Rejected(position, DECODE, "not JSON", str(exc))
+
+
+def not_an_object(position: int, value: Any) -> Rejected:
+    """The rejection of a record whose JSON holds ``value`` where an object belongs."""
+    return Rejected(position, DECODE, "not a JSON object", f"the record holds a {type(value).__name__}")
+
+
 class JsonDecoder:
     """Decodes pages of JSON records; ``known``: the table's fields (the reference a record's
     types are checked against when a page's records disagree)."""
@@ -48,15 +61,13 @@ class JsonDecoder:
         positions: list[int] = []
         rejects: list[Rejected] = []
         for position, payload in enumerate(payloads):
-            try:
-                value = self._decoder.decode(payload)
-            except msgspec.DecodeError as exc:
-                rejects.append(Rejected(position, DECODE, "not JSON", str(exc)))
+            value = parse(self._decoder, position, payload)
+            if isinstance(value, Rejected):
+                rejects.append(value)
                 continue
             objects = value if isinstance(value, list) else [value]
             if not all(isinstance(item, dict) for item in objects):
-                kind = type(next(item for item in objects if not isinstance(item, dict))).__name__
-                rejects.append(Rejected(position, DECODE, "not a JSON object", f"the record holds a {kind}"))
+                rejects.append(not_an_object(position, next(item for item in objects if not isinstance(item, dict))))
                 continue
             rows.extend(objects)
             positions.extend([position] * len(objects))
