@@ -19,7 +19,8 @@ from kinesis_batch.changes.model import DELETE, UPSERT, EnvelopeError, Skipped, 
 OPERATIONS = {"load": UPSERT, "insert": UPSERT, "update": UPSERT, "delete": DELETE}
 
 
-def unwrap(body: dict[str, Any]) -> Unwrapped | Skipped:
+def unwrap(body: dict[str, Any] | None) -> Unwrapped | Skipped:
+    body = body if body is not None else {}  # a null record: no metadata either
     metadata = body.get("metadata")
     if not isinstance(metadata, dict):
         raise EnvelopeError("malformed envelope", "no metadata object (not an AWS DMS record)")

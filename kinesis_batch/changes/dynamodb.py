@@ -30,7 +30,8 @@ INT64 = 2**63
 SCALE = Decimal(10) ** -18
 
 
-def unwrap(body: dict[str, Any]) -> Unwrapped:
+def unwrap(body: dict[str, Any] | None) -> Unwrapped:
+    body = body if body is not None else {}  # a null record: no eventName either
     event = body.get("eventName")
     op = EVENTS.get(event) if isinstance(event, str) else None
     record = body.get("dynamodb")
