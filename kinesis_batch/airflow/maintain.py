@@ -18,13 +18,16 @@ from typing import Any
 from airflow.sdk import DAG, Param, dag, get_current_context, task
 
 from kinesis_batch import defaults
-from kinesis_batch.airflow.dags import RETRIES, START
+from kinesis_batch.airflow.dags import RETRIES, START, setting_param
 from kinesis_batch.airflow.hook import KinesisBatchHook
 from kinesis_batch.airflow.steps import step_task, task_stop
 from kinesis_batch.airflow.tasks import failing_fast
 from kinesis_batch.changes.settings import TOMBSTONE_HOURS
 from kinesis_batch.output import Output, Sink
 from kinesis_batch.output.formats import FORMATS
+from kinesis_batch.settings import OPTIONS
+
+TOMBSTONE_OPTION = next(option for option in OPTIONS if option.name == "tombstone_hours")
 
 
 def maintain_params(
@@ -53,12 +56,7 @@ def maintain_params(
             minimum=0,
             description="versions and snapshots are kept this long; unreferenced files removed once this old",
         ),
-        "tombstone_hours": Param(
-            tombstone_hours,
-            type="number",
-            exclusiveMinimum=0,
-            description="a table of current state: tombstones of deletes older than this are expired",
-        ),
+        "tombstone_hours": setting_param(TOMBSTONE_OPTION, tombstone_hours),  # as the catch-up DAG's form
         "small_file_mb": Param(
             small_file_mb, type="number", minimum=0, description="check_files warns below this mean file size"
         ),
