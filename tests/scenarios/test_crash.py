@@ -20,12 +20,12 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import pytest
 
@@ -229,12 +229,27 @@ def test_kill_9_at_any_step_then_another_worker_converges_to_exactly_once(
         sent = diamond_stream(kinesis, name, 60)
         output = output_args(format, where, tmp_path, monkeypatch)  # iceberg: its catalog in os.environ
         crashes.append(Crash(step, name, sent, output, sink_of(output, app=default_table(name), stream=name)))
+    each_converges(crashes, lambda crash: converges_after(crash, spark), subtests)
+
+
+class Crashing(Protocol):
+    step: str
+
+    def start(self) -> subprocess.Popen[str]: ...
+
+
+C = TypeVar("C", bound=Crashing)
+
+
+def each_converges(crashes: Sequence[C], converges: Callable[[C], None], subtests: pytest.Subtests) -> None:
+    """Start every crashing run side by side (their JVMs start at once), then check that each
+    ``converges`` (a subtest per step); no process outlives it."""
     processes: list[subprocess.Popen[str]] = []
     with killed_at_exit(processes):
-        processes.extend(crash.start() for crash in crashes)  # side by side: their JVMs start at once
+        processes.extend(crash.start() for crash in crashes)
         for crash in crashes:
             with subtests.test(step=crash.step):
-                converges_after(crash, spark)
+                converges(crash)
 
 
 def hold_one_shard_each(spark: Any, stream: str, output: tuple[str, ...], workers: tuple[str, str]) -> None:

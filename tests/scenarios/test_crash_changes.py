@@ -16,22 +16,20 @@ import pytest
 from kinesis_batch.aws import dynamodb_client, kinesis_client
 from kinesis_batch.events import RUN_STEPS
 from kinesis_batch.output import Sink
-from kinesis_batch.parsers import default_table
 from kinesis_batch.run import CatchUpRun
 from tests.changes.support import Sent, oracle, put_changes, shuffled_history, table_state
-from tests.decoding.support import dead_letter_args
-from tests.output.support import output_args, read_rows, run_config, sink_of
+from tests.output.support import output_args, read_rows, run_config
 from tests.runs import session_is_gone
 from tests.scenarios.test_crash import (
     CRASHED,
     LEASE_SECONDS,
     SUBPROCESS_ARGS,
     after_expiry,
-    killed_at_exit,
+    each_converges,
     pending_batches,
     start_cli,
 )
-from tests.scenarios.test_crash_decoded import KINDS
+from tests.scenarios.test_crash_decoded import KINDS, paired_sinks
 from tests.streams import StreamFactory
 
 STEPS = RUN_STEPS[1:]  # every step a run has once its leases are taken, the publish of its dead letters too
@@ -91,19 +89,12 @@ def test_kill_9_at_any_step_of_a_changes_run_converges_to_the_oracles_state(
     monkeypatch: pytest.MonkeyPatch,
     subtests: pytest.Subtests,
 ) -> None:
-    crashes = []
+    crashes: list[ChangeCrash] = []
     for step in STEPS:
         name = streams.create(shards=2)
         sent = shuffled_history(12, 3, seed=len(crashes))
         put_changes(kinesis, name, [*sent, *MALFORMED])
         output = output_args(format, where, tmp_path, monkeypatch)
-        app = default_table(name)
-        table = sink_of(output, app=app, stream=name)
-        dead = sink_of(dead_letter_args(output), app=app, stream=name)
+        table, dead = paired_sinks(output, name)
         crashes.append(ChangeCrash(step, name, sent, output, table, dead))
-    processes: list[subprocess.Popen[str]] = []
-    with killed_at_exit(processes):
-        processes.extend(crash.start() for crash in crashes)
-        for crash in crashes:
-            with subtests.test(step=crash.step):
-                converges_after(crash, spark)
+    each_converges(crashes, lambda crash: converges_after(crash, spark), subtests)

@@ -27,7 +27,7 @@ from tests.scenarios.test_crash import (
     LEASE_SECONDS,
     SUBPROCESS_ARGS,
     after_expiry,
-    killed_at_exit,
+    each_converges,
     pending_batches,
     start_cli,
 )
@@ -38,6 +38,12 @@ from tests.streams import StreamFactory
 #: either publish, between the two, after both.
 STEPS = ("staged", "dead_letters_published", "published")
 KINDS = [("delta", "s3"), ("iceberg", "local")]
+
+
+def paired_sinks(output: tuple[str, ...], stream: str) -> tuple[Sink, Sink]:
+    """The table and the dead-letter output a decoding run of ``stream`` publishes to."""
+    app = default_table(stream)
+    return sink_of(output, app=app, stream=stream), sink_of(dead_letter_args(output), app=app, stream=stream)
 
 
 def payloads(count: int) -> list[bytes]:
@@ -133,18 +139,11 @@ def test_kill_9_at_any_step_of_a_decoding_run_converges_to_each_record_once_in_t
     monkeypatch: pytest.MonkeyPatch,
     subtests: pytest.Subtests,
 ) -> None:
-    crashes = []
+    crashes: list[DecodedCrash] = []
     for step in STEPS:
         name = streams.create(shards=2)
         sent = put_payloads(kinesis, name, payloads(80))
         output = output_args(format, where, tmp_path, monkeypatch)
-        app = default_table(name)
-        table = sink_of(output, app=app, stream=name)
-        dead = sink_of(dead_letter_args(output), app=app, stream=name)
+        table, dead = paired_sinks(output, name)
         crashes.append(DecodedCrash(step, name, sent, output, table, dead))
-    processes: list[subprocess.Popen[str]] = []
-    with killed_at_exit(processes):
-        processes.extend(crash.start() for crash in crashes)  # side by side: their JVMs start at once
-        for crash in crashes:
-            with subtests.test(step=crash.step):
-                converges_after(crash, spark)
+    each_converges(crashes, lambda crash: converges_after(crash, spark), subtests)
