@@ -14,23 +14,32 @@ Contract of :func:`decide`:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from kinesis_batch.changes.fold import DUPLICATES, keys_of, orders_of
-from kinesis_batch.changes.model import DELETE, Order
-from kinesis_batch.columns import CHANGE_OP, SHARD_ID
+from kinesis_batch.changes.fold import DUPLICATES, INDEX, ranking, starts_of_keys, tally, with_columns
+from kinesis_batch.changes.model import DELETE
+from kinesis_batch.changes.ordering import compare, order_columns, position_width
+from kinesis_batch.columns import (
+    CHANGE_OP,
+    CHANGE_POSITION,
+    LINEAGE_DEPTH,
+    SEQUENCE_NUMBER,
+    SHARD_ID,
+    SUB_SEQUENCE_NUMBER,
+)
 
 EXPIRE = "expire"  # a delete the source made by itself (DynamoDB's time to live)
 INSERTED, UPDATED, DELETED, EXPIRED, IGNORED = "inserted", "updated", "deleted", "expired", "ignored"
-
-#: What the output holds for a key: the order of its newest change, whether that change left a
-#: live row, and whether the table has a row of the key (older than a tombstone, it is one a
-#: delete has not removed yet).
-Held = tuple[Order, bool, bool]
+#: What :func:`held` answers per key beside the key: its newest change's order, whether that
+#: change left a live row, and whether the table has a row of the key (older than a tombstone,
+#: it is one a delete has not removed yet).
+ORDER_SOURCE = (CHANGE_POSITION.name, LINEAGE_DEPTH.name, SEQUENCE_NUMBER.name, SUB_SEQUENCE_NUMBER.name)
+LIVE, HAS_ROW = "__live", "__has_row"
+_HELD = "__held"  # a key's row in what is held
 
 
 @dataclass(frozen=True)
@@ -43,47 +52,91 @@ class Decision:
     counts: dict[str, Counter[str]]
 
 
-def held(rows: pa.Table, tombstones: pa.Table, key: Sequence[str]) -> dict[tuple[Any, ...], Held]:
-    """What the output holds for each key of ``rows`` (the table's) and ``tombstones``."""
-    found: dict[tuple[Any, ...], Held] = {}
-    for table, live in ((rows, True), (tombstones, False)):
-        if table.num_rows == 0:
-            continue
-        for row_key, row_order in zip(keys_of(table, key), orders_of(table), strict=True):
-            known = found.get(row_key)
-            has_row = live or (known is not None and known[2])
-            if known is None or row_order > known[0]:
-                found[row_key] = (row_order, live, has_row)
-            else:
-                found[row_key] = (known[0], known[1], has_row)
-    return found
+def held(rows: pa.Table, tombstones: pa.Table, keys: pa.Table) -> pa.Table:
+    """What the output holds for the keys of ``keys`` (the batch's key columns, whose types the
+    answer's take), one row per key found among the table's ``rows`` and its ``tombstones``:
+    the key, ORDER_SOURCE of its newest (a live row before a tombstone of the same order), LIVE
+    and HAS_ROW."""
+    key = keys.schema.names
+    parts = [_typed(table, keys.schema, live) for table, live in ((rows, True), (tombstones, False)) if table.num_rows]
+    if not parts:
+        return _typed(keys.slice(0, 0), keys.schema, True).append_column(HAS_ROW, pa.array([], pa.bool_()))
+    both = pa.concat_tables(parts)
+    orders = order_columns(both, position_width(both))
+    work = with_columns(both.select([*key, LIVE]), orders).append_column(
+        INDEX, pa.array(range(both.num_rows), type=pa.int64())
+    )
+    ranked = work.take(pc.sort_indices(work, sort_keys=ranking(key, [*orders.schema.names, LIVE])))
+    first = starts_of_keys(ranked, key)
+    groups = pc.subtract(pc.cumulative_sum(first.cast(pa.int64())), 1)
+    any_live = pa.table({"group": groups, LIVE: ranked.column(LIVE)}).group_by("group", use_threads=False)
+    has_row = any_live.aggregate([(LIVE, "any")]).sort_by("group").column(f"{LIVE}_any")
+    return both.take(pc.filter(ranked.column(INDEX), first)).append_column(HAS_ROW, has_row)
 
 
-def decide(batch: pa.Table, key: Sequence[str], holding: Mapping[tuple[Any, ...], Held]) -> Decision:
-    """The batch's changes (one per key: kinesis_batch.changes.fold) that apply (module contract)."""
-    ops = batch.column(CHANGE_OP.name).to_pylist()
-    shards = batch.column(SHARD_ID.name).to_pylist()
-    counts: dict[str, Counter[str]] = {}
-    upserts: list[int] = []
-    deletes: list[int] = []
-    for index, (row_key, row_order) in enumerate(zip(keys_of(batch, key), orders_of(batch), strict=True)):
-        known = holding.get(row_key)
-        tally = counts.setdefault(shards[index], Counter())
-        deleting = ops[index] in (DELETE, EXPIRE)
-        unfinished = known is not None and row_order == known[0] and deleting and not known[1] and known[2]
-        if known is not None and row_order <= known[0] and not unfinished:
-            tally[DUPLICATES if row_order == known[0] else IGNORED] += 1
-        elif deleting:
-            deletes.append(index)
-            tally[EXPIRED if ops[index] == EXPIRE else DELETED] += 1
-        else:
-            upserts.append(index)
-            tally[UPDATED if known is not None and known[1] else INSERTED] += 1
-    return Decision(_take(batch, upserts), _take(batch, deletes), counts)
+def decide(batch: pa.Table, key: Sequence[str], holding: pa.Table) -> Decision:
+    """The batch's changes (one per key: kinesis_batch.changes.fold) that apply (module
+    contract), against :func:`held`'s answer for its keys."""
+    names = list(key)
+    numbered = batch.select(names).append_column(INDEX, pa.array(range(batch.num_rows), type=pa.int64()))
+    found_at = holding.select(names).append_column(_HELD, pa.array(range(holding.num_rows), type=pa.int64()))
+    at = numbered.join(found_at, names, join_type="left outer", use_threads=False).sort_by(INDEX).column(_HELD)
+    known = holding.take(at)  # a row of nulls where nothing is held
+    found = pc.is_valid(at)
+    width = position_width(batch, holding)
+    versus = compare(order_columns(batch, width), order_columns(known, width))
+    ops = batch.column(CHANGE_OP.name)
+    deleting = pc.is_in(ops, value_set=pa.array([DELETE, EXPIRE]))
+    equal = pc.and_(found, pc.equal(versus, 0))
+    unfinished = _all(equal, deleting, pc.invert(_true(known, LIVE)), _true(known, HAS_ROW))
+    skip = pc.and_(_all(found, pc.less_equal(versus, 0)), pc.invert(unfinished))
+    outcome = pc.if_else(
+        skip,
+        pc.if_else(equal, DUPLICATES, IGNORED),
+        pc.if_else(
+            deleting,
+            pc.if_else(pc.equal(ops, EXPIRE), EXPIRED, DELETED),
+            pc.if_else(_all(found, _true(known, LIVE)), UPDATED, INSERTED),
+        ),
+    )
+    applies = pc.invert(skip)
+    upserts, deletes = pc.and_(applies, pc.invert(deleting)), pc.and_(applies, deleting)
+    return Decision(batch.filter(upserts), batch.filter(deletes), tally(batch.column(SHARD_ID.name), outcome))
 
 
-def _take(table: pa.Table, indexes: list[int]) -> pa.Table:
-    return table.take(pa.array(indexes, type=pa.int64()))
+def _typed(table: pa.Table, keys: pa.Schema, live: bool) -> pa.Table:
+    """``table``'s key (typed as ``keys``) and ORDER_SOURCE (no position: none), and LIVE."""
+    schema = pa.schema([*keys, CHANGE_POSITION, LINEAGE_DEPTH, SEQUENCE_NUMBER, SUB_SEQUENCE_NUMBER])
+    have = set(table.schema.names)
+    columns = [
+        table.column(f.name).cast(f.type) if f.name in have else pa.nulls(table.num_rows, f.type) for f in schema
+    ]
+    flags = pa.array([live] * table.num_rows, type=pa.bool_())
+    return pa.table([*columns, flags], schema=schema.append(pa.field(LIVE, pa.bool_())))
 
 
-__all__ = ["DELETED", "EXPIRE", "EXPIRED", "IGNORED", "INSERTED", "UPDATED", "Decision", "decide", "held"]
+def _true(table: pa.Table, name: str) -> pa.Array:
+    return pc.fill_null(table.column(name), False)
+
+
+def _all(*masks: pa.Array) -> pa.Array:
+    result = masks[0]
+    for mask in masks[1:]:
+        result = pc.and_(result, mask)
+    return pc.fill_null(result, False)
+
+
+__all__ = [
+    "DELETED",
+    "EXPIRE",
+    "EXPIRED",
+    "HAS_ROW",
+    "IGNORED",
+    "INSERTED",
+    "LIVE",
+    "ORDER_SOURCE",
+    "UPDATED",
+    "Decision",
+    "decide",
+    "held",
+]

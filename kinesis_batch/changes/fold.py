@@ -17,11 +17,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from kinesis_batch.changes.model import Order, order
-from kinesis_batch.columns import CHANGE_POSITION, LINEAGE_DEPTH, SEQUENCE_NUMBER, SHARD_ID, SUB_SEQUENCE_NUMBER
+from kinesis_batch.changes.ordering import newest_first, order_columns, position_width, same_position
+from kinesis_batch.columns import SHARD_ID
 
 DUPLICATES, SUPERSEDED = "duplicates", "superseded"
+INDEX = "__index"  # a row's place in its input
 
 
 @dataclass(frozen=True)
@@ -40,44 +42,86 @@ def keys_of(table: pa.Table, key: Sequence[str]) -> list[tuple[Any, ...]]:
 
 def among(table: pa.Table, keys: pa.Table, key: Sequence[str], *, inside: bool = True) -> pa.Table:
     """The rows of ``table`` whose key is one of ``keys``' (``inside`` False: is none of them),
-    whatever the other columns' types (a join would refuse list columns)."""
-    wanted = set(keys_of(keys, key))
-    return table.filter(pa.array([(found in wanted) == inside for found in keys_of(table, key)], type=pa.bool_()))
-
-
-def orders_of(table: pa.Table) -> list[Order]:
-    """Each row's order (the position column may be absent: Kinesis order only)."""
-    names = table.schema.names
-    positions = table.column(CHANGE_POSITION.name).to_pylist() if CHANGE_POSITION.name in names else None
-    depths = table.column(LINEAGE_DEPTH.name).to_pylist()
-    sequences = table.column(SEQUENCE_NUMBER.name).to_pylist()
-    subs = table.column(SUB_SEQUENCE_NUMBER.name).to_pylist()
-    return [order(positions[i] if positions else None, depths[i], sequences[i], subs[i]) for i in range(table.num_rows)]
+    in their order, whatever the other columns' types (a join would refuse list columns)."""
+    names = list(key)
+    numbered = table.select(names).append_column(INDEX, pa.array(range(table.num_rows), type=pa.int64()))
+    wanted = keys.select(names).cast(numbered.select(names).schema).group_by(names).aggregate([])
+    found = numbered.join(wanted, names, join_type="left semi" if inside else "left anti", use_threads=False)
+    at = found.column(INDEX)
+    return table.take(at.take(pc.sort_indices(at)))
 
 
 def newest(table: pa.Table, key: Sequence[str]) -> Folded:
     """The newest change of each key in ``table`` (see the module's contract)."""
     if table.num_rows == 0:
         return Folded(table)
-    orders = orders_of(table)
-    best: dict[tuple[Any, ...], int] = {}
-    for index, row_key in enumerate(keys_of(table, key)):
-        held = best.get(row_key)
-        if held is None or orders[index] > orders[held]:
-            best[row_key] = index
-    kept = sorted(best.values())
-    if len(kept) == table.num_rows:
+    orders = order_columns(table, position_width(table))
+    work = with_columns(table.select(list(key)), orders).append_column(
+        INDEX, pa.array(range(table.num_rows), type=pa.int64())
+    )
+    ranked = work.take(pc.sort_indices(work, sort_keys=ranking(key, orders.schema.names)))
+    first = starts_of_keys(ranked, key)
+    if pc.all(first).as_py():
         return Folded(table)
-    shards = table.column(SHARD_ID.name).to_pylist()
-    keep = set(kept)
-    winner_of = {index: best[row_key] for index, row_key in enumerate(keys_of(table, key))}
-    dropped: dict[str, Counter[str]] = {}
-    for index in range(table.num_rows):
-        if index in keep:
-            continue
-        same = orders[index][0] and orders[index][0] == orders[winner_of[index]][0]
-        dropped.setdefault(shards[index], Counter())[DUPLICATES if same else SUPERSEDED] += 1
-    return Folded(table.take(pa.array(kept, type=pa.int64())), dropped)
+    kept = pc.filter(ranked.column(INDEX), first)
+    kept = kept.take(pc.sort_indices(kept))  # in their input order
+    winners = pc.subtract(pc.cumulative_sum(first.cast(pa.int64())), 1)
+    winner_rows = pc.indices_nonzero(first).take(winners)
+    ranked_orders = ranked.select(orders.schema.names)
+    duplicate = same_position(ranked_orders, ranked_orders.take(winner_rows))
+    shards = table.column(SHARD_ID.name).take(ranked.column(INDEX))
+    dropped = tally(shards, pc.if_else(duplicate, DUPLICATES, SUPERSEDED), pc.invert(first))
+    return Folded(table.take(kept), dropped)
 
 
-__all__ = ["DUPLICATES", "SUPERSEDED", "Folded", "among", "keys_of", "newest", "orders_of"]
+def tally(shards: pa.Array, kinds: pa.Array, where: pa.Array | None = None) -> dict[str, Counter[str]]:
+    """How many rows of each kind each shard has (of the rows ``where`` is true)."""
+    counted = pa.table({"shard": shards, "kind": kinds})
+    if where is not None:
+        counted = counted.filter(where)
+    found: dict[str, Counter[str]] = {}
+    for row in counted.group_by(["shard", "kind"]).aggregate([([], "count_all")]).to_pylist():
+        found.setdefault(row["shard"], Counter())[row["kind"]] = row["count_all"]
+    return found
+
+
+def starts_of_keys(ranked: pa.Table, key: Sequence[str]) -> pa.Array:
+    """Of a table sorted by its ``key`` columns, whether each row is its key's first."""
+    if ranked.num_rows == 0:
+        return pa.array([], type=pa.bool_())
+    differs = pa.array([False] * (ranked.num_rows - 1), type=pa.bool_())
+    for name in key:
+        column = ranked.column(name)
+        differs = pc.or_(
+            differs, pc.fill_null(pc.not_equal(column.slice(1), column.slice(0, ranked.num_rows - 1)), True)
+        )
+    return pa.concat_arrays([pa.array([True]), pa.chunked_array(differs).combine_chunks()])
+
+
+def ranking(key: Sequence[str], greatest_first: Sequence[str]) -> list[tuple[str, str, str]]:
+    """Sort keys that put each key's rows together, the greatest (by ``greatest_first``) first,
+    and the earliest (by INDEX) of equals first."""
+    return (
+        [(name, "ascending", "at_end") for name in key]
+        + newest_first(greatest_first)
+        + [(INDEX, "ascending", "at_end")]
+    )
+
+
+def with_columns(table: pa.Table, more: pa.Table) -> pa.Table:
+    for name in more.schema.names:
+        table = table.append_column(name, more.column(name))
+    return table
+
+
+__all__ = [
+    "DUPLICATES",
+    "SUPERSEDED",
+    "Folded",
+    "among",
+    "keys_of",
+    "newest",
+    "starts_of_keys",
+    "tally",
+    "with_columns",
+]

@@ -51,7 +51,7 @@ class ChangeStage:
     ) -> Marked:
         """``rows``: each row's record position; ``names``/``columns``: the conformed fields;
         ``envelopes``: each record's unwrapped envelope (None: ``--changes upsert``)."""
-        values = {name: column.to_pylist() for name, column in zip(names, columns, strict=True)}
+        values = _Fields(names, columns)
         marked = Marked([], [], [])
         for index, position in enumerate(rows):
             try:
@@ -76,23 +76,39 @@ class ChangeStage:
         op = EXPIRE if change.expired else change.op
         return op, list(change.position) if change.position is not None else None
 
-    def _keyed(self, values: Mapping[str, list[Any]], index: int) -> tuple[str, list[int] | None]:
+    def _keyed(self, values: _Fields, index: int) -> tuple[str, list[int] | None]:
         settings = self.settings
         op = UPSERT
         if settings.delete_when is not None:
             name, wanted = settings.delete_when
-            value = values[name][index] if name in values else None
+            value = values.at(name, index)
             if value is not None and _text(value) == wanted.lower():
                 op = DELETE
         if settings.sequence_by is None:
             return op, None
-        value = values[settings.sequence_by][index] if settings.sequence_by in values else None
-        return op, [sequence_value(value, settings.sequence_by)]
+        return op, [sequence_value(values.at(settings.sequence_by, index), settings.sequence_by)]
 
-    def _check_key(self, values: Mapping[str, list[Any]], index: int) -> None:
+    def _check_key(self, values: _Fields, index: int) -> None:
         for name in self.key:
-            if name not in values or values[name][index] is None:
+            if values.at(name, index) is None:
                 raise _Reject("no key", f"key column {name} is missing or null")
+
+
+class _Fields:
+    """A page's conformed fields by name, each made Python values once, when first asked (the
+    stage reads only the key, --sequence-by and --delete-when)."""
+
+    def __init__(self, names: Sequence[str], columns: Sequence[pa.Array]) -> None:
+        self._columns = dict(zip(names, columns, strict=True))
+        self._values: dict[str, list[Any]] = {}
+
+    def at(self, name: str, index: int) -> Any:
+        """The field's value in row ``index``; None if null or if the page has no such field."""
+        if name not in self._columns:
+            return None
+        if name not in self._values:
+            self._values[name] = self._columns[name].to_pylist()
+        return self._values[name][index]
 
 
 def sequence_value(value: Any, name: str) -> int:

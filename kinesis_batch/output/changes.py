@@ -41,6 +41,9 @@ from kinesis_batch.output.tombstones import Tombstones
 
 #: The table property that says a table is one of current state, and its key.
 KEY_PROPERTY = "kinesis_batch.changes_key"
+#: How many keys a look-up of the table's rows names one by one; more are read by their range
+#: and kept to the batch's keys as they come (a long IN list is slow to plan, or crashes).
+LISTED = 1_000
 #: What is read of the table's rows to compare orders.
 ORDER_COLUMNS = ("change_position", "lineage_depth", "sequence_number", "sub_sequence_number")
 
@@ -115,7 +118,7 @@ class ChangeTable(TableSink):
                 keys = folded.rows.select(list(key))
                 have = set(self._schema(table).names)  # a new table gets its key columns with the first batch
                 rows = self._rows_of(table, key, keys) if have >= set(key) else keys.slice(0, 0)
-                decision = decide(folded.rows, key, held(rows, self._tombstones(key, keys), key))
+                decision = decide(folded.rows, key, held(rows, self._tombstones(key, keys), keys))
                 if not written:
                     Tombstones(self.bookkeeping()).write(batch_id, decision.deletes, key)
                     written = True
@@ -201,4 +204,4 @@ def _counted(record: CommitRecord, folded: Folded, decision: Decision) -> Commit
     return replace(record, shards=tuple(shards))
 
 
-__all__ = ["KEY_PROPERTY", "ORDER_COLUMNS", "ChangeTable"]
+__all__ = ["KEY_PROPERTY", "LISTED", "ORDER_COLUMNS", "ChangeTable"]

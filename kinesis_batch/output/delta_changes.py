@@ -22,14 +22,12 @@ from kinesis_batch.changes.apply import Decision
 from kinesis_batch.changes.fold import among
 from kinesis_batch.columns import CHANGE_OP
 from kinesis_batch.errors import from_storage
-from kinesis_batch.output.changes import KEY_PROPERTY, ORDER_COLUMNS, ChangeTable
+from kinesis_batch.output.changes import KEY_PROPERTY, LISTED, ORDER_COLUMNS, ChangeTable
 from kinesis_batch.output.delta import DeltaSink
 from kinesis_batch.output.records import CommitRecord
 
+
 #: Up to this many keys, the look-up names them (files are skipped by each key); more, by their range.
-LISTED = 1_000
-
-
 class DeltaChanges(ChangeTable, DeltaSink):
     def _existing(self) -> Any:
         return self._load(missing_ok=True)

@@ -13,11 +13,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from kinesis_batch.changes.apply import Decision
 from kinesis_batch.changes.fold import among, keys_of
 from kinesis_batch.columns import CHANGE_OP
-from kinesis_batch.output.changes import KEY_PROPERTY, ORDER_COLUMNS, ChangeTable
+from kinesis_batch.output.changes import KEY_PROPERTY, LISTED, ORDER_COLUMNS, ChangeTable
 from kinesis_batch.output.iceberg import IcebergSink, _catalog_errors
 from kinesis_batch.output.records import CommitRecord
 from kinesis_batch.output.tables import PUBLISH, marker
@@ -46,10 +47,16 @@ class IcebergChanges(ChangeTable, IcebergSink):
             pass  # another run set it meanwhile: the next prepare reads it
 
     def _rows_of(self, table: Any, key: Sequence[str], keys: pa.Table) -> pa.Table:
-        """By the key's first column (pyiceberg skips files by it), then the whole key."""
-        wanted = (*key, *ORDER_COLUMNS)
+        """By the key's first column, which pyiceberg skips files by: up to LISTED values by an
+        IN, more by their range (pyiceberg binds an IN's every value again for each manifest:
+        seconds for tens of thousands), each page of the scan kept to the batch's keys."""
+        values = keys.column(key[0]).combine_chunks().unique()
+        row_filter = _matching(keys, key[:1]) if len(values) <= LISTED else _within(values, key[0])
         with _catalog_errors(f"Iceberg table {self.identifier}"):
-            rows = table.scan(row_filter=_matching(keys, key[:1]), selected_fields=wanted).to_arrow()
+            reader = table.scan(row_filter=row_filter, selected_fields=(*key, *ORDER_COLUMNS)).to_arrow_batch_reader()
+            wanted = values.cast(reader.schema.field(key[0]).type)
+            pages = [page.filter(pc.is_in(page.column(key[0]), value_set=wanted)) for page in reader]
+        rows = pa.Table.from_batches(pages, schema=reader.schema)
         return rows if len(key) == 1 else among(rows, keys, key)
 
     def _merge(
@@ -94,6 +101,17 @@ def _matching(keys: pa.Table, key: Sequence[str]) -> Any:
     found: Any = expressions  # its pydantic classes take positional arguments, which mypy does not see
     values = sorted({value for (value,) in keys_of(keys, key)}, key=repr)
     return found.In(name, values) if values else found.AlwaysFalse()
+
+
+def _within(values: pa.Array, name: str) -> Any:
+    """A row filter for the range of ``values`` (every row when their type has no literal)."""
+    from pyiceberg import expressions
+
+    found: Any = expressions
+    low, high = (bound.as_py() for bound in pc.min_max(values).values())
+    if not isinstance(low, int | str) or isinstance(low, bool):
+        return found.AlwaysTrue()
+    return found.And(found.GreaterThanOrEqual(name, low), found.LessThanOrEqual(name, high))
 
 
 def _fitted(rows: pa.Table, schema: pa.Schema) -> pa.Table:

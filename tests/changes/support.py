@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+import pyarrow as pa
+
 BASE_MILLIS = 1_764_000_000_000  # 2025-11-24, as DynamoDB stamps ApproximateCreationDateTime
 
 
@@ -122,3 +124,24 @@ def table_state(rows: dict[str, list[Any]]) -> dict[str, dict[str, Any]]:
 
 
 ORACLE_COLUMNS = ("pk", "version", "price", "big", "name", "active", "tags", "scores", "address", "history", "blob")
+
+
+# (key, op, position, depth, sequence number)
+Change = tuple[str, str, list[int] | None, int, str]
+
+
+def changes(*rows: Change, shard: str = "s-0") -> pa.Table:
+    return pa.table(
+        {
+            "k": [r[0] for r in rows],
+            "change_op": [r[1] for r in rows],
+            "change_position": pa.array([r[2] for r in rows], pa.list_(pa.int64())),
+            "lineage_depth": pa.array([r[3] for r in rows], pa.int32()),
+            "sequence_number": [r[4] for r in rows],
+            "sub_sequence_number": pa.array([0] * len(rows), pa.int64()),
+            "shard_id": [shard] * len(rows),
+        }
+    )
+
+
+BIG = "49" + "9" * 54  # a 56-digit sequence number: only integers order it

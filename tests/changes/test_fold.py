@@ -1,36 +1,18 @@
-"""Collapsing a key's changes to its newest, and choosing the changes newer than the table:
-tables of cases."""
+"""Collapsing a key's changes to its newest: tables of cases, and random batches against a fold
+written in plain Python."""
 
 from __future__ import annotations
 
+import random
+from collections import Counter
 from typing import Any
 
 import pyarrow as pa
 import pytest
 
-from kinesis_batch.changes.apply import decide, held
 from kinesis_batch.changes.fold import newest
 from kinesis_batch.changes.model import order
-
-# (key, op, position, depth, sequence number)
-Change = tuple[str, str, list[int] | None, int, str]
-
-
-def changes(*rows: Change, shard: str = "s-0") -> pa.Table:
-    return pa.table(
-        {
-            "k": [r[0] for r in rows],
-            "change_op": [r[1] for r in rows],
-            "change_position": pa.array([r[2] for r in rows], pa.list_(pa.int64())),
-            "lineage_depth": pa.array([r[3] for r in rows], pa.int32()),
-            "sequence_number": [r[4] for r in rows],
-            "sub_sequence_number": pa.array([0] * len(rows), pa.int64()),
-            "shard_id": [shard] * len(rows),
-        }
-    )
-
-
-BIG = "49" + "9" * 54  # a 56-digit sequence number: only integers order it
+from tests.changes.support import BIG, Change, changes
 
 
 @pytest.mark.parametrize(
@@ -54,31 +36,69 @@ def test_a_keys_changes_collapse_to_the_newest(rows: list[Change], kept: list[An
         assert folded.rows.column("sequence_number").to_pylist() == [winner[4]]
 
 
-@pytest.mark.parametrize(
-    ("change", "table", "tombstone", "outcome"),
-    [
-        (("a", "upsert", [5], 0, "1"), None, None, "inserted"),
-        (("a", "upsert", [5], 0, "1"), ("a", "upsert", [4], 0, "9"), None, "updated"),
-        (("a", "upsert", [3], 0, "1"), ("a", "upsert", [4], 0, "9"), None, "ignored"),
-        (("a", "upsert", [4], 0, "9"), ("a", "upsert", [4], 0, "9"), None, "duplicates"),
-        (("a", "delete", [5], 0, "1"), ("a", "upsert", [4], 0, "9"), None, "deleted"),
-        (("a", "expire", [5], 0, "1"), ("a", "upsert", [4], 0, "9"), None, "expired"),
-        (("a", "upsert", [3], 0, "1"), None, ("a", "delete", [4], 0, "1"), "ignored"),  # older than a delete
-        (("a", "upsert", [5], 0, "1"), None, ("a", "delete", [4], 0, "1"), "inserted"),  # newer than a delete
-        (("a", "upsert", [5], 0, "1"), ("a", "upsert", [3], 0, "1"), ("a", "delete", [4], 0, "1"), "inserted"),
-        # Its own tombstone, written by an attempt whose merge did not land: the row still goes.
-        (("a", "delete", [4], 0, "1"), ("a", "upsert", [3], 0, "1"), ("a", "delete", [4], 0, "1"), "deleted"),
-        (("a", "delete", [4], 0, "1"), None, ("a", "delete", [4], 0, "1"), "duplicates"),  # and it went
-        (("a", "upsert", [3], 0, "1"), ("a", "upsert", [3], 0, "1"), ("a", "delete", [4], 0, "1"), "ignored"),
-    ],
-)
-def test_only_changes_newer_than_the_table_and_its_tombstones_apply(
-    change: Change, table: Change | None, tombstone: Change | None, outcome: str
-) -> None:
-    empty = changes().slice(0, 0)
-    holding = held(changes(table) if table else empty, changes(tombstone) if tombstone else empty, ["k"])
-    decision = decide(changes(change), ["k"], holding)
-    assert dict(decision.counts["s-0"]) == {outcome: 1}
-    applied = decision.upserts.num_rows + decision.deletes.num_rows
-    assert applied == (0 if outcome in ("ignored", "duplicates") else 1)
-    assert decision.deletes.num_rows == (1 if outcome in ("deleted", "expired") else 0)
+def random_changes(
+    rng: random.Random, count: int, keys: int
+) -> list[tuple[str, int, str, str, list[int] | None, int, str]]:
+    """(key part 1, key part 2, shard, op, position, depth, sequence number): few keys, so that
+    many changes share one; positions repeat, so that some are the same change again."""
+    made = []
+    for _ in range(count):
+        position = rng.choice([None, [rng.randrange(4)], [rng.randrange(2), rng.randrange(2)]])
+        sequence = rng.choice(["7", "10", BIG, str(2**128)])
+        key = rng.randrange(keys)
+        made.append(
+            (
+                f"k{key % 3}",
+                key,
+                f"s-{rng.randrange(2)}",
+                rng.choice(["upsert", "delete"]),
+                position,
+                rng.randrange(2),
+                sequence,
+            )
+        )
+    return made
+
+
+def reference_fold(rows: list[Any]) -> tuple[list[int], dict[str, Counter[str]]]:
+    """The contract, one row at a time: the first of the greatest order wins each key."""
+    best: dict[tuple[str, int], int] = {}
+    for index, row in enumerate(rows):
+        held = best.get((row[0], row[1]))
+        if held is None or order(row[4], row[5], row[6], 0) > order(*_order_of(rows[held])):
+            best[(row[0], row[1])] = index
+    dropped: dict[str, Counter[str]] = {}
+    for index, row in enumerate(rows):
+        winner = rows[best[(row[0], row[1])]]
+        if index not in best.values():
+            same = bool(row[4]) and row[4] == winner[4]
+            dropped.setdefault(row[2], Counter())["duplicates" if same else "superseded"] += 1
+    return sorted(best.values()), dropped
+
+
+def _order_of(row: Any) -> tuple[Any, ...]:
+    return (row[4], row[5], row[6], 0)
+
+
+@pytest.mark.parametrize("seed", range(15))
+def test_random_batches_fold_as_the_contract_says(seed: int) -> None:
+    rows = random_changes(random.Random(seed), 120, keys=25)
+    table = pa.table(
+        {
+            "part": [r[0] for r in rows],
+            "k": [r[1] for r in rows],
+            "shard_id": [r[2] for r in rows],
+            "change_op": [r[3] for r in rows],
+            "change_position": pa.array([r[4] for r in rows], pa.list_(pa.int64())),
+            "lineage_depth": pa.array([r[5] for r in rows], pa.int32()),
+            "sequence_number": [r[6] for r in rows],
+            "sub_sequence_number": pa.array([0] * len(rows), pa.int64()),
+            "row": list(range(len(rows))),
+        }
+    )
+    folded = newest(table, ["part", "k"])
+    kept, dropped = reference_fold(rows)
+    assert folded.rows.column("row").to_pylist() == kept
+    assert {shard: dict(counts) for shard, counts in folded.dropped.items()} == {
+        shard: dict(counts) for shard, counts in dropped.items()
+    }

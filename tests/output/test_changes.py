@@ -20,7 +20,7 @@ from kinesis_batch.decoding.settings import DecodeSettings
 from kinesis_batch.decoding.spec import DecodeSpec
 from kinesis_batch.landing import Landing
 from kinesis_batch.output import Output, Sink
-from kinesis_batch.output.delta_changes import LISTED
+from kinesis_batch.output.changes import LISTED
 from kinesis_batch.output.records import CommitRecord, ShardCommit
 from kinesis_batch.shards.checkpoint import Checkpoint
 from kinesis_batch.shards.model import Record
