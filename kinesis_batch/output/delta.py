@@ -26,7 +26,6 @@ another worker's discard of one batch serialise: the second reloads and gives wa
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -40,6 +39,7 @@ from kinesis_batch.errors import InvalidStateError, from_storage
 from kinesis_batch.output.datafiles import DataFile
 from kinesis_batch.output.delta_log import CleanedLogMoves
 from kinesis_batch.output.evolve import additions
+from kinesis_batch.output.file_stats import delta_stats
 from kinesis_batch.output.layout import PartitionBy, choose, spelled
 from kinesis_batch.output.place import Place
 from kinesis_batch.output.records import CommitRecord
@@ -211,7 +211,7 @@ class DeltaSink(CleanedLogMoves, TableSink):
         )
 
     def _files(self, record: CommitRecord, files: Sequence[StagedFile]) -> list[Any]:
-        """One add action per file, with its size and row count."""
+        """One add action per file, with its size, row count and column statistics."""
         from deltalake.transaction import AddAction
 
         batch_id = record.batch_id
@@ -225,7 +225,7 @@ class DeltaSink(CleanedLogMoves, TableSink):
                 partition_values={partition.column: file.partition} if partition else {},
                 modification_time=now,
                 data_change=True,
-                stats=json.dumps({"numRecords": file.rows}),
+                stats=delta_stats(file.rows, file.stats),
             )
             for file in sorted(files, key=lambda f: f.name)
         ]

@@ -20,16 +20,19 @@ from kinesis_batch.shards.reader import ReadResult
 class StagedFile:
     """One Parquet file of a batch: its path in the data place (``COLUMN=VALUE/part-...`` in
     hive folders), its rows, (decoded rows) its schema as text
-    (kinesis_batch.columns.schema_to_text), and its partition value when the table is
-    partitioned (kinesis_batch.output.layout: None is the null partition)."""
+    (kinesis_batch.columns.schema_to_text), its partition value when the table is
+    partitioned (kinesis_batch.output.layout: None is the null partition), and its columns'
+    statistics as JSON (kinesis_batch.output.file_stats; None: not known)."""
 
     name: str
     rows: int
     schema: str | None = None
     partition: str | None = None
+    stats: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         body: dict[str, Any] = {"rows": self.rows, **({"schema": self.schema} if self.schema else {})}
+        body |= {"stats": self.stats} if self.stats else {}
         return body | ({"partition": self.partition} if self.partition is not None else {})
 
 
@@ -100,7 +103,8 @@ def staged_dead_letters(results: Place) -> list[StagedFile]:
 
 def _files(body: dict[str, Any]) -> tuple[StagedFile, ...]:
     return tuple(
-        StagedFile(name, int(v.get("rows", 0)), v.get("schema"), v.get("partition")) for name, v in sorted(body.items())
+        StagedFile(name, int(v.get("rows", 0)), v.get("schema"), v.get("partition"), v.get("stats"))
+        for name, v in sorted(body.items())
     )
 
 

@@ -26,6 +26,7 @@ from typing import Any
 import pyarrow as pa
 
 from kinesis_batch.columns import dictionary_encoded, schema_to_text
+from kinesis_batch.output.file_stats import column_stats
 from kinesis_batch.output.layout import FileLayout
 from kinesis_batch.output.place import Place
 from kinesis_batch.output.staged import StagedFile
@@ -126,8 +127,9 @@ class TaskFiles:
             handle.stack.__exit__(kind, error, trace)
         if kind is None:
             text = schema_to_text(schema) if self.schemas else None
+            stats = column_stats(handle.writer.writer.metadata)  # the footer it wrote on closing
             with self._lock:
-                self.files.append(StagedFile(handle.name, handle.rows, text, handle.partition))
+                self.files.append(StagedFile(handle.name, handle.rows, text, handle.partition, stats))
 
 
 __all__ = ["MAX_OPEN", "TaskFiles"]

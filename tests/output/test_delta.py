@@ -1,11 +1,15 @@
 """What only the delta sink does: the consumer's batch number, an app transaction that only
-grows; a log cleaned up under a loaded table (deltalake reads it lazily) is a reload."""
+grows; a log cleaned up under a loaded table (deltalake reads it lazily) is a reload; appended
+files' column statistics in their add actions."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 from deltalake import DeltaTable
 from deltalake.exceptions import DeltaError
@@ -86,3 +90,22 @@ def test_a_log_cleaned_up_under_the_loaded_table_makes_publish_and_discard_reloa
         assert sink._moved_under(translated)
     other = DeltaError("Kernel error: Generic delta kernel error: something else")
     assert not sink._moved_under(other) and not sink._moved_under(OSError("_delta_log/ not found"))
+
+
+def test_appended_files_state_their_columns_bounds_so_a_filtered_read_skips_them(tmp_path: Path) -> None:
+    sink = DeltaSink(str(tmp_path / "t"), app="kinesis-batch-clicks", stream="clicks")
+    sink.prepare()
+    day = datetime(2026, 11, 25, tzinfo=UTC)
+    for number, batch in enumerate(("b-1", "b-2")):
+        record = commit_record(batch)
+        sink.publish(record, stage(sink, record, arrival=day + timedelta(days=number)))
+
+    table = DeltaTable(sink.uri)
+    actions = pa.table(table.get_add_actions(flatten=True)).to_pylist()
+    assert {a["min.batch_id"] for a in actions} == {"b-1", "b-2"}
+    assert all(a["null_count.data"] == 0 for a in actions)
+    dataset = table.to_pyarrow_dataset()
+    second = pc.field("batch_id") == "b-2"
+    assert len(list(dataset.get_fragments(filter=second))) == len(actions) // 2, "the first batch's files skipped"
+    assert dataset.to_table(filter=second).num_rows == 6
+    assert not list(dataset.get_fragments(filter=pc.field("sub_sequence_number") > 0)), "every file ruled out"
