@@ -32,11 +32,11 @@ from kinesis_batch.changes.apply import Decision, decide, held
 from kinesis_batch.changes.fold import Folded, newest
 from kinesis_batch.changes.settings import ChangeSettings
 from kinesis_batch.columns import CHANGE_OP, CHANGE_POSITION, Columns, schema_from_text, schema_to_text
-from kinesis_batch.errors import DependencyError, InvalidStateError
+from kinesis_batch.errors import InvalidStateError
 from kinesis_batch.landing import Landing
 from kinesis_batch.output.records import CommitRecord
 from kinesis_batch.output.staged import StagedFile
-from kinesis_batch.output.tables import COMMIT_ATTEMPTS, TableSink
+from kinesis_batch.output.tables import TableSink
 from kinesis_batch.output.tombstones import Tombstones
 
 #: The table property that says a table is one of current state, and its key.
@@ -102,39 +102,30 @@ class ChangeTable(TableSink):
 
     def publish(self, record: CommitRecord, files: Sequence[StagedFile]) -> bool:
         batch_id = record.batch_id
-        folded: Folded | None = None
+        folded: Folded | None = None  # the batch folded across its shards, once
         written = False
-        for _ in range(COMMIT_ATTEMPTS):
-            table = self._load()
-            try:
-                if not self._unpublished(table, batch_id):
-                    return False
-                target = self._target(table, files)
-                if target is not None and self._evolve(table, target):
-                    continue
-                key = self._key(table, record)
-                if folded is None:
-                    folded = newest(self._staged_changes(record, files, table), key)
-                keys = folded.rows.select(list(key))
-                have = set(self._schema(table).names)  # a new table gets its key columns with the first batch
-                rows = self._rows_of(table, key, keys) if have >= set(key) else keys.slice(0, 0)
-                decision = decide(folded.rows, key, held(rows, self._tombstones(key, keys), keys))
-                if not written:
-                    Tombstones(self.bookkeeping()).write(batch_id, decision.deletes, key)
-                    written = True
-                counted = _counted(record, folded, decision)
-                merged = self._merge(table, decision, key, counted, target)
-            except Exception as exc:
-                if not self._moved_under(exc):
-                    raise
-                continue
-            if merged:
-                if self._key_property(table) is None:  # as loaded before the merge: no second load
-                    self._set_key_property(key)
-                self.staging(batch_id).delete_all()
-                self._published[batch_id] = counted
-                return True
-        raise DependencyError(f"could not merge batch {batch_id} into {self.uri}: {COMMIT_ATTEMPTS} conflicts in a row")
+
+        def merge(table: Any, target: pa.Schema | None) -> bool:
+            nonlocal folded, written
+            key = self._key(table, record)
+            if folded is None:
+                folded = newest(self._staged_changes(record, files, table), key)
+            keys = folded.rows.select(list(key))
+            have = set(self._schema(table).names)  # a new table gets its key columns with the first batch
+            rows = self._rows_of(table, key, keys) if have >= set(key) else keys.slice(0, 0)
+            decision = decide(folded.rows, key, held(rows, self._tombstones(key, keys), keys))
+            if not written:
+                Tombstones(self.bookkeeping()).write(batch_id, decision.deletes, key)
+                written = True
+            counted = _counted(record, folded, decision)
+            if not self._merge(table, decision, key, counted, target):
+                return False
+            if self._key_property(table) is None:  # as loaded before the merge: no second load
+                self._set_key_property(key)
+            self._published[batch_id] = counted
+            return True
+
+        return self._attempts(batch_id, files, merge)
 
     # -- helpers ----------------------------------------------------------------------------------
 

@@ -45,7 +45,8 @@ from kinesis_batch.output.place import Place
 from kinesis_batch.output.records import CommitRecord
 from kinesis_batch.output.sink import check_batch_id, check_place_of
 from kinesis_batch.output.staged import StagedFile
-from kinesis_batch.output.tables import DISCARD, PUBLISH, TableSink, check_bucket, check_schema, marker
+from kinesis_batch.output.table_checks import check_bucket, check_schema
+from kinesis_batch.output.tables import DISCARD, PUBLISH, TableSink, marker
 
 PUBLISHED, DISCARDED = 1, 0
 BATCH_NUMBER = "kinesis_batch.batch_number"
@@ -214,13 +215,11 @@ class DeltaSink(CleanedLogMoves, TableSink):
         """One add action per file, with its size, row count and column statistics."""
         from deltalake.transaction import AddAction
 
-        batch_id = record.batch_id
-        sizes = self._staged(batch_id, files)
-        partition = self.partitioning()
+        sizes, partition = self._staged(record.batch_id, files), self.partitioning()
         now = int(time.time() * 1000)
         return [
             AddAction(
-                path=f"data/{batch_id}/{file.name}",  # relative to the root: absolute paths break readers
+                path=f"data/{record.batch_id}/{file.name}",  # relative to the root: absolute paths break readers
                 size=sizes[file.name],
                 partition_values={partition.column: file.partition} if partition else {},
                 modification_time=now,

@@ -32,7 +32,7 @@ def column_stats(metadata: pq.FileMetaData) -> str | None:
     leaf = 0
     for field in schema:
         index, leaf = leaf, leaf + _leaves(field.type)
-        if _leaves(field.type) != 1 or pa.types.is_nested(field.type) or not metadata.num_row_groups:
+        if pa.types.is_nested(field.type) or not metadata.num_row_groups:
             continue
         stats = [metadata.row_group(group).column(index).statistics for group in range(metadata.num_row_groups)]
         if all(s is not None and s.has_null_count for s in stats):

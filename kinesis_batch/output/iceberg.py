@@ -41,7 +41,8 @@ from kinesis_batch.output.place import Place
 from kinesis_batch.output.records import CommitRecord
 from kinesis_batch.output.sink import check_batch_id, check_place_of
 from kinesis_batch.output.staged import StagedFile
-from kinesis_batch.output.tables import DISCARD, PUBLISH, TableSink, check_bucket, check_schema, marker
+from kinesis_batch.output.table_checks import check_bucket, check_schema
+from kinesis_batch.output.tables import DISCARD, PUBLISH, TableSink, marker
 
 NO_RETRIES = {"commit.retry.num-retries": "0"}
 PARTITION_BY = "kinesis_batch.partition_by"  # set when a run makes the table: the table is ours
@@ -219,8 +220,7 @@ class IcebergSink(TableSink):
             check_place_of(self.format, Place(location, self.s3), where)
 
     def _new_location(self) -> str | None:
-        """Where the catalog would make the table; None where the catalog decides that on its side
-        (a REST catalog's server)."""
+        """Where the catalog would make the table; None where its server decides (REST catalogs)."""
         from pyiceberg.exceptions import NoSuchNamespaceError
 
         resolve = getattr(self.catalog, "_resolve_table_location", None)  # pyiceberg's metastore catalogs

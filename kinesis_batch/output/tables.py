@@ -1,30 +1,23 @@
-"""What the table sinks (delta, iceberg) share: the marker, the one-line checks of bucket and
-schema, and publish and discard as one check-then-commit protocol (:class:`TableSink`), which
-grows a decoded table's schema with the batch it publishes."""
+"""What the table sinks (delta, iceberg) share: the marker, and publish and discard as one
+check-then-commit protocol (:class:`TableSink`), which grows a decoded table's schema with the
+batch it publishes. The one-line checks of bucket and schema: kinesis_batch.output.table_checks."""
 
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pyarrow as pa
 
 from kinesis_batch.columns import (
-    BATCH_ID,
-    CHANGE_POSITION,
-    METADATA,
-    RAW,
-    ROW_SCHEMA,
-    Columns,
     fields_of,
     schema_from_text,
 )
 from kinesis_batch.errors import DependencyError, InvalidStateError, KinesisBatchError
-from kinesis_batch.output.evolve import conflicts, merged, normalize, normalized
+from kinesis_batch.output.evolve import merged, normalize
 from kinesis_batch.output.layout import PartitionBy
 from kinesis_batch.output.markers import MarkerArchive
-from kinesis_batch.output.place import Place
 from kinesis_batch.output.records import CommitRecord
 from kinesis_batch.output.sink import Sink, discarded
 from kinesis_batch.output.staged import StagedFile
@@ -33,61 +26,6 @@ PUBLISH, DISCARD = "publish", "discard"
 
 #: Concurrent commits of one consumer (runs on disjoint shards) each reload and try again.
 COMMIT_ATTEMPTS = 20
-
-
-def check_schema(actual: pa.Schema, what: str, columns: Columns = RAW, *, derived: str | None = None) -> list[pa.Field]:
-    """One line naming the difference when an existing table does not have the columns
-    ``columns`` needs (``derived``: the partition column of the table's layout, which the files
-    do not hold); for decoded rows, the fields it still has to get (metadata columns of a
-    table the user made, declared fields it lacks)."""
-    if derived is not None:
-        actual = pa.schema([field for field in actual if field.name != derived])
-    if columns.fixed is not None:
-        _check_fixed(actual, what, columns.schema(batch_column=True))
-        return []
-    if CHANGE_POSITION.name in actual.names and not columns.changes:
-        raise InvalidStateError(f"{what} is a table of current state (made with --changes): run with its --changes")
-    have = normalize(actual)
-    names = set(have.names)
-    if "data" in names and names >= set(ROW_SCHEMA.names):
-        raise InvalidStateError(
-            f"{what} holds raw rows (a data column of record bytes); decoded rows need a table of their own"
-        )
-    wrong = [
-        f"{field.name} is {have.field(field.name).type}, not {field.type}"
-        for field in METADATA.append(BATCH_ID)
-        if field.name in names and have.field(field.name).type != field.type
-    ]
-    declared = columns.fields or pa.schema([])
-    wrong += conflicts(fields_of(have), declared)
-    if wrong:
-        raise InvalidStateError(f"{what} has columns that conflict with the decoded rows ({'; '.join(wrong)})")
-    wanted = columns.schema(batch_column=True)
-    return [field for field in wanted if field.name not in names]
-
-
-def _check_fixed(actual: pa.Schema, what: str, expected: pa.Schema) -> None:
-    have = {field.name: field.type for field in actual}
-    problems = [
-        f"{field.name} is {have[field.name]}, not {field.type}" if field.name in have else f"{field.name} is missing"
-        for field in expected
-        if have.get(field.name) != field.type and normalized(have.get(field.name) or pa.null()) != field.type
-    ]
-    extra = sorted(set(have) - set(expected.names))
-    if extra:
-        problems.append(f"unexpected column(s) {', '.join(extra)}")
-    if problems:
-        raise InvalidStateError(
-            f"{what} exists with other columns than kinesis-batch writes ({'; '.join(problems)}); "
-            "choose another table or output"
-        )
-
-
-def check_bucket(root: Place) -> None:
-    """A missing or unreadable bucket, said in one line before anything is written."""
-    bucket = Place(f"s3://{root.path.split('/', 1)[0]}", root.s3)
-    if not bucket.exists():
-        raise InvalidStateError(f"--output {root.uri}: bucket {bucket.path} does not exist (or is not visible to us)")
 
 
 def marker(app: str, stream: str, batch_id: str, action: str, record: CommitRecord | None) -> dict[str, str]:
@@ -245,8 +183,22 @@ class TableSink(Sink):
         return state != PUBLISH
 
     def publish(self, record: CommitRecord, files: Sequence[StagedFile]) -> bool:
-        batch_id = record.batch_id
-        added: list[Any] | None = None
+        added: list[Any] | None = None  # the files' entries, made (and checked there) once
+
+        def commit(table: Any, target: pa.Schema | None) -> bool:
+            nonlocal added
+            if added is None:
+                added = self._files(record, files)
+            return self._commit(table, record.batch_id, added, record, target)
+
+        return self._attempts(record.batch_id, files, commit)
+
+    def _attempts(
+        self, batch_id: str, files: Sequence[StagedFile], commit: Callable[[Any, pa.Schema | None], bool]
+    ) -> bool:
+        """The publish's check-then-commit loop: on a freshly loaded table, the batch checked
+        unpublished, the schema grown to hold ``files``, then ``commit`` (False: the table moved,
+        try again); the staging goes once it landed."""
         for _ in range(COMMIT_ATTEMPTS):
             table = self._load()
             try:
@@ -255,8 +207,7 @@ class TableSink(Sink):
                 target = self._target(table, files)
                 if target is not None and self._evolve(table, target):
                     continue  # the schema's own commit: check the batch's state again on the new table
-                added = added if added is not None else self._files(record, files)
-                done = self._commit(table, batch_id, added, record, target)
+                done = commit(table, target)
             except KinesisBatchError:  # a file went missing: did another worker discard the batch?
                 if self._known(self._load(), batch_id) == DISCARD:
                     raise discarded(batch_id) from None
@@ -292,4 +243,4 @@ class TableSink(Sink):
         return True
 
 
-__all__ = ["COMMIT_ATTEMPTS", "DISCARD", "PUBLISH", "TableSink", "check_bucket", "check_schema", "marker"]
+__all__ = ["COMMIT_ATTEMPTS", "DISCARD", "PUBLISH", "TableSink", "marker"]

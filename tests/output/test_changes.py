@@ -1,4 +1,5 @@
-"""A table of current state's publish, batch by batch as the tasks stage them: batches of more
+"""A table of current state's publish, batch by batch as the tasks stage them. A batch discarded
+under its publish is fenced. Batches of more
 keys than the Delta look-up lists by name (it reads them by the batch's key range, then keeps
 the batch's keys), with a one-column key and a two-column one whose first column many keys
 share (Iceberg deletes by it and appends the other rows it caught again), end in exactly the
@@ -14,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from kinesis_batch import LeaseLostError
 from kinesis_batch.changes.settings import ChangeSettings
 from kinesis_batch.decoding.pipeline import Pipeline
 from kinesis_batch.decoding.settings import DecodeSettings
@@ -22,6 +24,7 @@ from kinesis_batch.landing import Landing
 from kinesis_batch.output import Output, Sink
 from kinesis_batch.output.changes import LISTED
 from kinesis_batch.output.records import CommitRecord, ShardCommit
+from kinesis_batch.output.staged import StagedFile
 from kinesis_batch.shards.checkpoint import Checkpoint
 from kinesis_batch.shards.model import Record
 from kinesis_batch.spark.files import TaskFiles
@@ -39,6 +42,9 @@ class Batches:
         self.sink, self.settings, self.sequence, self.batches = sink, settings, SEQUENCE, 0
 
     def publish(self, bodies: list[dict[str, Any]]) -> None:
+        assert self.sink.publish(*self.stage(bodies)) is True
+
+    def stage(self, bodies: list[dict[str, Any]]) -> tuple[CommitRecord, list[StagedFile]]:
         self.batches += 1
         batch_id = f"batch-{self.batches}"
         by_shard: dict[str, list[Record]] = defaultdict(list)
@@ -61,8 +67,7 @@ class Batches:
                 end = Checkpoint.at(records[-1].sequence_number)
                 start = Checkpoint.trim_horizon()
                 shards.append(ShardCommit(shard_id, start, end, len(records), False, landing=landing))
-        record = CommitRecord(batch_id, batch_id, "s", datetime.now(UTC), tuple(shards))
-        assert self.sink.publish(record, files.files) is True
+        return CommitRecord(batch_id, batch_id, "s", datetime.now(UTC), tuple(shards)), files.files
 
 
 @pytest.mark.parametrize("key", [("id",), ("region", "id")], ids=["one-column", "two-column"])
@@ -98,3 +103,27 @@ def test_batches_of_more_keys_than_the_look_up_lists_end_in_the_state_the_change
     rows = read_rows(sink)
     assert len(rows["id"]) == len(live), "a key twice, or a deleted one"
     assert dict(zip(rows["id"], rows["version"], strict=True)) == live
+
+
+@pytest.mark.parametrize(("format", "where"), KINDS, ids=[f"{f}-{w}" for f, w in KINDS])
+def test_a_batch_discarded_between_the_publishs_check_and_its_merge_is_fenced_not_a_missing_file(
+    format: str, where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = ChangeSettings.parse("upsert", key="id", sequence_by="version")
+    args = output_args(format, where, tmp_path, monkeypatch)
+    options = dict(zip(args[::2], args[1::2], strict=True))
+    output = Output(format, options["--output"], options.get("--catalog"))
+    late, other = (output.open(app="a", stream="s", changes=settings) for _ in range(2))
+    late.prepare()
+    record, files = Batches(late, settings).stage([{"id": i, "version": 1} for i in range(10)])
+    checked = late._unpublished  # type: ignore[attr-defined]
+
+    def then_discarded(table: Any, batch_id: str) -> bool:  # another worker's discard lands right after
+        unpublished = checked(table, batch_id)
+        assert other.discard(batch_id) is True
+        return bool(unpublished)
+
+    monkeypatch.setattr(late, "_unpublished", then_discarded)
+    with pytest.raises(LeaseLostError, match="discarded"):
+        late.publish(record, files)
+    assert read_rows(late) == {}
