@@ -181,8 +181,7 @@ def converges_after(crash: Crash, spark: Any) -> None:
         assert set(pending_batches(name).values()) == {CRASHED}, "the crashed run left its batch pending on the leases"
     late = what_the_dead_run_would_publish(crash) if step in ("read", "staged") else None
 
-    # Another worker, once the dead worker's leases expired; then one more run for the children
-    # of shards that ended in the recovery.
+    # Another worker, once the dead worker's leases expired: it settles the batch and reads the rest.
     recovery = catch_up(spark, name, crash.output, "recoverer", clock=after_expiry)
     outcomes = set(recovery.recovered.values())
     if step == "published":  # shards with nothing new were not in the batch: only their marker is cleared
@@ -192,14 +191,13 @@ def converges_after(crash: Crash, spark: Any) -> None:
     if late is not None:  # the recovery fenced the batch off: the run, had it not been dead, could not publish it
         with pytest.raises(LeaseLostError):
             sink.publish(*late)
-    settle = catch_up(spark, name, crash.output, "settler", clock=after_expiry)
 
     rows = read_rows(sink)
     assert_exactly_once(rows, crash.sent)
     assert_per_key_order(rows)
     assert pending_batches(name) == {}
-    assert not set(lease_owners(name).values()) & {"recoverer", "settler"}, "a lease left held"
-    for batch in (CRASHED, recovery.batch_id, settle.batch_id):
+    assert "recoverer" not in lease_owners(name).values(), "a lease left held"
+    for batch in (CRASHED, recovery.batch_id):
         assert not sink.staging(batch).exists(), f"the staging of batch {batch} was left behind"
     if step not in ("published", "committed"):
         assert not sink.data(CRASHED).exists(), "the discarded batch's files were left behind"
@@ -207,7 +205,7 @@ def converges_after(crash: Crash, spark: Any) -> None:
         staging = sink.root / "_staging"
         assert not staging.exists() or not any(staging.iterdir()), "a staged batch was left behind"
     crashed = {CRASHED} if step in ("published", "committed") else set()
-    assert published_batches(sink, rows) == crashed | {r.batch_id for r in (recovery, settle) if r.published}
+    assert published_batches(sink, rows) == crashed | ({recovery.batch_id} if recovery.published else set())
 
 
 @pytest.mark.timeout(900)
