@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 import pyarrow as pa
 
@@ -36,46 +35,25 @@ from kinesis_batch.columns import (
 )
 from kinesis_batch.decoding import transform as transforms
 from kinesis_batch.decoding.conform import Conformed, conform
+from kinesis_batch.decoding.counts import Counts
 from kinesis_batch.decoding.decoded import Decoder
 from kinesis_batch.decoding.decoders import decoder_for
 from kinesis_batch.decoding.decompress import decompress
 from kinesis_batch.decoding.formats.envelope import EnvelopeDecoder
 from kinesis_batch.decoding.registry import Registry
-from kinesis_batch.decoding.rejects import SCHEMA, TRANSFORM, Rejected, bad_record, tally
+from kinesis_batch.decoding.rejects import SCHEMA, TRANSFORM, Rejected, bad_record, note, tally
 from kinesis_batch.decoding.scalars import Policy
 from kinesis_batch.decoding.spec import DecodeSpec
 from kinesis_batch.shards.model import Record
 
 
-@dataclass
-class Counts:
-    """What one range's records became: ``records`` = records of rows + ``dead_letters`` +
-    ``filtered``; ``rows`` counts the rows; ``reasons``: dead letters by ``stage: kind``."""
-
-    records: int = 0
-    rows: int = 0
-    dead_letters: int = 0
-    filtered: int = 0
-    reasons: Counter[str] = field(default_factory=Counter)
-    changes: Counter[str] = field(default_factory=Counter)  # --changes: skipped, collapsed (kinesis_batch.changes)
-    key: tuple[str, ...] = ()  # --changes: the key the rows were collapsed by
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "records": self.records,
-            "rows": self.rows,
-            "dead_letters": self.dead_letters,
-            "filtered": self.filtered,
-            "reasons": dict(self.reasons.most_common()),
-            **({"changes": dict(sorted(self.changes.items()))} if self.changes else {}),
-            **({"key": list(self.key)} if self.key else {}),
-        }
-
-
 @dataclass(frozen=True)
 class Page:
+    """A page's rows (routed: ``routes``, each table's rows by route) and dead letters."""
+
     rows: pa.RecordBatch | None
     dead: pa.RecordBatch | None
+    routes: dict[str, list[pa.RecordBatch]] = field(default_factory=dict)
 
 
 class Pipeline:
@@ -102,32 +80,13 @@ class Pipeline:
 
     def page(self, records: Sequence[Record]) -> Page:
         rejected: dict[int, Rejected] = {}
-        inflated, failed = decompress(self.decompress, [record.data for record in records])
-        _note(rejected, failed)
+        inflated = self._inflated(records, rejected)
         alive = [position for position, payload in enumerate(inflated) if payload is not None]
-        decoded = self.decoder.decode([inflated[position] for position in alive])  # type: ignore[misc]
-        _note(rejected, [reject.at(alive[reject.position]) for reject in decoded.rejects])
-        positions = [alive[index] for index in decoded.positions]
-        values: pa.StructArray = _without_reserved(decoded.values, positions, rejected)
-        if self.transform is not None:
-            values, positions = self._transformed(records, values, positions, rejected)
-        while True:  # twice at most: a rejected record's fields must not add columns
-            values, positions = _without(values, positions, rejected)
-            fitted = conform(values, self.fields, self.policy)
-            if not fitted.conflicts:
-                break
-            for conflict in fitted.conflicts:
-                hits = conflict.mask.to_pylist()
-                found = [
-                    Rejected(positions[i], SCHEMA, conflict.kind, conflict.detail) for i, hit in enumerate(hits) if hit
-                ]
-                _note(rejected, found)
+        values, positions = self._decoded(records, inflated, alive, rejected)
+        fitted, positions = self._fitted(values, positions, rejected, self.fields)
         if self.changes is not None:
             fitted, positions, marked = self._changes(fitted, positions, rejected)
-        if self.fail and rejected:
-            first = min(rejected)
-            record = records[first]
-            raise bad_record(record.shard_id, record.sequence_number, record.sub_sequence_number, rejected[first])
+        self._check(records, rejected)
         self.fields = fitted.schema
         if self.transform is None:
             self.decoder.learn(self.fields)
@@ -137,6 +96,51 @@ class Pipeline:
             rows = self._folded(rows, marked)
         return Page(rows, self._dead(records, rejected))
 
+    def _inflated(self, records: Sequence[Record], rejected: dict[int, Rejected]) -> list[bytes | None]:
+        """The records' payloads decompressed (None: rejected)."""
+        inflated, failed = decompress(self.decompress, [record.data for record in records])
+        note(rejected, failed)
+        return inflated
+
+    def _decoded(
+        self,
+        records: Sequence[Record],
+        inflated: Sequence[bytes | None],
+        alive: list[int],
+        rejected: dict[int, Rejected],
+    ) -> tuple[pa.StructArray, list[int]]:
+        """The records at ``alive`` decoded (and transformed): the rows, and each one's record."""
+        decoded = self.decoder.decode([inflated[position] for position in alive])  # type: ignore[misc]
+        note(rejected, [reject.at(alive[reject.position]) for reject in decoded.rejects])
+        positions = [alive[index] for index in decoded.positions]
+        values: pa.StructArray = _without_reserved(decoded.values, positions, rejected)
+        if self.transform is not None:
+            values, positions = self._transformed(records, values, positions, rejected)
+        return values, positions
+
+    def _fitted(
+        self, values: pa.StructArray, positions: list[int], rejected: dict[int, Rejected], fields: pa.Schema
+    ) -> tuple[Conformed, list[int]]:
+        """The rows conformed to ``fields``; a record one of whose rows conflicts is rejected."""
+        while True:  # twice at most: a rejected record's fields must not add columns
+            values, positions = _without(values, positions, rejected)
+            fitted = conform(values, fields, self.policy)
+            if not fitted.conflicts:
+                return fitted, positions
+            for conflict in fitted.conflicts:
+                hits = conflict.mask.to_pylist()
+                found = [
+                    Rejected(positions[i], SCHEMA, conflict.kind, conflict.detail) for i, hit in enumerate(hits) if hit
+                ]
+                note(rejected, found)
+
+    def _check(self, records: Sequence[Record], rejected: dict[int, Rejected]) -> None:
+        """--on-bad-record fail: the page's first record that would be a dead letter raises."""
+        if self.fail and rejected:
+            first = min(rejected)
+            record = records[first]
+            raise bad_record(record.shard_id, record.sequence_number, record.sub_sequence_number, rejected[first])
+
     def _changes(
         self, fitted: Conformed, positions: list[int], rejected: dict[int, Rejected]
     ) -> tuple[Conformed, list[int], Marked]:
@@ -144,7 +148,7 @@ class Pipeline:
         assert self.changes is not None
         names = fitted.schema.names
         marked = self.changes.mark(positions, names, fitted.columns, self.envelope.envelopes if self.envelope else None)
-        _note(rejected, [Rejected(r.position, CHANGES, r.kind, r.detail) for r in marked.rejects])
+        note(rejected, [Rejected(r.position, CHANGES, r.kind, r.detail) for r in marked.rejects])
         if len(marked.kept) == len(positions):
             return fitted, positions, marked
         take = pa.array(marked.kept, type=pa.int64())
@@ -172,12 +176,12 @@ class Pipeline:
             [*kinesis.columns, *values.flatten()], names=[*kinesis.schema.names, *[f.name for f in values.type]]
         )
         done = transforms.apply(self.transform, batch, positions)
-        _note(rejected, done.rejects)
+        note(rejected, done.rejects)
         names = [name for name in done.rows.schema.names if name not in TRANSFORM_INPUT]
         taken = sorted(set(names) & RESERVED)
         if taken:  # the transform wrote a column of ours: none of its rows can be stored
             detail = f"it made column(s) {', '.join(taken)}, which are kinesis-batch's own"
-            _note(rejected, [Rejected(p, TRANSFORM, "reserved column", detail) for p in sorted(set(done.positions))])
+            note(rejected, [Rejected(p, TRANSFORM, "reserved column", detail) for p in sorted(set(done.positions))])
         columns = [done.rows.column(name) for name in names]
         fields = (
             pa.StructArray.from_arrays(columns, names=names)
@@ -240,7 +244,7 @@ def _without_reserved(values: pa.StructArray, positions: list[int], rejected: di
     for name in taken:
         hits = children[names.index(name)].is_valid().to_pylist()
         detail = f"field {name} has the name of a column of kinesis-batch's own; rename it in the producer"
-        _note(rejected, [Rejected(positions[i], SCHEMA, "reserved name", detail) for i, hit in enumerate(hits) if hit])
+        note(rejected, [Rejected(positions[i], SCHEMA, "reserved name", detail) for i, hit in enumerate(hits) if hit])
     kept = [i for i, name in enumerate(names) if name not in RESERVED]
     fields = [values.type.field(i) for i in kept]
     return pa.StructArray.from_arrays([children[i] for i in kept], fields=fields, mask=values.is_null())
@@ -256,12 +260,6 @@ def _without(
     return values.take(pa.array(keep, type=pa.int64())), [positions[index] for index in keep]
 
 
-def _note(rejected: dict[int, Rejected], rejects: Sequence[Rejected]) -> None:
-    """The first reason a record is rejected for is the one it keeps."""
-    for reject in rejects:
-        rejected.setdefault(reject.position, reject)
-
-
 def _kinesis_columns(
     records: Sequence[Record], positions: Sequence[int], depth: int, indexes: Sequence[int] | None = None
 ) -> pa.RecordBatch:
@@ -273,4 +271,4 @@ def _kinesis_columns(
     return pa.RecordBatch.from_pydict({name: body[name] for name in METADATA.names}, schema=METADATA)
 
 
-__all__ = ["Counts", "Page", "Pipeline"]
+__all__ = ["Page", "Pipeline"]

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from kinesis_batch.errors import BadRecordError
 
 #: The stages a record goes through, in order; a dead letter names the one that failed.
-DECOMPRESS, DECODE, TRANSFORM, SCHEMA = "decompress", "decode", "transform", "schema"
+DECOMPRESS, DECODE, TRANSFORM, ROUTE, SCHEMA = "decompress", "decode", "transform", "route", "schema"
 
 
 @dataclass(frozen=True)
@@ -42,9 +42,16 @@ def bad_record(shard_id: str, sequence_number: str, sub_sequence_number: int, re
     )
 
 
+def note(rejected: dict[int, Rejected], rejects: Iterable[Rejected]) -> None:
+    """Add ``rejects`` to a page's ``rejected`` records: the first reason a record is rejected
+    for is the one it keeps."""
+    for reject in rejects:
+        rejected.setdefault(reject.position, reject)
+
+
 def tally(rejects: Iterable[Rejected]) -> Counter[str]:
     """How many rejections of each kind, by ``stage: kind``."""
     return Counter(f"{r.stage}: {r.kind}" for r in rejects)
 
 
-__all__ = ["DECODE", "DECOMPRESS", "SCHEMA", "TRANSFORM", "Rejected", "bad_record", "tally"]
+__all__ = ["DECODE", "DECOMPRESS", "ROUTE", "SCHEMA", "TRANSFORM", "Rejected", "bad_record", "note", "tally"]

@@ -7,7 +7,7 @@ the read step found them: the tasks fit rows to them and add only what is new.
 from __future__ import annotations
 
 import base64
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pyarrow as pa
@@ -15,6 +15,8 @@ import pyarrow as pa
 from kinesis_batch.changes.settings import ChangeSettings
 from kinesis_batch.columns import schema_from_text, schema_to_text
 from kinesis_batch.decoding.settings import DecodeSettings
+from kinesis_batch.errors import IllegalArgumentError
+from kinesis_batch.routing.routes import RouteRule
 
 
 @dataclass(frozen=True)
@@ -23,7 +25,9 @@ class DecodeSpec:
     schema file's text; ``descriptors``: a descriptor set's bytes; ``glue``: the registry's
     endpoint and region when records are in its format; ``table``: the table's fields now;
     ``widen``: the output format widens int32 and float32 columns; ``changes``: the rows are
-    changes to apply (kinesis_batch.changes), None: events to append."""
+    changes to apply (kinesis_batch.changes), None: events to append; ``routing``: each row goes
+    to the table its route names (kinesis_batch.routing), ``tables`` holding the fields of the
+    routes' tables that exist."""
 
     settings: DecodeSettings
     declared: pa.Schema | None = None
@@ -33,6 +37,12 @@ class DecodeSpec:
     table: pa.Schema | None = None
     widen: bool = True
     changes: ChangeSettings | None = None
+    routing: RouteRule | None = None
+    tables: dict[str, pa.Schema] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.routing is not None and self.changes is not None:
+            raise IllegalArgumentError("--route-by with --changes: a routed stream is landed as events for now")
 
     def with_table(self, table: pa.Schema | None, *, widen: bool) -> DecodeSpec:
         return replace(self, table=table, widen=widen)
@@ -53,6 +63,8 @@ class DecodeSpec:
             "table": _schema_text(self.table),
             "widen": self.widen,
             "changes": self.changes.to_json() if self.changes else None,
+            "routing": _rule_json(self.routing),
+            "tables": {route: schema_to_text(fields) for route, fields in sorted(self.tables.items())},
         }
 
     @classmethod
@@ -66,7 +78,23 @@ class DecodeSpec:
             table=_schema(body.get("table")),
             widen=bool(body.get("widen", True)),
             changes=ChangeSettings.from_json(body["changes"]) if body.get("changes") else None,
+            routing=_rule(body.get("routing")),
+            tables={route: schema_from_text(text) for route, text in (body.get("tables") or {}).items()},
         )
+
+
+def _rule_json(rule: RouteRule | None) -> dict[str, Any] | None:
+    if rule is None:
+        return None
+    allowed = sorted(rule.allowed) if rule.allowed is not None else None
+    return {"path": list(rule.path), "allowed": allowed, "max_new": rule.max_new}
+
+
+def _rule(body: dict[str, Any] | None) -> RouteRule | None:
+    if not body:
+        return None
+    allowed = frozenset(body["allowed"]) if body.get("allowed") is not None else None
+    return RouteRule(tuple(body["path"]), allowed, int(body["max_new"]))
 
 
 def _schema_text(schema: pa.Schema | None) -> str | None:

@@ -21,18 +21,21 @@ class StagedFile:
     """One Parquet file of a batch: its path in the data place (``COLUMN=VALUE/part-...`` in
     hive folders), its rows, (decoded rows) its schema as text
     (kinesis_batch.columns.schema_to_text), its partition value when the table is
-    partitioned (kinesis_batch.output.layout: None is the null partition), and its columns'
-    statistics as JSON (kinesis_batch.output.file_stats; None: not known)."""
+    partitioned (kinesis_batch.output.layout: None is the null partition), its columns'
+    statistics as JSON (kinesis_batch.output.file_stats; None: not known), and in a routed run
+    the route whose table it goes to (its name is then in that table's data place)."""
 
     name: str
     rows: int
     schema: str | None = None
     partition: str | None = None
     stats: str | None = None
+    route: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         body: dict[str, Any] = {"rows": self.rows, **({"schema": self.schema} if self.schema else {})}
         body |= {"stats": self.stats} if self.stats else {}
+        body |= {"route": self.route} if self.route else {}
         return body | ({"partition": self.partition} if self.partition is not None else {})
 
 
@@ -103,7 +106,7 @@ def staged_dead_letters(results: Place) -> list[StagedFile]:
 
 def _files(body: dict[str, Any]) -> tuple[StagedFile, ...]:
     return tuple(
-        StagedFile(name, int(v.get("rows", 0)), v.get("schema"), v.get("partition"), v.get("stats"))
+        StagedFile(name, int(v.get("rows", 0)), v.get("schema"), v.get("partition"), v.get("stats"), v.get("route"))
         for name, v in sorted(body.items())
     )
 

@@ -26,3 +26,15 @@ def fail_on_seven(batch: pa.RecordBatch) -> pa.RecordBatch:
 
 def lose_the_key(batch: pa.RecordBatch) -> pa.RecordBatch:
     return batch.drop_columns(["sequence_number"])
+
+
+def explode_items(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """One row per element of ``items`` (a list of structs), with its fields and the record's
+    Kinesis columns: a record becomes several rows."""
+    items = batch.column("items")
+    parents = pc.list_parent_indices(items)
+    flat = pc.list_flatten(items)
+    kept = batch.drop_columns(["items"]).take(parents)
+    return pa.RecordBatch.from_arrays(
+        [*kept.columns, *flat.flatten()], names=[*kept.schema.names, *[f.name for f in flat.type]]
+    )

@@ -3,6 +3,7 @@ own reader (pyarrow for parquet folders, deltalake, pyiceberg)."""
 
 from __future__ import annotations
 
+import threading
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
@@ -12,7 +13,7 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 import pytest
 
-from kinesis_batch import Checkpoint
+from kinesis_batch import Checkpoint, LeaseLostError
 from kinesis_batch.aws import s3_settings
 from kinesis_batch.columns import RAW, ROW_SCHEMA
 from kinesis_batch.config import RunConfig
@@ -148,3 +149,33 @@ def stage(sink: Sink, record: CommitRecord, rows: int = 3, *, arrival: datetime 
         files += task.files
     sink.write_manifest(record.batch_id, {"batch": record.batch_id})
     return files
+
+
+def race(publisher: Sink, discarder: Sink, record: CommitRecord, files: list[StagedFile]) -> dict[str, object]:
+    """Publish and discard one batch at the same moment from two threads: ``published`` and
+    ``discarded`` as each returned (a fenced publish: False), or what either raised instead."""
+    outcome: dict[str, object] = {}
+    barrier = threading.Barrier(2)
+
+    def publish() -> None:
+        barrier.wait()
+        try:
+            outcome["published"] = publisher.publish(record, files)
+        except LeaseLostError:
+            outcome["published"] = False
+        except Exception as exc:
+            outcome["publish failed"] = exc
+
+    def discard() -> None:
+        barrier.wait()
+        try:
+            outcome["discarded"] = discarder.discard(record.batch_id)
+        except Exception as exc:
+            outcome["discard failed"] = exc
+
+    threads = [threading.Thread(target=publish), threading.Thread(target=discard)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return outcome

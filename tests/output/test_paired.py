@@ -4,7 +4,6 @@ dead-letter output first, so a late publish never reaches the table. On every fo
 
 from __future__ import annotations
 
-import threading
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,7 +20,7 @@ from kinesis_batch.output.paired import DEAD_LETTERS_PUBLISHED, PairedSink
 from kinesis_batch.output.records import CommitRecord
 from kinesis_batch.output.staged import RangeResult, StagedFile
 from kinesis_batch.shards.reader import ReadResult
-from tests.output.support import commit_record, output_args, read_rows, stage
+from tests.output.support import commit_record, output_args, race, read_rows, stage
 
 KINDS = [("parquet", "local"), ("delta", "s3"), ("iceberg", "local")]
 
@@ -100,37 +99,7 @@ def test_a_late_publish_racing_a_discard_leaves_the_batch_in_both_outputs_or_in_
     for attempt in range(3):
         record = commit_record(f"b-{attempt}")
         files = staged_with_dead_letters(pair, record)
-        barrier = threading.Barrier(2)
-        outcome: dict[str, object] = {}
-
-        def publish(
-            record: CommitRecord = record,
-            files: list[StagedFile] = files,
-            barrier: threading.Barrier = barrier,
-            outcome: dict[str, object] = outcome,
-        ) -> None:
-            barrier.wait()
-            try:
-                outcome["published"] = pair.publish(record, files)
-            except LeaseLostError:
-                outcome["published"] = False
-            except Exception as exc:
-                outcome["publish failed"] = exc
-
-        def discard(
-            batch: str = record.batch_id, barrier: threading.Barrier = barrier, outcome: dict[str, object] = outcome
-        ) -> None:
-            barrier.wait()
-            try:
-                outcome["discarded"] = pair.discard(batch)
-            except Exception as exc:
-                outcome["discard failed"] = exc
-
-        threads = [threading.Thread(target=publish), threading.Thread(target=discard)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        outcome = race(pair, pair, record, files)
         assert set(outcome) == {"published", "discarded"}, outcome
         in_main = pair.main.committed(record.batch_id) is not None
         in_dead = pair.dead.committed(record.batch_id) is not None

@@ -3,7 +3,6 @@ exactly once, a discarded batch can never be published, lookups answer from the 
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
 import pyarrow as pa
@@ -12,9 +11,7 @@ import pytest
 from kinesis_batch import IllegalArgumentError, InvalidStateError, LeaseLostError
 from kinesis_batch.aws import s3_settings
 from kinesis_batch.output import Sink, open_sink
-from kinesis_batch.output.records import CommitRecord
-from kinesis_batch.output.staged import StagedFile
-from tests.output.support import KIND_IDS, KINDS, commit_record, output_args, read_rows, sink_of, stage
+from tests.output.support import KIND_IDS, KINDS, commit_record, output_args, race, read_rows, sink_of, stage
 
 
 @pytest.fixture(params=KINDS, ids=KIND_IDS)
@@ -83,35 +80,11 @@ def test_publish_and_discard_racing_have_exactly_one_winner(sink: Sink) -> None:
         )
     for attempt in range(3 if sink.format != "parquet" else 20):
         record = commit_record(f"b-{attempt}")
-        outcome = _race(sink_of_same(sink), sink_of_same(sink), record, stage(sink, record))
+        outcome = race(sink_of_same(sink), sink_of_same(sink), record, stage(sink, record))
         assert [outcome["published"], outcome["discarded"]].count(True) == 1, outcome
         assert (sink.committed(f"b-{attempt}") is not None) is outcome["published"]
     batches = read_rows(sink).get("batch_id", [])
     assert all(batches.count(b) == 6 for b in set(batches)), "a batch is in the output whole or not at all"
-
-
-def _race(publisher: Sink, discarder: Sink, record: CommitRecord, files: list[StagedFile]) -> dict[str, bool]:
-    """Publish and discard one batch at the same moment from two threads (two handles)."""
-    outcome: dict[str, bool] = {}
-    barrier = threading.Barrier(2)
-
-    def publish() -> None:
-        barrier.wait()
-        try:
-            outcome["published"] = publisher.publish(record, files)
-        except LeaseLostError:
-            outcome["published"] = False
-
-    def discard() -> None:
-        barrier.wait()
-        outcome["discarded"] = discarder.discard(record.batch_id)
-
-    threads = [threading.Thread(target=publish), threading.Thread(target=discard)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return outcome
 
 
 def test_last_batch_is_the_newest_published_one_of_this_consumer(sink: Sink) -> None:

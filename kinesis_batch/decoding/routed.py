@@ -1,0 +1,85 @@
+"""A routed range's pipeline (``--route-by``): the records of a page decoded, transformed and
+routed, then each route's rows fitted to that table's own fields (kinesis_batch.decoding.route_stage).
+
+Kinds of records in one stream often share field names with different types (DMS: ``data.id``
+a number in one table and text in another). A page decodes with one type per field, so the
+records that conflict with the first ones are decoded again on their own, in waves: a record
+is a dead letter for its type only when it conflicts within its own table (the route's
+fields), or after :data:`WAVES` waves.
+
+Contract (beside :class:`~kinesis_batch.decoding.pipeline.Pipeline`'s): a page's rows are in
+:attr:`Page.routes`, each route's as one batch per wave (a later wave's may have grown the
+table's fields), and :attr:`Counts.tables` counts each route's rows.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+
+import pyarrow as pa
+
+from kinesis_batch.decoding.conform import Conformed
+from kinesis_batch.decoding.pipeline import Page, Pipeline
+from kinesis_batch.decoding.registry import Registry
+from kinesis_batch.decoding.rejects import SCHEMA, Rejected, note
+from kinesis_batch.decoding.route_stage import by_route
+from kinesis_batch.decoding.spec import DecodeSpec
+from kinesis_batch.shards.model import Record
+
+WAVES = 8  # a page of records of more kinds than this, each clashing with the others', is unusual
+
+
+class RoutedPipeline(Pipeline):
+    def __init__(
+        self, spec: DecodeSpec, *, shard_id: str, depth: int, batch_id: str | None, registry: Registry | None = None
+    ) -> None:
+        assert spec.routing is not None, "a routed pipeline needs --route-by"
+        super().__init__(spec, shard_id=shard_id, depth=depth, batch_id=batch_id, registry=registry)
+        self.routing = spec.routing
+        self.route_fields: dict[str, pa.Schema] = dict(spec.tables)
+
+    def page(self, records: Sequence[Record]) -> Page:
+        rejected: dict[int, Rejected] = {}
+        inflated = self._inflated(records, rejected)
+        todo = [position for position, payload in enumerate(inflated) if payload is not None]
+        pieces: dict[str, list[tuple[pa.StructArray, list[int]]]] = defaultdict(list)
+        for wave in range(WAVES):
+            clashed: dict[int, Rejected] = {}
+            values, positions = self._decoded(records, inflated, todo, clashed)
+            for route, rows in by_route(values, positions, self.routing, rejected).items():
+                pieces[route].append(rows)
+            again = [position for position, reject in clashed.items() if reject.stage == SCHEMA]
+            note(rejected, [reject for reject in clashed.values() if reject.stage != SCHEMA or wave == WAVES - 1])
+            if not again or not positions:  # nothing clashed, or nothing decoded: the rest stay rejected
+                note(rejected, [clashed[position] for position in again])
+                break
+            todo = sorted(again)
+        fitted = {route: self._fitted_pieces(route, found, rejected) for route, found in sorted(pieces.items())}
+        self._check(records, rejected)
+        tables: dict[str, list[pa.RecordBatch]] = {}
+        landed: list[int] = []
+        for route, parts in fitted.items():
+            for conformed, kept in parts:
+                batch = self._rows(records, kept, conformed.columns, conformed.schema)
+                if batch is not None:
+                    tables.setdefault(route, []).append(batch)
+                    self.counts.tables[route] += batch.num_rows
+                    landed += kept
+        self._count(len(records), [p for p in landed if p not in rejected], rejected)
+        return Page(None, self._dead(records, rejected), tables)
+
+    def _fitted_pieces(
+        self, route: str, pieces: list[tuple[pa.StructArray, list[int]]], rejected: dict[int, Rejected]
+    ) -> list[tuple[Conformed, list[int]]]:
+        """Each wave's rows of ``route`` fitted to its fields, which grow wave by wave."""
+        fitted = []
+        for values, positions in pieces:
+            fields = self.route_fields.get(route, self.fields)
+            conformed, kept = self._fitted(values, positions, rejected, fields)
+            self.route_fields[route] = conformed.schema
+            fitted.append((conformed, kept))
+        return fitted
+
+
+__all__ = ["WAVES", "RoutedPipeline"]

@@ -1,0 +1,192 @@
+"""A routed run's outputs as one sink: one table per route, each opened from the output template
+(kinesis_batch.routing.routes), and the stream's dead-letter output (``home``), published
+together so that each record of a batch is rows of one table or a dead letter, exactly once.
+
+How it keeps the sink contract, table by table:
+- **Staging** is the home's: the plan and the results. Each staged file names its route, and is
+  in that route's table's data place; every route's table is prepared before a file is staged
+  for it.
+- **Publish** commits the tables in the order of their routes' names, then the home (its dead
+  letters, and always the batch's commit record, even with none); the home's commit removes the
+  staging, so it goes last. A table already holding the batch commits nothing again.
+- **Committed** means any of them has the batch. If some have it and others not (a crash
+  between two commits), :meth:`committed` completes the rest from the staging before it
+  answers, so every caller (the publish step retried, recovery, the teardown) finds the batch
+  in all of its tables.
+- **Discard** fences in the publish's order: the first table of a batch is its gate, so a late
+  publish fails at its first commit and never reaches the others. If a table was published
+  meanwhile, the batch is not discarded but completed.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from kinesis_batch.columns import DEAD_LETTERS, Columns
+from kinesis_batch.errors import InvalidStateError, KinesisBatchError
+from kinesis_batch.events import Event, emit
+from kinesis_batch.output.datafiles import DataFile
+from kinesis_batch.output.layout import PartitionBy
+from kinesis_batch.output.place import Place
+from kinesis_batch.output.records import CommitRecord
+from kinesis_batch.output.sink import Sink, discarded
+from kinesis_batch.output.staged import StagedFile, files_of, staged
+
+#: After each table's commit (for observers: the crash tests stop a run between two tables).
+TABLE_PUBLISHED = "table_published"
+
+
+class RoutedSink(Sink):
+    format = "routed"
+
+    def __init__(self, template: str, home: Sink, table: Callable[[str], Sink], known: Iterable[str] = ()) -> None:
+        """``table(route)`` opens a route's table; ``known``: the routes whose tables exist (what
+        :meth:`data_files` and :meth:`check_place` cover)."""
+        self.uri, self.home, self._open = template, home, table
+        self.known = set(known)
+        self._tables: dict[str, Sink] = {}
+
+    def table(self, route: str) -> Sink:
+        """The sink of one route's table (opened once)."""
+        if route not in self._tables:
+            self._tables[route] = self._open(route)
+        return self._tables[route]
+
+    def dead_letters(self) -> Sink | None:
+        return self.home
+
+    # -- staging: the home's ----------------------------------------------------------------------
+
+    def staging(self, batch_id: str) -> Place:
+        return self.home.staging(batch_id)
+
+    def data(self, batch_id: str) -> Place:
+        return self.home.data(batch_id)
+
+    def write_manifest(self, batch_id: str, body: dict[str, Any]) -> None:
+        self.home.write_manifest(batch_id, body)
+
+    def read_manifest(self, batch_id: str) -> dict[str, Any] | None:
+        return self.home.read_manifest(batch_id)
+
+    def clear_staged_rows(self, batch_id: str) -> None:
+        for route in self._routes(batch_id):
+            self.table(route).clear_staged_rows(batch_id)
+        self.home.clear_staged_rows(batch_id)
+
+    def _staged(self, batch_id: str) -> tuple[dict[str, list[StagedFile]], list[StagedFile]] | None:
+        """The batch's row files by route and its dead-letter files; None once the staging went
+        (the batch was published, or discarded)."""
+        try:
+            results = staged(self.home.results(batch_id))
+        except InvalidStateError:
+            return None
+        if not results and not self.home.staging(batch_id).exists():
+            return None
+        by_route: dict[str, list[StagedFile]] = defaultdict(list)
+        for file in files_of(results):
+            if file.route is None:
+                raise InvalidStateError(f"batch {batch_id}: staged file {file.name} names no route")
+            by_route[file.route].append(file)
+        return dict(sorted(by_route.items())), files_of(results, dead_letters=True)
+
+    def _routes(self, batch_id: str) -> list[str]:
+        found = self._staged(batch_id)
+        return list(found[0]) if found else []
+
+    # -- the outputs --------------------------------------------------------------------------------
+
+    def prepare(self, columns: Columns = DEAD_LETTERS, partition_by: str | None = None) -> None:
+        """The home only: a route's table is made or checked by :meth:`prepare_table`."""
+        self.home.check_place()
+        self.home.prepare(DEAD_LETTERS)
+
+    def prepare_table(self, route: str, columns: Columns, partition_by: str | None = None) -> Sink:
+        """Make (or check) one route's table, as :meth:`Sink.prepare` does."""
+        table = self.table(route)
+        table.prepare(columns, partition_by)
+        self.known.add(route)
+        return table
+
+    def partitioning(self) -> PartitionBy | None:
+        return None  # each table has its own (:meth:`table`)
+
+    def fields(self) -> pa.Schema | None:
+        return None  # each table has its own
+
+    def publish(self, record: CommitRecord, files: Sequence[StagedFile]) -> bool:
+        """``files``: the batch's row files, each naming its route."""
+        batch_id = record.batch_id
+        found = self._staged(batch_id)
+        if found is None:  # the staging went: published meanwhile, or discarded
+            if self.home.committed(batch_id) is not None:
+                return False
+            raise discarded(batch_id)
+        by_route: dict[str, list[StagedFile]] = defaultdict(list)
+        for file in files:
+            by_route[str(file.route)].append(file)
+        published = False
+        for route in sorted(by_route):
+            published = self.table(route).publish(record, by_route[route]) or published
+            emit(Event(TABLE_PUBLISHED, batch_id, route))
+        return self.home.publish(record, found[1]) or published
+
+    def committed(self, batch_id: str) -> CommitRecord | None:
+        record = self.home.committed(batch_id)
+        if record is not None:
+            return record
+        found = self._staged(batch_id)
+        if found is None:
+            return self.home.committed(batch_id)  # the staging went meanwhile: published, or discarded
+        by_route, dead = found
+        record = next((r for route in by_route if (r := self.table(route).committed(batch_id)) is not None), None)
+        if record is None:
+            return None
+        try:  # a crash came between two commits, or the publisher is between them right now
+            for route, files in by_route.items():
+                self.table(route).publish(record, files)
+            self.home.publish(record, dead)
+        except KinesisBatchError:
+            if self.home.committed(batch_id) is None:  # not the publisher's own completion meanwhile
+                raise
+        return self.home.committed(batch_id) or record
+
+    def discard(self, batch_id: str, *, fence: bool = True) -> bool:
+        if self.committed(batch_id) is not None:
+            self.home.discard(batch_id, fence=fence)  # only its bookkeeping goes
+            return False
+        discarded_any = False
+        for route in self._routes(batch_id):  # the publish's order: the first is the gate
+            table = self.table(route)
+            if table.discard(batch_id, fence=fence):
+                discarded_any = True
+            elif table.committed(batch_id) is not None:  # a late publish got there first
+                self.committed(batch_id)  # completes it
+                self.home.discard(batch_id, fence=fence)
+                return False
+        return self.home.discard(batch_id, fence=fence) or discarded_any
+
+    def last_batch(self) -> CommitRecord | None:
+        return self.home.last_batch()
+
+    def bookkeeping(self) -> Place:
+        return self.home.bookkeeping()
+
+    def data_files(self) -> list[DataFile]:
+        """The files of every known route's table."""
+        return [file for route in sorted(self.known) for file in self.table(route).data_files()]
+
+    def check_place(self) -> None:
+        self.home.check_place()
+        for route in sorted(self.known):
+            self.table(route).check_place()
+
+    def is_ours(self) -> bool:
+        return self.home.is_ours()
+
+
+__all__ = ["TABLE_PUBLISHED", "RoutedSink"]

@@ -1,0 +1,114 @@
+"""A routed run's tables and dead-letter output published as one: table after table in the
+order of their routes, then the dead-letter output with the batch's record; a crash between two
+tables is completed by whoever looks next; a discard fences the first table first, so a late
+publish never reaches another. On every format."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from kinesis_batch import LeaseLostError
+from kinesis_batch.aws import s3_settings
+from kinesis_batch.columns import RAW
+from kinesis_batch.events import observing
+from kinesis_batch.output import Output
+from kinesis_batch.output.records import CommitRecord
+from kinesis_batch.output.routed import TABLE_PUBLISHED, RoutedSink
+from kinesis_batch.output.staged import RangeResult, StagedFile
+from kinesis_batch.routing.routes import table_of
+from kinesis_batch.shards.reader import ReadResult
+from tests.output.support import commit_record, output_args, race, read_rows, stage
+
+KINDS = [("parquet", "local"), ("delta", "s3"), ("iceberg", "local")]
+ROUTES = ("orders", "items", "users")  # published as items, orders, users
+
+
+@pytest.fixture(params=KINDS, ids=[f"{f}-{w}" for f, w in KINDS])
+def routed(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> RoutedSink:
+    format, where = request.param
+    options = dict(zip(*[iter(output_args(format, where, tmp_path, monkeypatch))] * 2, strict=True))
+    joint = "_" if format == "iceberg" else "/"  # NAMESPACE.T_{route}, or a folder per table
+    template = options["--output"] + joint + "{route}"
+
+    def output(route: str) -> Output:
+        return Output(options["--format"], table_of(template, route), options.get("--catalog"))
+
+    home = output("dead-letters").open(app="t", stream="s", s3=s3_settings())
+    made = RoutedSink(template, home, lambda route: output(route).open(app="t", stream="s", s3=s3_settings()))
+    made.prepare()
+    for route in ROUTES:
+        made.prepare_table(route, RAW)
+    return made
+
+
+def staged_in_three_tables(routed: RoutedSink, record: CommitRecord) -> list[StagedFile]:
+    """The batch's rows in each route's table, and the results (in the home) that name them."""
+    files: list[StagedFile] = []
+    for route in ROUTES:
+        files += [replace(file, route=route) for file in stage(routed.table(route), record)]
+    routed.home.staging(record.batch_id).make_dirs()
+    for shard in record.shards:
+        read = ReadResult(shard.shard_id, "10", 0, 3, 30, False, 0, 1, 0, 0)
+        mine = tuple(file for file in files if f"-{shard.shard_id}-" in file.name)
+        routed.home.results(record.batch_id).write_text(f"{shard.shard_id}.json", RangeResult(read, mine).to_json())
+    return files
+
+
+def rows_by_table(routed: RoutedSink) -> dict[str, int]:
+    return {route: len(read_rows(routed.table(route)).get("data", [])) for route in ROUTES}
+
+
+def test_tables_are_published_in_the_order_of_their_routes_then_the_dead_letters_with_the_record(
+    routed: RoutedSink,
+) -> None:
+    record = commit_record("b-1")
+    files = staged_in_three_tables(routed, record)
+    seen: list[tuple[str, str | None, bool]] = []
+    with observing(lambda e: seen.append((e.step, e.shard_id, routed.home.committed("b-1") is not None))):
+        assert routed.publish(record, files) is True
+    assert seen == [(TABLE_PUBLISHED, route, False) for route in sorted(ROUTES)]
+    assert rows_by_table(routed) == dict.fromkeys(ROUTES, 6)
+    assert routed.committed("b-1") == record and all(routed.table(r).committed("b-1") == record for r in ROUTES)
+    assert not routed.staging("b-1").exists(), "the staging outlived the batch's last commit"
+    assert routed.publish(record, files) is False
+    assert rows_by_table(routed) == dict.fromkeys(ROUTES, 6)
+
+
+def test_a_crash_between_two_tables_is_completed_by_whoever_looks_next(routed: RoutedSink) -> None:
+    record = commit_record("b-1")
+    files = staged_in_three_tables(routed, record)
+    first = sorted(ROUTES)[0]
+    assert routed.table(first).publish(record, [f for f in files if f.route == first]) is True
+    assert rows_by_table(routed) == {"orders": 0, "items": 6, "users": 0}
+    assert routed.committed("b-1") == record  # recovery (or a retried publish) asks, and completes
+    assert rows_by_table(routed) == dict.fromkeys(ROUTES, 6)
+    assert routed.home.committed("b-1") == record
+    assert routed.discard("b-1") is False, "a batch in any of its tables is never discarded"
+    assert routed.publish(record, files) is False
+
+
+def test_a_discard_fences_the_first_table_so_a_late_publish_reaches_none(routed: RoutedSink) -> None:
+    record = commit_record("b-1")
+    files = staged_in_three_tables(routed, record)
+    assert routed.discard("b-1") is True
+    with pytest.raises(LeaseLostError, match="discarded"):
+        routed.publish(record, files)
+    assert rows_by_table(routed) == dict.fromkeys(ROUTES, 0)
+    assert routed.committed("b-1") is None
+    for route in ROUTES:
+        assert not routed.table(route).data("b-1").exists(), f"{route}: the discarded batch's files were left"
+
+
+def test_a_late_publish_racing_a_discard_leaves_the_batch_in_every_table_or_in_none(routed: RoutedSink) -> None:
+    for attempt in range(3):
+        record = commit_record(f"b-{attempt}")
+        files = staged_in_three_tables(routed, record)
+        outcome = race(routed, routed, record, files)
+        assert set(outcome) == {"published", "discarded"}, outcome
+        holding = {route for route in ROUTES if routed.table(route).committed(record.batch_id) is not None}
+        in_home = routed.home.committed(record.batch_id) is not None
+        assert holding in (set(), set(ROUTES)) and in_home == bool(holding), f"attempt {attempt}: {holding}, {outcome}"
+        assert outcome["discarded"] is not in_home, outcome
