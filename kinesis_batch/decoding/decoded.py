@@ -8,7 +8,7 @@ from typing import Protocol
 
 import pyarrow as pa
 
-from kinesis_batch.decoding.rejects import SCHEMA, Rejected
+from kinesis_batch.decoding.rejects import SCHEMA, TYPE_CHANGED, Rejected
 from kinesis_batch.decoding.types import unify
 
 
@@ -46,7 +46,7 @@ def combine(groups: Sequence[tuple[pa.StructArray, Sequence[int]]], rejects: lis
         merged = unify(kind, values.type)
         if merged is None:
             detail = "the fields of its schema version conflict with those of another version in the page"
-            rejects.extend(Rejected(position, SCHEMA, "type changed", detail) for position in positions)
+            rejects.extend(Rejected(position, SCHEMA, TYPE_CHANGED, detail) for position in positions)
             continue
         kind = merged
         kept.append((values, positions))

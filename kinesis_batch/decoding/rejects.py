@@ -12,6 +12,9 @@ from kinesis_batch.errors import BadRecordError
 
 #: The stages a record goes through, in order; a dead letter names the one that failed.
 DECOMPRESS, DECODE, TRANSFORM, ROUTE, SCHEMA = "decompress", "decode", "transform", "route", "schema"
+#: A field's value has another type than the page's or the table's (a routed page decodes such
+#: records again on their own: kinesis_batch.decoding.routed).
+TYPE_CHANGED = "type changed"
 
 
 @dataclass(frozen=True)
@@ -54,4 +57,15 @@ def tally(rejects: Iterable[Rejected]) -> Counter[str]:
     return Counter(f"{r.stage}: {r.kind}" for r in rejects)
 
 
-__all__ = ["DECODE", "DECOMPRESS", "ROUTE", "SCHEMA", "TRANSFORM", "Rejected", "bad_record", "note", "tally"]
+__all__ = [
+    "DECODE",
+    "DECOMPRESS",
+    "ROUTE",
+    "SCHEMA",
+    "TRANSFORM",
+    "TYPE_CHANGED",
+    "Rejected",
+    "bad_record",
+    "note",
+    "tally",
+]

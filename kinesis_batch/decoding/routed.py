@@ -22,7 +22,7 @@ import pyarrow as pa
 from kinesis_batch.decoding.conform import Conformed
 from kinesis_batch.decoding.pipeline import Page, Pipeline
 from kinesis_batch.decoding.registry import Registry
-from kinesis_batch.decoding.rejects import SCHEMA, Rejected, note
+from kinesis_batch.decoding.rejects import TYPE_CHANGED, Rejected, note
 from kinesis_batch.decoding.route_stage import by_route
 from kinesis_batch.decoding.spec import DecodeSpec
 from kinesis_batch.shards.model import Record
@@ -47,14 +47,13 @@ class RoutedPipeline(Pipeline):
         for wave in range(WAVES):
             clashed: dict[int, Rejected] = {}
             values, positions = self._decoded(records, inflated, todo, clashed)
+            todo = sorted(position for position, reject in clashed.items() if reject.kind == TYPE_CHANGED)
+            last = not todo or not positions or wave == WAVES - 1  # else the clashing records go again
+            note(rejected, [reject for reject in clashed.values() if reject.kind != TYPE_CHANGED or last])
             for route, rows in by_route(values, positions, self.routing, rejected).items():
                 pieces[route].append(rows)
-            again = [position for position, reject in clashed.items() if reject.stage == SCHEMA]
-            note(rejected, [reject for reject in clashed.values() if reject.stage != SCHEMA or wave == WAVES - 1])
-            if not again or not positions:  # nothing clashed, or nothing decoded: the rest stay rejected
-                note(rejected, [clashed[position] for position in again])
+            if last:
                 break
-            todo = sorted(again)
         fitted = {route: self._fitted_pieces(route, found, rejected) for route, found in sorted(pieces.items())}
         self._check(records, rejected)
         tables: dict[str, list[pa.RecordBatch]] = {}
@@ -66,7 +65,7 @@ class RoutedPipeline(Pipeline):
                     tables.setdefault(route, []).append(batch)
                     self.counts.tables[route] += batch.num_rows
                     landed += kept
-        self._count(len(records), [p for p in landed if p not in rejected], rejected)
+        self._count(len(records), landed, rejected)
         return Page(None, self._dead(records, rejected), tables)
 
     def _fitted_pieces(

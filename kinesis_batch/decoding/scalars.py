@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from kinesis_batch.decoding import timestamps
+from kinesis_batch.decoding.rejects import TYPE_CHANGED
 from kinesis_batch.decoding.types import describe, family
 
 
@@ -73,7 +74,7 @@ def fit_scalar(array: pa.Array, want: pa.DataType, policy: Policy, path: str) ->
 def changed(array: pa.Array, want: pa.DataType, path: str) -> Fitted:
     """Every row with a value: the field's type changed."""
     detail = f"{path} is {describe(array.type)}; the table has {describe(want)}"
-    return _all_rows(array, want, "type changed", detail)
+    return _all_rows(array, want, TYPE_CHANGED, detail)
 
 
 def _integers(array: pa.Array, want: pa.DataType, policy: Policy, path: str) -> Fitted:
@@ -84,7 +85,7 @@ def _integers(array: pa.Array, want: pa.DataType, policy: Policy, path: str) -> 
     if pa.types.is_floating(have):
         fraction = pc.fill_null(pc.not_equal(array, pc.floor(array)), False)
         if pc.any(fraction).as_py():
-            conflicts.append(Conflict(fraction, "type changed", f"{path} has a fraction; the table has {want}"))
+            conflicts.append(Conflict(fraction, TYPE_CHANGED, f"{path} has a fraction; the table has {want}"))
             array = pc.if_else(fraction, pa.scalar(None, have), array)
     outside = _outside(array, want)
     if pc.any(outside).as_py():

@@ -108,3 +108,12 @@ def test_a_routed_spec_crosses_to_the_tasks_whole_and_is_not_mixed_with_changes(
             routing=RouteRule.of("type"),
             changes=ChangeSettings(mode="upsert", key=("id",)),
         )
+
+
+def test_a_record_rejected_before_routing_keeps_that_stages_reason() -> None:
+    done = routed().page(records(b'{"shard_id": "mine"}', b'{"type": "a", "shard_id": "mine"}'))
+    assert done.dead is not None
+    assert [(row["stage"], row["reason"].split(":")[0]) for row in done.dead.to_pylist()] == [
+        ("schema", "reserved name"),
+        ("schema", "reserved name"),
+    ]

@@ -23,7 +23,7 @@ import pyarrow as pa
 
 from kinesis_batch.decoding import timestamps
 from kinesis_batch.decoding.decoded import Decoded
-from kinesis_batch.decoding.rejects import DECODE, SCHEMA, Rejected
+from kinesis_batch.decoding.rejects import DECODE, SCHEMA, TYPE_CHANGED, Rejected
 from kinesis_batch.decoding.types import describe, family, is_list, unify
 
 Convert = Callable[[object], object | None]
@@ -124,7 +124,7 @@ class JsonDecoder:
             if merged is None:
                 if positions[index] not in bad:
                     rejects.append(
-                        Rejected(positions[index], SCHEMA, "type changed", _conflict(current, kinds[index], ""))
+                        Rejected(positions[index], SCHEMA, TYPE_CHANGED, _conflict(current, kinds[index], ""))
                     )
                 bad.add(positions[index])
                 continue
