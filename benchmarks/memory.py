@@ -4,7 +4,7 @@ row until it writes. The stream has 16 open shards (19 in its history, with a sp
 merge) and the run one task slot (``local[1]``): one task reads every shard, 16 at once.
 
     .venv/bin/python -m benchmarks.memory            # N = 200,000 records of 1 KiB
-    .venv/bin/python -m benchmarks.memory --quick    # N = 10,000, 4 open shards (CI)
+    .venv/bin/python -m benchmarks.memory --quick    # N = 5,000, 4 open shards (CI)
     .venv/bin/python -m benchmarks.memory --typed json,avro,protobuf
 
 Then (``--typed``, default json) the same for typed landing: a backlog of N and of 4N events of
@@ -75,7 +75,7 @@ def hand_written_peak(stream: str, output: Path) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="N = 10,000 (CI)")
+    parser.add_argument("--quick", action="store_true", help="N = 5,000 (CI)")
     parser.add_argument(
         "--records",
         type=int,
@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--typed", default="json", help="encodings also landed typed at N and 4N ('' for none)")
     args = parser.parse_args(argv)
-    n = args.records or (10_000 if args.quick else 200_000)
+    n = args.records or (5_000 if args.quick else 200_000)
     shards = 4 if args.quick else 16
     print(f"# memory: {machine()}", flush=True)
     rows: dict[int, tuple[dict[str, int], int]] = {}

@@ -1,4 +1,4 @@
-"""A day of catch-up runs every two hours of a 16-shard stream into a day-partitioned output, then
+"""A day of catch-up runs every four hours of a 16-shard stream into a day-partitioned output, then
 ``maintain``: for every format, locally and on S3 (moto). Maintenance leaves the same rows (by
 key and count), at most one file per partition and target size, no old snapshot or version, no
 orphan, and a status that still agrees with the checkpoints; the next run goes on from there."""
@@ -27,12 +27,12 @@ from tests.runs import assert_exactly_once
 from tests.streams import StreamFactory, put
 
 KINDS = [("parquet", "local"), ("delta", "local"), ("delta", "s3"), ("iceberg", "local"), ("iceberg", "s3")]
-RUNS, SHARDS, PER_RUN = 12, 16, 96  # a day every two hours: as many records as hourly runs put
+RUNS, SHARDS, PER_RUN = 6, 16, 192  # a day every four hours: as many records as hourly runs put
 TARGET = MaintainSettings(target_file_mb=1, retain_hours=0)  # a small target: files roll in this test too
 
 
-def two_hours_later() -> float:
-    return time.time() + 2 * 3600
+def four_hours_later() -> float:
+    return time.time() + 4 * 3600
 
 
 def row_keys(rows: dict[str, list[Any]]) -> Counter[tuple[Any, ...]]:
@@ -52,7 +52,7 @@ def leave_an_orphan(sink: Sink) -> Place:
 
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize(("format", "where"), KINDS, ids=[f"{f}-{w}" for f, w in KINDS])
-def test_a_day_of_runs_every_two_hours_then_maintain_keeps_every_row_in_few_files_and_nothing_old(
+def test_a_day_of_runs_every_four_hours_then_maintain_keeps_every_row_in_few_files_and_nothing_old(
     format: str, where: str, kinesis: Any, streams: StreamFactory, spark: Any, tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip
@@ -71,7 +71,7 @@ def test_a_day_of_runs_every_two_hours_then_maintain_keeps_every_row_in_few_file
     assert len(files_before) >= RUNS, "at least a file per run"
     orphan = leave_an_orphan(sink)
 
-    report = maintain(sink, TARGET, clock=two_hours_later)
+    report = maintain(sink, TARGET, clock=four_hours_later)
 
     after = read_rows(sink)
     assert row_keys(after) == row_keys(before), "maintenance changed the rows"
@@ -84,7 +84,7 @@ def test_a_day_of_runs_every_two_hours_then_maintain_keeps_every_row_in_few_file
     assert report.after.files < len(files_before)
     assert orphan.read_text("part-crashed.parquet") is None, "the crashed writer's file is still there"
     leftovers = orphans(
-        maintainer_of(sink, "check").survey(), now_ms=int(two_hours_later() * 1000), retain=TARGET.retain
+        maintainer_of(sink, "check").survey(), now_ms=int(four_hours_later() * 1000), retain=TARGET.retain
     )
     assert leftovers == [], "files no commit references are left"
     if format == "iceberg":
