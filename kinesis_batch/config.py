@@ -16,6 +16,7 @@ from kinesis_batch.decoding.settings import DecodeSettings
 from kinesis_batch.errors import IllegalArgumentError
 from kinesis_batch.output import Output, Sink
 from kinesis_batch.parsers import parse_initial_position
+from kinesis_batch.routing.routes import RouteRule
 from kinesis_batch.settings import StreamSettings
 from kinesis_batch.shards.checkpoint import Checkpoint
 from kinesis_batch.shards.limits import ReadLimits
@@ -165,8 +166,18 @@ class RunConfig:
     def open_sink(self, s3: S3Settings | None = None) -> Sink:
         """The sink the run publishes to, with its dead-letter output when it decodes."""
         return self.destination.open_run(
-            app=self.table, stream=self.stream, decoding=self.decoding, s3=s3, changes=self.changes
+            app=self.table,
+            stream=self.stream,
+            decoding=self.decoding,
+            s3=s3,
+            changes=self.changes,
+            routing=self.routing,
         )
+
+    @property
+    def routing(self) -> RouteRule | None:
+        """Which table each record goes to (None: all to the output; kinesis_batch.routing)."""
+        return self.settings.route_rule
 
     @property
     def changes(self) -> ChangeSettings | None:

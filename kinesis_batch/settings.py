@@ -14,7 +14,7 @@ from dataclasses import MISSING, Field, asdict, dataclass, field, fields
 from typing import Any
 
 from kinesis_batch import defaults
-from kinesis_batch.changes.settings import ENVELOPES, TOMBSTONE_HOURS, ChangeSettings
+from kinesis_batch.changes.settings import ENVELOPES, TOMBSTONE_HOURS, ChangeSettings, check_changes
 from kinesis_batch.decoding.settings import DECODERS, DECOMPRESSION, ON_BAD_RECORD, SCHEMA_EVOLUTION, DecodeSettings
 from kinesis_batch.errors import IllegalArgumentError
 from kinesis_batch.output import Output
@@ -27,6 +27,8 @@ from kinesis_batch.parsers import (
     validate_table_name,
     validate_target_file_mb,
 )
+from kinesis_batch.routing.routes import DEFAULT_MAX_NEW, RouteRule
+from kinesis_batch.routing.settings import check_routing
 from kinesis_batch.shards.limits import ReadLimits
 
 #: Where an option is offered: the command line's run and backfill, the Airflow DAG's params,
@@ -147,6 +149,20 @@ class StreamSettings:
         low=1,
         group="changes",
     )
+    route_by: str = _option(
+        "",
+        "one table per kind of record: the field (a dotted path, after --transform) whose value names the "
+        "record's table, which --output names with {route} (s3://lake/app/{route}, analytics.{route})",
+        group="routing",
+    )
+    routes: str = _option("", "--route-by: the only values taken, a,b,c (others are dead letters)", group="routing")
+    max_new_tables: int = _option(
+        DEFAULT_MAX_NEW,
+        f"--route-by: the new tables a run may make (default {DEFAULT_MAX_NEW}); records of more new values are "
+        "dead letters",
+        low=0,
+        group="routing",
+    )
     lag_threshold_seconds: float = _option(
         defaults.LAG_THRESHOLD_SECONDS,
         "the end-of-run check fails when an unfinished shard is further behind than this",
@@ -185,26 +201,18 @@ class StreamSettings:
             raise IllegalArgumentError(f"--lag-threshold-seconds: {self.lag_threshold_seconds:g} is not positive")
         if not 0 <= self.dead_letter_threshold <= 1:
             raise IllegalArgumentError(f"--dead-letter-threshold: {self.dead_letter_threshold:g} is not a share (0..1)")
-        self._check_changes()
+        check_changes(self.change_settings, self.format, self.decode, self.transform)
+        check_routing(self.output, self.route_rule, self.decode, self.changes, self.dead_letter_output)
+        if self.routes and not self.route_by:
+            raise IllegalArgumentError("--routes goes with --route-by")
         self.destination.dead_letter(self.decoding.dead_letter_output)  # the output and its dead letters: checked
         if self.dead_letter_output and self.dead_letter_output == self.output:
             raise IllegalArgumentError("--dead-letter-output must differ from --output")
 
-    def _check_changes(self) -> None:
-        changes = self.change_settings
-        if changes is None:
-            return
-        if self.format == "parquet":
-            raise IllegalArgumentError(
-                f"--changes {changes.mode} needs --format delta or iceberg: "
-                "parquet folders cannot be updated atomically"
-            )
-        if changes.mode == "upsert" and self.decode == "raw":
-            raise IllegalArgumentError("--changes upsert needs decoded records: --decode json, avro or protobuf")
-        if changes.envelope and self.decode not in ("raw", "json"):
-            raise IllegalArgumentError(f"--changes {changes.mode} reads JSON records: leave --decode out (or json)")
-        if changes.envelope and self.transform:
-            raise IllegalArgumentError(f"--changes {changes.mode} reads its own envelope: --transform does not apply")
+    @property
+    def route_rule(self) -> RouteRule | None:
+        """Which table each record goes to (None: all to --output)."""
+        return RouteRule.of(self.route_by, self.routes, self.max_new_tables) if self.route_by else None
 
     @property
     def change_settings(self) -> ChangeSettings | None:

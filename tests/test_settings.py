@@ -34,6 +34,22 @@ GOOD = {"stream": "clicks", "output": "/data/clicks"}
         ({"decode": "json", "dead_letter_output": "/data/clicks"}, "--dead-letter-output must differ from --output"),
         ({"decode": "yaml"}, "yaml"),
         ({"retries": 3}, "retries: not a setting (the settings: stream, output, "),
+        # Routing: the template both ways, decoded records, one dead-letter output, the values.
+        ({"decode": "json", "route_by": "type"}, "--route-by type: --output must name each table with {route} once"),
+        ({"decode": "json", "output": "/data/{route}"}, "holds {route}: say which field names the table (--route-by)"),
+        ({"output": "/data/{route}", "route_by": "type"}, "--route-by type reads decoded records: --decode json"),
+        ({"decode": "json", "output": "/d/{route}", "route_by": "a..b"}, "--route-by 'a..b': a field or a dotted"),
+        ({"decode": "json", "output": "/d/{route}", "route_by": "t", "routes": "a,b/c"}, "--routes: 'b/c' cannot"),
+        ({"decode": "json", "routes": "a,b"}, "--routes goes with --route-by"),
+        ({"decode": "json", "output": "/d/{route}", "route_by": "t", "max_new_tables": -1}, "--max-new-tables -1"),
+        (
+            {"format": "delta", "output": "/d/{route}", "route_by": "t", "changes": "dms", "key": "id"},
+            "--route-by with --changes dms: a routed stream is landed as events for now",
+        ),
+        (
+            {"decode": "json", "output": "/d/{route}", "route_by": "t", "dead_letter_output": "/d/{route}_bad"},
+            "--dead-letter-output /d/{route}_bad: one for the whole stream, without {route}",
+        ),
     ],
 )
 def test_a_bad_setting_is_refused_in_one_line_naming_it(changed: dict[str, Any], says: str) -> None:
@@ -56,6 +72,8 @@ def test_unset_settings_take_the_defaults_the_help_names_and_json_goes_round() -
         (GOOD, ""),  # raw rows have none
         (GOOD | {"decode": "json"}, "/data/clicks_dead_letter"),
         (GOOD | {"decode": "json", "dead_letter_output": "/data/bad"}, "/data/bad"),
+        # Routed: one table beside the routes' tables (no route starts with _).
+        (GOOD | {"decode": "json", "output": "/data/app/{route}", "route_by": "type"}, "/data/app/_dead_letter"),
     ],
 )
 def test_a_decoding_streams_dead_letters_go_beside_its_output_unless_named(

@@ -118,11 +118,28 @@ def validate_tombstone_hours(hours: object) -> None:
         raise IllegalArgumentError(f"--tombstone-hours: {hours!r} is not a positive number of hours")
 
 
+def check_changes(changes: ChangeSettings | None, format: str, decode: str, transform: str) -> None:
+    """The output format and decoding settings a stream's changes need, each mistake one line."""
+    if changes is None:
+        return
+    if format == "parquet":
+        raise IllegalArgumentError(
+            f"--changes {changes.mode} needs --format delta or iceberg: parquet folders cannot be updated atomically"
+        )
+    if changes.mode == "upsert" and decode == "raw":
+        raise IllegalArgumentError("--changes upsert needs decoded records: --decode json, avro or protobuf")
+    if changes.envelope and decode not in ("raw", "json"):
+        raise IllegalArgumentError(f"--changes {changes.mode} reads JSON records: leave --decode out (or json)")
+    if changes.envelope and transform:
+        raise IllegalArgumentError(f"--changes {changes.mode} reads its own envelope: --transform does not apply")
+
+
 __all__ = [
     "CHANGES",
     "ENVELOPES",
     "TOMBSTONE_HOURS",
     "ChangeSettings",
+    "check_changes",
     "parse_delete_when",
     "parse_key",
     "validate_tombstone_hours",

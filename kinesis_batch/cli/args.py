@@ -179,7 +179,10 @@ def _help(name: str) -> str:
 def _settings(parser: argparse.ArgumentParser, table_help: str = "") -> None:
     """Every stream setting the command line offers (kinesis_batch.settings), as ``--flag``s with
     no default: a flag not given leaves the setting's own default."""
-    groups = {"decoding": parser.add_argument_group("decoding (raw bytes by default)")}
+    groups = {
+        "decoding": parser.add_argument_group("decoding (raw bytes by default)"),
+        "routing": parser.add_argument_group("routing (one table per kind of record; all to --output by default)"),
+    }
     for option in offered(CLI):
         where = groups.get(option.metadata["group"], parser)
         help = table_help if option.name == "table" and table_help else option.metadata["help"]

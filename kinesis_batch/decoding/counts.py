@@ -12,7 +12,7 @@ from typing import Any
 class Counts:
     """What one range's records became: ``records`` = records of rows + ``dead_letters`` +
     ``filtered``; ``rows`` counts the rows; ``reasons``: dead letters by ``stage: kind``;
-    ``tables``: routed, the rows of each route."""
+    ``tables``: routed, the rows of each route, and ``table_records`` the records they came from."""
 
     records: int = 0
     rows: int = 0
@@ -22,6 +22,7 @@ class Counts:
     changes: Counter[str] = field(default_factory=Counter)  # --changes: skipped, collapsed (kinesis_batch.changes)
     key: tuple[str, ...] = ()  # --changes: the key the rows were collapsed by
     tables: Counter[str] = field(default_factory=Counter)
+    table_records: Counter[str] = field(default_factory=Counter)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -33,6 +34,7 @@ class Counts:
             **({"changes": dict(sorted(self.changes.items()))} if self.changes else {}),
             **({"key": list(self.key)} if self.key else {}),
             **({"tables": dict(sorted(self.tables.items()))} if self.tables else {}),
+            **({"table_records": dict(sorted(self.table_records.items()))} if self.table_records else {}),
         }
 
 

@@ -49,11 +49,13 @@ from kinesis_batch.shards.model import Record
 
 @dataclass(frozen=True)
 class Page:
-    """A page's rows (routed: ``routes``, each table's rows by route) and dead letters."""
+    """A page's rows (routed: ``routes``, each table's rows by route, and ``held``: the records
+    of new routes as dead letters, kept until the driver decides on their tables) and dead letters."""
 
     rows: pa.RecordBatch | None
     dead: pa.RecordBatch | None
     routes: dict[str, list[pa.RecordBatch]] = field(default_factory=dict)
+    held: pa.RecordBatch | None = None
 
 
 class Pipeline:

@@ -24,16 +24,20 @@ from kinesis_batch.decoding.registry import Registry
 from kinesis_batch.decoding.settings import DecodeSettings
 from kinesis_batch.decoding.spec import DecodeSpec
 from kinesis_batch.errors import IllegalArgumentError
+from kinesis_batch.routing.routes import RouteRule
 
 GlueClient = Callable[[], Any]
 
 
 def resolve(
-    settings: DecodeSettings, glue: GlueClient | None = None, changes: ChangeSettings | None = None
+    settings: DecodeSettings,
+    glue: GlueClient | None = None,
+    changes: ChangeSettings | None = None,
+    routing: RouteRule | None = None,
 ) -> DecodeSpec:
     """The spec of ``settings``; ``glue`` makes a Glue client (for ``glue://`` schemas);
     ``changes``: the records are changes (the key and --sequence-by are checked against a
-    declared schema)."""
+    declared schema); ``routing``: each record goes to the table its route names."""
     if settings.transform:
         transform.load(settings.transform)
     if settings.from_registry:
@@ -52,7 +56,7 @@ def resolve(
         check_reserved(spec.declared.names, f"--schema {settings.schema}")
     if changes is not None:
         _check_changes(changes, spec.declared, settings.schema)
-    return replace(spec, changes=changes)
+    return replace(spec, changes=changes, routing=routing)
 
 
 def _check_changes(changes: ChangeSettings, declared: pa.Schema | None, schema: str | None) -> None:

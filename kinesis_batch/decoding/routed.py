@@ -22,9 +22,10 @@ import pyarrow as pa
 from kinesis_batch.decoding.conform import Conformed
 from kinesis_batch.decoding.pipeline import Page, Pipeline
 from kinesis_batch.decoding.registry import Registry
-from kinesis_batch.decoding.rejects import TYPE_CHANGED, Rejected, note
+from kinesis_batch.decoding.rejects import ROUTE, TYPE_CHANGED, Rejected, note
 from kinesis_batch.decoding.route_stage import by_route
 from kinesis_batch.decoding.spec import DecodeSpec
+from kinesis_batch.routing.routes import HELD_ROUTE, TOO_MANY_NEW
 from kinesis_batch.shards.model import Record
 
 WAVES = 8  # a page of records of more kinds than this, each clashing with the others', is unusual
@@ -38,6 +39,7 @@ class RoutedPipeline(Pipeline):
         super().__init__(spec, shard_id=shard_id, depth=depth, batch_id=batch_id, registry=registry)
         self.routing = spec.routing
         self.route_fields: dict[str, pa.Schema] = dict(spec.tables)
+        self.known = frozenset(spec.tables)
 
     def page(self, records: Sequence[Record]) -> Page:
         rejected: dict[int, Rejected] = {}
@@ -58,15 +60,31 @@ class RoutedPipeline(Pipeline):
         self._check(records, rejected)
         tables: dict[str, list[pa.RecordBatch]] = {}
         landed: list[int] = []
+        held: dict[int, str] = {}
         for route, parts in fitted.items():
             for conformed, kept in parts:
                 batch = self._rows(records, kept, conformed.columns, conformed.schema)
                 if batch is not None:
                     tables.setdefault(route, []).append(batch)
                     self.counts.tables[route] += batch.num_rows
+                    self.counts.table_records[route] += len(set(kept))
                     landed += kept
+                    held |= {position: route for position in kept if route not in self.known}
         self._count(len(records), landed, rejected)
-        return Page(None, self._dead(records, rejected), tables)
+        return Page(None, self._dead(records, rejected), tables, self._held(records, held))
+
+    def _held(self, records: Sequence[Record], routes: dict[int, str]) -> pa.RecordBatch | None:
+        """New routes' records as the dead letters they become if their tables are refused."""
+        if not routes:
+            return None
+        limit = self.routing.max_new
+        refused = {
+            p: Rejected(p, ROUTE, TOO_MANY_NEW, f"{route} would be a table past --max-new-tables {limit}")
+            for p, route in routes.items()
+        }
+        dead = self._dead(records, refused)
+        assert dead is not None
+        return dead.append_column(HELD_ROUTE, pa.array([routes[p] for p in sorted(routes)], pa.string()))
 
     def _fitted_pieces(
         self, route: str, pieces: list[tuple[pa.StructArray, list[int]]], rejected: dict[int, Rejected]

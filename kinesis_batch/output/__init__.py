@@ -18,6 +18,7 @@ from kinesis_batch.output.formats import FORMATS, validate_output
 from kinesis_batch.output.place import is_s3
 from kinesis_batch.output.records import CommitRecord, ShardCommit
 from kinesis_batch.output.sink import Sink
+from kinesis_batch.routing.routes import ROUTE, RouteRule, table_of
 
 if TYPE_CHECKING:
     from kinesis_batch.output.changes import ChangeTable
@@ -50,7 +51,11 @@ class Output:
 
     def dead_letter(self, named: str | None = None) -> Output:
         """Where this output's dead letters go: ``named``, or beside it (``<output>_dead_letter``:
-        a folder, a table path or URI, ``NAMESPACE.TABLE_dead_letter``), in the same format."""
+        a folder, a table path or URI, ``NAMESPACE.TABLE_dead_letter``), in the same format. A
+        routed output's (a template) are one table beside the routes' tables, in the route's
+        place: ``s3://lake/app/_dead_letter``, ``analytics._dead_letter`` (no route starts with ``_``)."""
+        if ROUTE in self.output:
+            return Output(self.format, named or self.output.replace(ROUTE, DEAD_LETTER_SUFFIX), self.catalog)
         return Output(self.format, named or self.output.rstrip("/") + DEAD_LETTER_SUFFIX, self.catalog)
 
     def open_run(
@@ -61,17 +66,28 @@ class Output:
         decoding: DecodeSettings,
         s3: S3Settings | None = None,
         changes: ChangeSettings | None = None,
+        routing: RouteRule | None = None,
     ) -> Sink:
         """The sink a run publishes to: this output's (a table of current state with
         ``changes``), paired with its dead-letter output when the run decodes
-        (kinesis_batch.output.paired)."""
+        (kinesis_batch.output.paired); with ``routing``, the tables this output (a template)
+        names and the stream's dead-letter output (kinesis_batch.output.routed)."""
+        dead = self.dead_letter(decoding.dead_letter_output)
+        if routing is not None:
+            from kinesis_batch.output.routed import RoutedSink
+
+            def table(route: str) -> Sink:
+                return Output(self.format, table_of(self.output, route), self.catalog).open(
+                    app=app, stream=stream, s3=s3
+                )
+
+            return RoutedSink(self.output, dead.open(app=app, stream=stream, s3=s3), table)
         sink = self.open(app=app, stream=stream, s3=s3, changes=changes)
         if not decoding.decoding:
             return sink
         from kinesis_batch.output.paired import PairedSink
 
-        dead = self.dead_letter(decoding.dead_letter_output).open(app=app, stream=stream, s3=s3)
-        return PairedSink(sink, dead)
+        return PairedSink(sink, dead.open(app=app, stream=stream, s3=s3))
 
     def open(
         self, *, app: str, stream: str, s3: S3Settings | None = None, changes: ChangeSettings | None = None

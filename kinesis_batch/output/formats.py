@@ -8,6 +8,13 @@ from kinesis_batch.errors import IllegalArgumentError
 FORMATS = ("parquet", "delta", "iceberg")
 
 
+def drops_identity(format: str) -> bool:
+    """Whether a format's files leave out an identity partition's column: Delta and parquet
+    folders hold the value outside the file; pyiceberg reads a file's partition from its
+    statistics, so Iceberg's files keep it."""
+    return format != "iceberg"
+
+
 def validate_output(format: str, output: str, catalog: str | None) -> None:
     """The --format/--output/--catalog combinations that cannot work, each said in one line."""
     if format not in FORMATS:

@@ -36,7 +36,7 @@ from kinesis_batch.errors import InvalidStateError, storage_errors
 from kinesis_batch.output.catalogs import create_namespace
 from kinesis_batch.output.datafiles import DataFile
 from kinesis_batch.output.formats import validate_output
-from kinesis_batch.output.layout import FileLayout, PartitionBy, choose, spelled
+from kinesis_batch.output.layout import PartitionBy, choose, spelled
 from kinesis_batch.output.place import Place
 from kinesis_batch.output.records import CommitRecord
 from kinesis_batch.output.sink import check_batch_id, check_place_of
@@ -138,10 +138,6 @@ class IcebergSink(TableSink):
 
     def _read_partitioning(self, table: Any) -> PartitionBy | None:
         return table_partitioning(table)
-
-    def file_layout(self, target_bytes: int) -> FileLayout:
-        """Every column stays in the files: pyiceberg reads a file's partition from its statistics."""
-        return FileLayout(self.partitioning(), False, target_bytes)
 
     def _load(self) -> Any:
         from pyiceberg.exceptions import NoSuchTableError

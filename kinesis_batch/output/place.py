@@ -165,6 +165,21 @@ class Place:
         """Paths (relative to this folder) of every file in it and its folders."""
         return sorted(self.sizes(recursive=True))
 
+    def move(self, name: str, to: Place) -> None:
+        """Move file ``name`` to the same name in ``to``: a rename on one local file system, a
+        copy then a delete otherwise (S3 copies inside the bucket, no bytes pass through here)."""
+        source, target = self.child(name), to.child(name)
+        with _io(self):
+            if not to.on_s3:
+                to.filesystem().create_dir(target.path.rpartition("/")[0], recursive=True)
+            if self.on_s3 == to.on_s3 and self.s3 == to.s3:
+                self.filesystem().move(source.path, target.path)
+                return
+            fs.copy_files(
+                source.path, target.path, source_filesystem=self.filesystem(), destination_filesystem=to.filesystem()
+            )
+            self.filesystem().delete_file(source.path)
+
     def delete(self, name: str) -> None:
         with _io(self), contextlib.suppress(FileNotFoundError):
             self.filesystem().delete_file(self.child(name).path)

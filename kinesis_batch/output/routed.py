@@ -20,6 +20,7 @@ How it keeps the sink contract, table by table:
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -30,7 +31,8 @@ from kinesis_batch.columns import DEAD_LETTERS, Columns
 from kinesis_batch.errors import InvalidStateError, KinesisBatchError
 from kinesis_batch.events import Event, emit
 from kinesis_batch.output.datafiles import DataFile
-from kinesis_batch.output.layout import PartitionBy
+from kinesis_batch.output.formats import drops_identity
+from kinesis_batch.output.layout import FileLayout, PartitionBy
 from kinesis_batch.output.place import Place
 from kinesis_batch.output.records import CommitRecord
 from kinesis_batch.output.sink import Sink, discarded
@@ -38,17 +40,54 @@ from kinesis_batch.output.staged import StagedFile, files_of, staged
 
 #: After each table's commit (for observers: the crash tests stop a run between two tables).
 TABLE_PUBLISHED = "table_published"
+#: In a batch's staging: the folder of its new routes' files (and, in it, of their held dead
+#: letters: no route starts with ``_``), and what the read step decided on them.
+NEW_ROUTES, HELD, DECIDED = "routes", "_held", "_routes.json"
+#: In the home's bookkeeping: the tables the stream's runs made.
+TABLES = "tables.json"
 
 
 class RoutedSink(Sink):
     format = "routed"
 
-    def __init__(self, template: str, home: Sink, table: Callable[[str], Sink], known: Iterable[str] = ()) -> None:
-        """``table(route)`` opens a route's table; ``known``: the routes whose tables exist (what
-        :meth:`data_files` and :meth:`check_place` cover)."""
+    def __init__(
+        self,
+        template: str,
+        home: Sink,
+        table: Callable[[str], Sink],
+        known: Iterable[str] | None = None,
+        *,
+        kind: type[Sink] | None = None,
+    ) -> None:
+        """``table(route)`` opens a route's table (a ``kind``, by default the home's class);
+        ``known``: the routes whose tables exist (what :meth:`data_files` and
+        :meth:`check_place` cover; default: those the home's bookkeeping records as made by the
+        stream's runs)."""
         self.uri, self.home, self._open = template, home, table
-        self.known = set(known)
+        self.kind = kind or type(home)
+        self._known = set(known) if known is not None else None
         self._tables: dict[str, Sink] = {}
+
+    @property
+    def known(self) -> set[str]:
+        if self._known is None:
+            text = self.home.bookkeeping().read_text(TABLES)
+            self._known = set(json.loads(text)["tables"]) if text else set()
+        return self._known
+
+    def new_layout(self, partition: PartitionBy | None, target_bytes: int) -> FileLayout:
+        """How a new table's files are laid out (``partition``: the run's ``--partition-by``)."""
+        return FileLayout(partition, drops_identity(self.kind.format), target_bytes)
+
+    def new_routes(self, batch_id: str) -> Place:
+        """Where the read step's tasks write the rows of routes whose tables do not exist yet."""
+        return self.home.staging(batch_id).child(NEW_ROUTES)
+
+    def decided(self, batch_id: str, made: Iterable[str], refused: Iterable[str]) -> None:
+        """Record the new tables a batch made (before any file moves into them, so that a
+        discard finds them) and the new values it refused."""
+        body = {"made": sorted(made), "refused": sorted(refused)}
+        self.home.staging(batch_id).write_text(DECIDED, json.dumps(body))
 
     def table(self, route: str) -> Sink:
         """The sink of one route's table (opened once)."""
@@ -76,6 +115,7 @@ class RoutedSink(Sink):
     def clear_staged_rows(self, batch_id: str) -> None:
         for route in self._routes(batch_id):
             self.table(route).clear_staged_rows(batch_id)
+        self.new_routes(batch_id).delete_all()
         self.home.clear_staged_rows(batch_id)
 
     def _staged(self, batch_id: str) -> tuple[dict[str, list[StagedFile]], list[StagedFile]] | None:
@@ -95,8 +135,11 @@ class RoutedSink(Sink):
         return dict(sorted(by_route.items())), files_of(results, dead_letters=True)
 
     def _routes(self, batch_id: str) -> list[str]:
+        """The routes of a batch's files, and the tables it made (files may be moving into them)."""
         found = self._staged(batch_id)
-        return list(found[0]) if found else []
+        text = self.home.staging(batch_id).read_text(DECIDED)
+        made = json.loads(text)["made"] if text else []
+        return sorted({*(found[0] if found else ()), *made})
 
     # -- the outputs --------------------------------------------------------------------------------
 
@@ -106,14 +149,30 @@ class RoutedSink(Sink):
         self.home.prepare(DEAD_LETTERS)
 
     def prepare_table(self, route: str, columns: Columns, partition_by: str | None = None) -> Sink:
-        """Make (or check) one route's table, as :meth:`Sink.prepare` does."""
+        """Make (or check) one route's table, as :meth:`Sink.prepare` does, and record it among the stream's tables."""
         table = self.table(route)
         table.prepare(columns, partition_by)
-        self.known.add(route)
+        self._remember(route)
         return table
+
+    def _remember(self, route: str) -> None:
+        """Add ``route`` to the stream's tables (the home's bookkeeping, read again first: another
+        run may have made tables since). Two runs adding at once may lose a name: that route is
+        then new again to the next run, which finds its table and checks it (no row is lost)."""
+        self._known = None
+        if route not in self.known:
+            self.known.add(route)
+            self.home.bookkeeping().write_text(TABLES, json.dumps({"tables": sorted(self.known)}))
 
     def partitioning(self) -> PartitionBy | None:
         return None  # each table has its own (:meth:`table`)
+
+    def writes_batch_column(self) -> bool:
+        return self.kind.format != "parquet"  # parquet's tables have it from their batch folders
+
+    def widens_tables(self) -> bool:
+        """Whether the tables widen int32 and float32 columns in place (their format's ``widens``)."""
+        return self.kind.widens
 
     def fields(self) -> pa.Schema | None:
         return None  # each table has its own
@@ -189,4 +248,4 @@ class RoutedSink(Sink):
         return self.home.is_ours()
 
 
-__all__ = ["TABLE_PUBLISHED", "RoutedSink"]
+__all__ = ["DECIDED", "HELD", "NEW_ROUTES", "TABLES", "TABLE_PUBLISHED", "RoutedSink"]

@@ -31,6 +31,7 @@ import pyarrow as pa
 from kinesis_batch.columns import RAW, Columns
 from kinesis_batch.errors import IllegalArgumentError, LeaseLostError
 from kinesis_batch.output.datafiles import DataFile
+from kinesis_batch.output.formats import drops_identity
 from kinesis_batch.output.found import Listing, check_writable
 from kinesis_batch.output.layout import FileLayout, PartitionBy
 from kinesis_batch.output.place import Place
@@ -105,8 +106,8 @@ class Sink(ABC):
 
     def file_layout(self, target_bytes: int) -> FileLayout:
         """How the Spark tasks write this output's files: by its partitions, rolled at
-        ``target_bytes``; an identity partition's value in the folder (and the log), not the file."""
-        return FileLayout(self.partitioning(), True, target_bytes)
+        ``target_bytes``; an identity partition's column as the format keeps it (formats.drops_identity)."""
+        return FileLayout(self.partitioning(), drops_identity(self.format), target_bytes)
 
     @abstractmethod
     def publish(self, record: CommitRecord, files: Sequence[StagedFile]) -> bool:

@@ -42,12 +42,15 @@ class StagedFile:
 @dataclass(frozen=True)
 class RangeResult:
     """One range: ``read``, the reader's result; ``files`` of rows, ``dead_letter_files``;
-    ``counts``: records, rows, dead_letters, filtered, reasons (decoded ranges only)."""
+    ``counts``: records, rows, dead_letters, filtered, reasons (decoded ranges only);
+    ``held_files``: routed, new routes' records kept as dead letters until the read step
+    decides on their tables (kinesis_batch.run.route), then none."""
 
     read: ReadResult
     files: tuple[StagedFile, ...] = ()
     dead_letter_files: tuple[StagedFile, ...] = ()
     counts: dict[str, Any] = field(default_factory=dict)
+    held_files: tuple[StagedFile, ...] = ()
 
     def to_json(self) -> str:
         return json.dumps(
@@ -56,6 +59,7 @@ class RangeResult:
                 "files": {f.name: f.to_json() for f in self.files},
                 "dead_letter_files": {f.name: f.to_json() for f in self.dead_letter_files},
                 "counts": self.counts,
+                **({"held_files": {f.name: f.to_json() for f in self.held_files}} if self.held_files else {}),
             }
         )
 
@@ -68,7 +72,8 @@ class RangeResult:
             files += (StagedFile(legacy, int(body.get("records", 0))),)
         dead = _files(body.pop("dead_letter_files", {}))
         counts = body.pop("counts", {}) or {}
-        return cls(ReadResult(**body), files, dead, counts)
+        held = _files(body.pop("held_files", {}))
+        return cls(ReadResult(**body), files, dead, counts, held)
 
 
 def staged(results: Place) -> dict[str, RangeResult]:

@@ -31,6 +31,10 @@ _NAME = re.compile(rf"[A-Za-z0-9-][A-Za-z0-9_-]{{0,{MAX_LENGTH - 1}}}")
 
 #: What a route value that cannot name a table is (the dead letter's reason kinds).
 MISSING, UNUSABLE, NOT_LISTED = "no route", "unusable route", "route not listed"
+#: The dead-letter reason of a record whose route would have been a new table past --max-new-tables.
+TOO_MANY_NEW = "too many new tables"
+#: The column of a new route's record kept as a dead letter until the driver decides on its table.
+HELD_ROUTE = "held_route"
 
 
 def is_route(value: str) -> bool:
@@ -152,10 +156,12 @@ def new_tables(seen: Iterable[str], known: Iterable[str], refused: Iterable[str]
 
 __all__ = [
     "DEFAULT_MAX_NEW",
+    "HELD_ROUTE",
     "MAX_LENGTH",
     "MISSING",
     "NOT_LISTED",
     "ROUTE",
+    "TOO_MANY_NEW",
     "UNUSABLE",
     "RouteRule",
     "Routed",

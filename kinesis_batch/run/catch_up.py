@@ -142,7 +142,9 @@ class CatchUpRun(RunContext):
         plan, take the leases and mark them with the batch, write the plan. Returns (settled
         shards, plan, shards leased elsewhere -> owner)."""
         config = self.config
-        decode = resolve(config.decoding, self.glue, config.changes) if config.decoding.decoding else None  # first
+        decode = (
+            resolve(config.decoding, self.glue, config.changes, config.routing) if config.decoding.decoding else None
+        )
         claim = self.claim or ownership.check(self.kinesis, self.store, config.stream)  # before anything is made
         outputs = binding.Outputs.of(config)
         binding.check(claim.mark, outputs, config.table, binding=config.output_binding)

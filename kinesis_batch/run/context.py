@@ -130,7 +130,7 @@ class RunContext:
         body = self.output.read_manifest(self.run_id) or {}
         if "decode" in body:
             return DecodeSpec.from_json(body["decode"])
-        return resolve(self.config.decoding, self.glue, self.config.changes)
+        return resolve(self.config.decoding, self.glue, self.config.changes, self.config.routing)
 
     def manifest(self, when: str) -> RunPlan:
         """The run's plan as its start step wrote it. Gone while this worker holds none of its

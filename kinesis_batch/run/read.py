@@ -22,12 +22,16 @@ from kinesis_batch.decoding.spec import DecodeSpec
 from kinesis_batch.errors import InvalidStateError, KinesisBatchError
 from kinesis_batch.events import task_observers
 from kinesis_batch.grouping import group_ranges
+from kinesis_batch.output.layout import FileLayout
 from kinesis_batch.output.place import Place
+from kinesis_batch.output.routed import RoutedSink
 from kinesis_batch.output.staged import RangeResult, staged
 from kinesis_batch.planning import ShardRange, parents_ended, readable, shard_commit
+from kinesis_batch.run import route
 from kinesis_batch.run.context import Cancellable, RunContext
 from kinesis_batch.run.retention import check_gaps, warn_if_at_risk
 from kinesis_batch.shards.listing import retention_hours
+from kinesis_batch.spark.routed_files import RouteTargets
 
 
 class Read(Cancellable, Protocol):
@@ -58,8 +62,14 @@ def read(context: RunContext) -> None:
     if decode is not None and decode.settings.transform:
         ship_module(spark, decode.settings.transform)
     target, dead = context.config.target_bytes, output.dead_letters()
-    files = output.table_sink().file_layout(target)  # the table's layout, read once
     dead_files = dead.file_layout(target) if dead else None
+    routes: RouteTargets | None = None
+    routed = output if isinstance(output, RoutedSink) else None
+    if routed is not None and decode is not None:
+        routes, decode = route.targets(context, routed, decode)
+        files = FileLayout()  # each route's own
+    else:
+        files = output.table_sink().file_layout(target)  # the table's layout, read once
     groups = group_ranges(ranges, slots=spark.defaultParallelism, shards_per_task=context.config.shards_per_task)
     specs = [
         GroupSpec.of(
@@ -74,6 +84,7 @@ def read(context: RunContext) -> None:
             decode=decode,
             files=files,
             dead_files=dead_files,
+            routes=routes.to_json() if routes else None,
         )
         for group in groups
     ]
@@ -95,6 +106,8 @@ def read(context: RunContext) -> None:
     seconds = time.monotonic() - started
     context.still_ours("while reading")  # before writing anything more into the batch's staging
     job.keep(done, specs, output.results(batch_id))
+    if routed is not None and decode is not None and dead_files is not None:
+        route.decide(context, routed, decode, dead_files)
     _report(context, ranges, staged(output.results(batch_id)), seconds, len(specs))
     context.emit("read")
 
@@ -107,7 +120,8 @@ def _decoding(context: RunContext) -> tuple[DecodeSpec | None, Place | None]:
     if decode is None or dead is None:
         return None, None
     table = context.output.table_sink()
-    decode = decode.with_table(table.fields(), widen=table.widens)
+    widen = table.widens_tables() if isinstance(table, RoutedSink) else table.widens
+    decode = decode.with_table(table.fields(), widen=widen)
     dead_data = dead.data(context.run_id)
     dead_data.make_dirs()
     return decode, dead_data

@@ -51,9 +51,18 @@ class TaskFiles:
     with ``schemas``: decoded rows, whose files may differ as the table grows)."""
 
     def __init__(
-        self, place: Place, prefix: str, layout: FileLayout, *, schemas: bool = False, max_open: int = MAX_OPEN
+        self,
+        place: Place,
+        prefix: str,
+        layout: FileLayout,
+        *,
+        schemas: bool = False,
+        max_open: int = MAX_OPEN,
+        route: str | None = None,
     ) -> None:
+        """``route``: the route the files go to, named in each (a routed run's)."""
         self.place, self.prefix, self.layout, self.schemas, self.max_open = place, prefix, layout, schemas, max_open
+        self.route = route
         self.files: list[StagedFile] = []
         self._open: OrderedDict[tuple[str | None, pa.Schema], _Open] = OrderedDict()
         self._lock = threading.Lock()
@@ -63,10 +72,20 @@ class TaskFiles:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: Any) -> None:
+        self.finish_open(kind, error, trace)
+
+    def finish_open(
+        self, kind: type[BaseException] | None = None, error: BaseException | None = None, trace: Any = None
+    ) -> None:
+        """Finish every open file (after an error: leave none); a later write starts new ones."""
         with self._lock:
             opened, self._open = list(self._open.values()), OrderedDict()
         for handle in opened:
             self._finish(handle, kind, error, trace)
+
+    @property
+    def open_files(self) -> int:
+        return len(self._open)
 
     def write(self, rows: pa.RecordBatch) -> None:
         partition = self.layout.partition
@@ -129,7 +148,7 @@ class TaskFiles:
             text = schema_to_text(schema) if self.schemas else None
             stats = column_stats(handle.writer.writer.metadata)  # the footer it wrote on closing
             with self._lock:
-                self.files.append(StagedFile(handle.name, handle.rows, text, handle.partition, stats))
+                self.files.append(StagedFile(handle.name, handle.rows, text, handle.partition, stats, self.route))
 
 
 __all__ = ["MAX_OPEN", "TaskFiles"]

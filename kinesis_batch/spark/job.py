@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from kinesis_batch.events import Observer
 from kinesis_batch.output.place import Place
 from kinesis_batch.output.staged import RangeResult
+from kinesis_batch.spark.routed_files import RouteTargets
 from kinesis_batch.spark.spec import GroupSpec
 from kinesis_batch.spark.task import read_task
 
@@ -72,13 +73,17 @@ class ReadJob:
         for shard_id, text in done:
             results.write_text(f"{shard_id}.json", text)
             result = RangeResult.from_json(text)
-            kept |= {f.name for f in (*result.files, *result.dead_letter_files)}
+            # By base name (each holds a uuid): places may nest (a parquet staging holds a routed run's new routes).
+            kept |= {f.name.rpartition("/")[2] for f in (*result.files, *result.dead_letter_files, *result.held_files)}
         for group in groups:
             places = [Place.from_json(group.data)] + ([Place.from_json(group.dead_data)] if group.dead_data else [])
+            if group.routes is not None:
+                places += RouteTargets.from_json(group.routes).places()
             prefixes = tuple(f"{dot}part-{spec.shard_id}-" for spec in group.ranges for dot in ("", "."))
             for data in places:
                 for name in data.walk():
-                    if name.rpartition("/")[2].startswith(prefixes) and name not in kept:
+                    base = name.rpartition("/")[2]
+                    if base.startswith(prefixes) and base not in kept:
                         data.delete(name)
 
     def _failed_attempts(self) -> int:

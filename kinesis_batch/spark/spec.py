@@ -57,6 +57,7 @@ class GroupSpec:
     decode: dict[str, Any] | None = None  # kinesis_batch.decoding.spec.DecodeSpec as JSON; None: raw rows
     files: dict[str, Any] = field(default_factory=dict)  # the sink's FileLayout as JSON
     dead_files: dict[str, Any] | None = None  # the dead-letter output's FileLayout as JSON
+    routes: dict[str, Any] | None = None  # routed: kinesis_batch.spark.routed_files.RouteTargets as JSON
 
     @classmethod
     def of(
@@ -73,6 +74,7 @@ class GroupSpec:
         decode: DecodeSpec | None = None,
         files: FileLayout | None = None,
         dead_files: FileLayout | None = None,
+        routes: dict[str, Any] | None = None,
     ) -> GroupSpec:
         return cls(
             stream=config.stream,
@@ -90,6 +92,7 @@ class GroupSpec:
             decode=decode.to_json() if decode else None,
             files=(files or FileLayout()).to_json(),
             dead_files=dead_files.to_json() if dead_files else None,
+            routes=routes,
         )
 
     def to_json(self) -> str:

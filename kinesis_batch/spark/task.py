@@ -22,6 +22,7 @@ Contract (the driver side is kinesis_batch.spark.job, the wire format kinesis_ba
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -31,6 +32,7 @@ from typing import Any
 
 from kinesis_batch.decoding.pipeline import Pipeline
 from kinesis_batch.decoding.registry import Registry
+from kinesis_batch.decoding.routed import RoutedPipeline
 from kinesis_batch.decoding.spec import DecodeSpec
 from kinesis_batch.errors import InvalidStateError
 from kinesis_batch.events import Event, Observer, emit
@@ -43,6 +45,7 @@ from kinesis_batch.shards.model import Shard
 from kinesis_batch.shards.positions import EndBound
 from kinesis_batch.shards.reader import ShardReader
 from kinesis_batch.spark.files import TaskFiles
+from kinesis_batch.spark.routed_files import RoutedFiles, RouteTargets
 from kinesis_batch.spark.rows import buffer_bytes, pages, row_groups
 from kinesis_batch.spark.spec import GroupSpec, RangeSpec, task_error
 
@@ -76,13 +79,15 @@ def read_group(group: GroupSpec, observers: Sequence[Observer] = ()) -> dict[str
     dead = TaskFiles(
         Place.from_json(group.dead_data or group.data), prefix, FileLayout.from_json(group.dead_files or {})
     )
-    with rows, dead, ThreadPoolExecutor(max_workers=len(group.ranges), thread_name_prefix="shard") as pool:
+    routed = _routed_files(group, prefix)
+    threads = ThreadPoolExecutor(max_workers=len(group.ranges), thread_name_prefix="shard")
+    with rows, dead, routed or contextlib.nullcontext(), threads as pool:
         try:
             while waiting or running:
                 for spec in [s for s in waiting if all(p in settled for p in s.parents)]:
                     waiting.remove(spec)
                     if all(p in results and results[p].read.reached_shard_end for p in spec.parents):
-                        reading = pool.submit(_read_range, client, group, spec, stop, observers, rows, dead)
+                        reading = pool.submit(_read_range, client, group, spec, stop, observers, (rows, dead, routed))
                         running[reading] = spec.shard_id
                     else:
                         settled.add(spec.shard_id)
@@ -95,8 +100,9 @@ def read_group(group: GroupSpec, observers: Sequence[Observer] = ()) -> dict[str
             stop.set()  # after an error: the other threads end at their next record
     order = [s.shard_id for s in group.ranges if s.shard_id in results]
     if order:  # the files, finished as the block above ended, go with the first range read
-        first = results[order[0]]
-        results[order[0]] = replace(first, files=tuple(rows.files), dead_letter_files=tuple(dead.files))
+        first, held = results[order[0]], tuple(routed.held_files) if routed else ()
+        written = (*rows.files, *(routed.files if routed else ()))
+        results[order[0]] = replace(first, files=written, dead_letter_files=tuple(dead.files), held_files=held)
     return {shard_id: results[shard_id] for shard_id in order}
 
 
@@ -106,11 +112,11 @@ def _read_range(
     spec: RangeSpec,
     stop: threading.Event,
     observers: Sequence[Observer],
-    files: TaskFiles,
-    dead: TaskFiles,
+    into: tuple[TaskFiles, TaskFiles, RoutedFiles | None],
 ) -> RangeResult:
-    """Read one range into the task's ``files`` (and ``dead`` letters); its result names no
-    file (the task's are named once they are finished)."""
+    """Read one range into the task's files of rows, of dead letters and (routed) of each
+    route; its result names no file (the task's are named once they are finished)."""
+    files, dead, routed = into
     start = Checkpoint.from_json(spec.start).start_position()
     if start is None:  # planning never plans a finished shard
         raise InvalidStateError(f"shard {spec.shard_id} is already at SHARD_END")
@@ -127,18 +133,32 @@ def _read_range(
             files.write(rows)
             reading()
         return RangeResult(reader.result())
-    pipeline = Pipeline(
-        DecodeSpec.from_json(group.decode), shard_id=spec.shard_id, depth=spec.depth, batch_id=batch_id,
-        registry=_registry(group.decode),
-    )  # fmt: skip
+    decode = DecodeSpec.from_json(group.decode)
+    kind = RoutedPipeline if routed is not None else Pipeline
+    pipeline = kind(
+        decode, shard_id=spec.shard_id, depth=spec.depth, batch_id=batch_id, registry=_registry(group.decode)
+    )
     for page in pages(reader, stop, share):
         done = pipeline.page(page)
         if done.rows is not None:
             files.write(done.rows)
+        if routed is not None:
+            for route, batches in done.routes.items():
+                for batch in batches:
+                    routed.write(route, batch)
+            if done.held is not None:
+                routed.hold(done.held)
         if done.dead is not None:
             dead.write(done.dead)
         reading()
     return RangeResult(reader.result(), counts=pipeline.counts.to_json())
+
+
+def _routed_files(group: GroupSpec, prefix: str) -> RoutedFiles | None:
+    """A routed group's files of each route."""
+    if group.routes is None:
+        return None
+    return RoutedFiles(RouteTargets.from_json(group.routes), prefix, FileLayout.from_json(group.dead_files or {}))
 
 
 def _registry(decode: dict[str, Any]) -> Registry | None:

@@ -112,3 +112,22 @@ def test_a_late_publish_racing_a_discard_leaves_the_batch_in_every_table_or_in_n
         in_home = routed.home.committed(record.batch_id) is not None
         assert holding in (set(), set(ROUTES)) and in_home == bool(holding), f"attempt {attempt}: {holding}, {outcome}"
         assert outcome["discarded"] is not in_home, outcome
+
+
+def test_a_batch_that_made_a_table_is_discarded_in_it_too_before_its_results_name_the_table(
+    routed: RoutedSink,
+) -> None:
+    record = commit_record("b-1")
+    files = staged_in_three_tables(routed, record)
+    routed.prepare_table("fresh", RAW)
+    routed.decided("b-1", made={"fresh"}, refused={"late"})  # then a crash as its files moved in
+    moved = stage(routed.table("fresh"), record)
+    assert moved and routed.table("fresh").data("b-1").exists()
+
+    assert routed.discard("b-1") is True
+    assert not routed.table("fresh").data("b-1").exists(), "the files moved into the new table were left"
+    assert routed.committed("b-1") is None and routed.table("fresh").committed("b-1") is None
+    with pytest.raises(LeaseLostError):
+        routed.publish(record, files)
+    reopened = RoutedSink(routed.uri, routed.home, routed.table)
+    assert reopened.known == {*ROUTES, "fresh"}, "the stream's tables: those it made, as its bookkeeping records"

@@ -1,0 +1,141 @@
+"""A routed read (``--route-by``): where each route's files go, and, once every task is done,
+the tables the batch makes.
+
+- :func:`targets`: before the Spark job, each known table's data place and layout (and its
+  fields, which the tasks fit rows to); a route without a table is written to the batch's
+  staging (kinesis_batch.spark.routed_files).
+- :func:`decide`: after the job, of the new routes the batch found, it makes at most
+  ``--max-new-tables`` tables (by name: kinesis_batch.routing.routes.new_tables), records the
+  decision in the staging before any file moves (so that a discard finds every table the
+  batch touched), moves their files in, and turns the records of the refused routes into dead
+  letters with the reason, fixing each shard's counts. The staging of new routes is gone
+  after it: nothing of it can be published.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import replace
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from kinesis_batch.columns import decoded
+from kinesis_batch.decoding.rejects import ROUTE
+from kinesis_batch.decoding.spec import DecodeSpec
+from kinesis_batch.output.layout import FileLayout, choose
+from kinesis_batch.output.place import Place
+from kinesis_batch.output.routed import HELD, RoutedSink
+from kinesis_batch.output.staged import RangeResult, StagedFile, staged
+from kinesis_batch.routing.routes import HELD_ROUTE, TOO_MANY_NEW, new_tables
+from kinesis_batch.run.context import RunContext
+from kinesis_batch.spark.files import TaskFiles
+from kinesis_batch.spark.routed_files import RouteTargets, Target
+
+REFUSED = f"{ROUTE}: {TOO_MANY_NEW}"  # the dead letters' reason, as the counts name it
+
+
+def targets(context: RunContext, sink: RoutedSink, decode: DecodeSpec) -> tuple[RouteTargets, DecodeSpec]:
+    """Where the tasks write each route's rows, and the decoding with each known table's fields."""
+    batch_id, target_bytes = context.run_id, context.config.target_bytes
+    known: dict[str, Target] = {}
+    fields: dict[str, pa.Schema] = {}
+    for route in sorted(sink.known):
+        table = sink.table(route)
+        data = table.data(batch_id)
+        data.make_dirs()
+        known[route] = Target(data, table.file_layout(target_bytes))
+        found = table.fields()
+        fields[route] = found if found is not None else pa.schema([])
+    new = sink.new_routes(batch_id)
+    new.make_dirs()
+    partition = choose(context.config.partition_by, None, new=True, where="a new table")
+    return RouteTargets(Target(new, sink.new_layout(partition, target_bytes)), known), replace(decode, tables=fields)
+
+
+def decide(context: RunContext, sink: RoutedSink, decode: DecodeSpec, dead_layout: FileLayout) -> None:
+    """Make the batch's new tables, move their files in, and turn the refused routes' records
+    into dead letters (see the module's doc)."""
+    assert decode.routing is not None
+    batch_id = context.run_id
+    results = staged(sink.results(batch_id))
+    rows_by_route: Counter[str] = Counter()
+    for result in results.values():
+        rows_by_route.update({r: n for r, n in result.counts.get("tables", {}).items() if r not in sink.known})
+    if not rows_by_route:
+        sink.new_routes(batch_id).delete_all()
+        return
+    made = new_tables(rows_by_route, sink.known, (), decode.routing.max_new)
+    refused = set(rows_by_route) - made
+    columns = decoded(decode.declared)
+    for route in sorted(made):
+        sink.prepare_table(route, columns, context.config.partition_by)
+    sink.decided(batch_id, made, refused)
+    new = sink.new_routes(batch_id)
+    for result in results.values():
+        for file in result.files:
+            if file.route in made:
+                new.child(str(file.route)).move(file.name, sink.table(str(file.route)).data(batch_id))
+    dead = _dead_letters(new.child(HELD), refused, sink.data(batch_id), dead_layout) if refused else []
+    _rewrite(sink.results(batch_id), results, refused, dead)
+    new.delete_all()
+    if made:
+        context.progress(f"route: {len(made)} new tables: {', '.join(sorted(made))}")
+    if refused:
+        records = sum(f.rows for f in dead)
+        named = ", ".join(sorted(refused)[:10]) + (f" and {len(refused) - 10} more" if len(refused) > 10 else "")
+        context.progress(
+            f"route: {len(refused)} more new route values than --max-new-tables {decode.routing.max_new} allows "
+            f"({named}): their {records} records are dead letters ({REFUSED})"
+        )
+
+
+def _dead_letters(held: Place, refused: set[str], data: Place, layout: FileLayout) -> list[StagedFile]:
+    """The held records of the ``refused`` routes, written as dead letters into ``data``."""
+    wanted = pa.array(sorted(refused), pa.string())
+    with TaskFiles(data, "routed", layout) as files:
+        for name in held.walk():
+            if not name.rpartition("/")[2].startswith("part-"):
+                continue
+            with held.filesystem().open_input_file(held.child(name).path) as stream:
+                table = pq.read_table(stream)
+            table = table.filter(pc.is_in(table.column(HELD_ROUTE), value_set=wanted)).drop_columns([HELD_ROUTE])
+            for batch in table.to_batches():
+                files.write(batch)
+    return list(files.files)
+
+
+def _rewrite(results: Place, found: dict[str, RangeResult], refused: set[str], dead: list[StagedFile]) -> None:
+    """Each range's result without the refused routes' files (their records counted as dead
+    letters now) and without held files; the new dead letters go with the first range."""
+    for index, (shard_id, result) in enumerate(sorted(found.items())):
+        files = tuple(f for f in result.files if f.route not in refused)
+        more = tuple(dead) if index == 0 else ()
+        counts = refused_counts(result.counts, refused)
+        kept = replace(result, files=files, dead_letter_files=result.dead_letter_files + more, counts=counts)
+        results.write_text(f"{shard_id}.json", replace(kept, held_files=()).to_json())
+
+
+def refused_counts(counts: dict[str, Any], refused: set[str]) -> dict[str, Any]:
+    """A range's counts once the ``refused`` routes' records are dead letters, not rows."""
+    tables, records = counts.get("tables", {}), counts.get("table_records", {})
+    gone = [route for route in refused if route in tables]
+    if not gone:
+        return counts
+    rows = sum(tables[route] for route in gone)
+    letters = sum(records.get(route, 0) for route in gone)
+    reasons = Counter(counts.get("reasons", {}))
+    reasons[REFUSED] += letters
+    return {
+        **counts,
+        "rows": counts.get("rows", 0) - rows,
+        "dead_letters": counts.get("dead_letters", 0) + letters,
+        "reasons": dict(reasons.most_common()),
+        "tables": {r: n for r, n in tables.items() if r not in refused},
+        "table_records": {r: n for r, n in records.items() if r not in refused},
+    }
+
+
+__all__ = ["REFUSED", "decide", "refused_counts", "targets"]

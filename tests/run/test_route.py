@@ -1,0 +1,43 @@
+"""A routed batch's counts once the routes past --max-new-tables are refused: their rows leave
+the counts, their records become dead letters with the reason (table of cases: no I/O)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kinesis_batch.run.route import REFUSED, refused_counts
+
+COUNTS = {
+    "records": 10,
+    "rows": 12,
+    "dead_letters": 1,
+    "filtered": 0,
+    "reasons": {"route: no route": 1},
+    "tables": {"a": 4, "b": 6, "c": 2},  # b's 3 records made 6 rows (a transform exploded them)
+    "table_records": {"a": 4, "b": 3, "c": 2},
+}
+
+
+@pytest.mark.parametrize(
+    ("refused", "rows", "dead", "reasons", "tables"),
+    [
+        (set(), 12, 1, {"route: no route": 1}, {"a": 4, "b": 6, "c": 2}),
+        ({"b"}, 6, 4, {REFUSED: 3, "route: no route": 1}, {"a": 4, "c": 2}),
+        ({"b", "c"}, 4, 6, {REFUSED: 5, "route: no route": 1}, {"a": 4}),
+        ({"z"}, 12, 1, {"route: no route": 1}, {"a": 4, "b": 6, "c": 2}),  # not this range's
+    ],
+)
+def test_refused_routes_records_become_dead_letters_and_leave_the_rows(
+    refused: set[str], rows: int, dead: int, reasons: dict[str, int], tables: dict[str, int]
+) -> None:
+    counts: dict[str, Any] = refused_counts(COUNTS, refused)
+    assert (counts["rows"], counts["dead_letters"], counts["reasons"], counts["tables"]) == (
+        rows,
+        dead,
+        reasons,
+        tables,
+    )
+    assert counts["records"] == 10 and set(counts["table_records"]) == set(tables)
+    assert counts["records"] == sum(counts["table_records"].values()) + counts["dead_letters"] + counts["filtered"]

@@ -1,0 +1,116 @@
+"""One stream, many tables (``--route-by``): each kind of record lands in a table of its own,
+made at first sight, with its own columns; a kind that appears later makes its table then;
+records without a usable route, and those of new kinds past ``--max-new-tables``, are dead
+letters with the reason. Every record is once in one table or once a dead letter."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kinesis_batch.aws import dynamodb_client, kinesis_client, s3_settings
+from kinesis_batch.output import Output
+from kinesis_batch.output.routed import RoutedSink
+from kinesis_batch.run import CatchUpRun
+from tests.output.support import output_args, read_rows, run_config
+from tests.streams import StreamFactory, put
+
+KINDS = [("parquet", "local"), ("delta", "s3"), ("iceberg", "local")]
+
+
+def routed_output(format: str, where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, ...]:
+    """A fresh output of this kind, as a template: one table per route."""
+    args = list(output_args(format, where, tmp_path, monkeypatch))
+    at = args.index("--output") + 1
+    args[at] = f"{args[at]}_{{route}}" if format == "iceberg" else f"{args[at]}/{{route}}"
+    return tuple(args)
+
+
+def event(i: int, kind: str | None) -> bytes:
+    """A record of ``kind``; kinds share the field ``x`` with different types (a number for
+    clicks, text for the others), as DMS's tables share ``id``."""
+    body: dict[str, Any] = {"n": i, "x": i if kind == "click" else f"v{i}"}
+    if kind is not None:
+        body["type"] = kind
+    return json.dumps(body).encode()
+
+
+def landed(config: Any, route: str) -> list[int]:
+    """The ``n`` of every row in ``route``'s table."""
+    table = Output(config.format, config.output.replace("{route}", route), config.catalog)
+    rows = read_rows(table.open(app=config.table, stream=config.stream, s3=s3_settings()))
+    return sorted(rows.get("n", []))
+
+
+def dead_letters(config: Any) -> dict[int, str]:
+    """The dead letters' ``n`` -> reason."""
+    rows = read_rows(config.destination.dead_letter().open(app=config.table, stream=config.stream, s3=s3_settings()))
+    pairs = zip(rows.get("data", []), rows.get("reason", []), strict=True)
+    return {json.loads(data)["n"]: reason for data, reason in pairs}
+
+
+def run(config: Any, spark: Any) -> Any:
+    return CatchUpRun(config, kinesis=kinesis_client(), dynamodb=dynamodb_client(), spark=lambda: spark).run()
+
+
+@pytest.mark.parametrize(("format", "where"), KINDS, ids=[f"{f}-{w}" for f, w in KINDS])
+def test_each_kind_lands_in_its_own_table_made_at_first_sight_and_the_unroutable_are_dead_letters(
+    format: str, where: str, kinesis: Any, streams: StreamFactory, spark: Any, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    name = streams.create(shards=2)
+    first = ["click", "view", None, "buy", "click", "view!"]  # None: no route; "view!": cannot name a table
+    put(kinesis, name, 60, payload=lambda i: event(i, first[i % len(first)]))
+    output = routed_output(format, where, tmp_path, monkeypatch)
+    config = run_config(name, output, "router", decode="json", route_by="type", read_limits="none")
+
+    report = run(config, spark)
+
+    assert report.published
+    expect = {kind: [i for i in range(60) if first[i % len(first)] == kind] for kind in ("click", "view", "buy")}
+    for kind, numbers in expect.items():
+        assert landed(config, kind) == numbers, kind
+    dead = dead_letters(config)
+    assert sorted(dead) == [i for i in range(60) if first[i % len(first)] in (None, "view!")]
+    assert all(reason.startswith(("no route", "unusable route")) for reason in dead.values()), set(dead.values())
+    sink = config.open_sink(s3_settings())
+    assert isinstance(sink, RoutedSink) and sink.known == {"buy", "click", "view"}
+
+    # A later run: a kind seen for the first time makes its table; the others' tables grow.
+    put(kinesis, name, 20, start=60, payload=lambda i: event(i, "refund" if i % 2 else "click"))
+    assert run(config, spark).published
+    assert landed(config, "refund") == list(range(61, 80, 2))
+    assert landed(config, "click") == expect["click"] + list(range(60, 80, 2))
+    assert sorted(dead_letters(config)) == sorted(dead), "the second run had no dead letters"
+
+
+def test_new_kinds_past_max_new_tables_are_dead_letters_naming_their_route(
+    kinesis: Any, streams: StreamFactory, spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = streams.create(shards=2)
+    kinds = [f"kind{k:02d}" for k in range(12)]
+    put(kinesis, name, 120, payload=lambda i: event(i, kinds[i % len(kinds)]))
+    output = routed_output("parquet", "local", tmp_path, monkeypatch)
+    config = run_config(name, output, "router", decode="json", route_by="type", max_new_tables=3, read_limits="none")
+    progress: list[str] = []
+
+    run = CatchUpRun(config, kinesis=kinesis_client(), dynamodb=dynamodb_client(), spark=lambda: spark,
+                     progress=progress.append)  # fmt: skip
+    assert run.run().published
+
+    made = kinds[:3]  # the first three by name
+    for kind in made:
+        assert landed(config, kind) == [i for i in range(120) if kinds[i % 12] == kind]
+    assert not any((Path(config.output.replace("{route}", kind))).exists() for kind in kinds[3:])
+    dead = dead_letters(config)
+    assert sorted(dead) == [i for i in range(120) if kinds[i % 12] not in made]
+    assert {reason.split(":")[0] for reason in dead.values()} == {"too many new tables"}
+    assert "kind05 would be a table past --max-new-tables 3" in dead[5]
+    said = [line for line in progress if "--max-new-tables 3" in line]
+    assert said and "kind03" in said[0] and "90 records are dead letters" in said[0], progress
+    record = run.output.committed(run.run_id)
+    assert record is not None and record.records == 120
+    assert sum(shard.landing.dead_letters for shard in record.shards if shard.landing) == 90
