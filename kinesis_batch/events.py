@@ -7,6 +7,9 @@ prepared    the leases are taken and marked with the batch, its plan is written 
 reading     a shard's first rows are written (the task is not finished)            Spark task
 read        every task's files and results are in the batch's staging              driver
 staged      the leases carry the read's ends and are still ours: publish is next   driver
+table_published  (routed) the batch is in one more table, ``shard_id`` its route; the
+            others follow in route order, then the dead-letter output
+            (kinesis_batch.output.routed)                                          driver
 dead_letters_published  (decoding) the batch is in the dead-letter output, not
             yet in the table (kinesis_batch.output.paired)                         driver
 published   the batch is in the output                                             driver
@@ -36,7 +39,17 @@ from dataclasses import dataclass
 
 log = logging.getLogger(__name__)
 
-RUN_STEPS = ("prepared", "reading", "read", "staged", "dead_letters_published", "published", "committed")
+TABLE_PUBLISHED = "table_published"
+RUN_STEPS = (
+    "prepared",
+    "reading",
+    "read",
+    "staged",
+    TABLE_PUBLISHED,
+    "dead_letters_published",
+    "published",
+    "committed",
+)
 MAINTENANCE_STEPS = ("compacting", "compacted", "archived", "expired", "orphans_found", "maintained")
 STEPS = RUN_STEPS + MAINTENANCE_STEPS
 
@@ -90,6 +103,7 @@ __all__ = [
     "MAINTENANCE_STEPS",
     "RUN_STEPS",
     "STEPS",
+    "TABLE_PUBLISHED",
     "Event",
     "Observer",
     "emit",

@@ -29,7 +29,7 @@ import pyarrow as pa
 
 from kinesis_batch.columns import DEAD_LETTERS, Columns
 from kinesis_batch.errors import InvalidStateError, KinesisBatchError
-from kinesis_batch.events import Event, emit
+from kinesis_batch.events import TABLE_PUBLISHED, Event, emit
 from kinesis_batch.output.datafiles import DataFile
 from kinesis_batch.output.formats import drops_identity
 from kinesis_batch.output.layout import FileLayout, PartitionBy
@@ -38,8 +38,6 @@ from kinesis_batch.output.records import CommitRecord
 from kinesis_batch.output.sink import Sink, discarded
 from kinesis_batch.output.staged import StagedFile, files_of, staged
 
-#: After each table's commit (for observers: the crash tests stop a run between two tables).
-TABLE_PUBLISHED = "table_published"
 #: In a batch's staging: the folder of its new routes' files (and, in it, of their held dead
 #: letters: no route starts with ``_``), and what the read step decided on them.
 NEW_ROUTES, HELD, DECIDED = "routes", "_held", "_routes.json"
@@ -248,4 +246,4 @@ class RoutedSink(Sink):
         return self.home.is_ours()
 
 
-__all__ = ["DECIDED", "HELD", "NEW_ROUTES", "TABLES", "TABLE_PUBLISHED", "RoutedSink"]
+__all__ = ["DECIDED", "HELD", "NEW_ROUTES", "TABLES", "RoutedSink"]

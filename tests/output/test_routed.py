@@ -13,10 +13,10 @@ import pytest
 from kinesis_batch import LeaseLostError
 from kinesis_batch.aws import s3_settings
 from kinesis_batch.columns import RAW
-from kinesis_batch.events import observing
+from kinesis_batch.events import TABLE_PUBLISHED, observing
 from kinesis_batch.output import Output
 from kinesis_batch.output.records import CommitRecord
-from kinesis_batch.output.routed import TABLE_PUBLISHED, RoutedSink
+from kinesis_batch.output.routed import RoutedSink
 from kinesis_batch.output.staged import RangeResult, StagedFile
 from kinesis_batch.routing.routes import table_of
 from kinesis_batch.shards.reader import ReadResult

@@ -1,0 +1,139 @@
+"""Crash safety of a routed run (``--route-by``), whose batch goes to many tables: a first batch
+made the ``click`` table; the second, with ``view`` and ``buy`` new to it and records no route
+can name, is killed -9 at each step: once its read made the new tables and moved their files
+in, before any publish, between the commits of two tables, after every table, after the
+commit. Another worker's recovery converges: every table holds exactly its kind's records,
+the dead-letter output the rest, no record in two places, nothing pending or staged."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kinesis_batch.aws import dynamodb_client, kinesis_client, s3_settings
+from kinesis_batch.config import RunConfig
+from kinesis_batch.events import TABLE_PUBLISHED
+from kinesis_batch.output import Output
+from kinesis_batch.run import CatchUpRun
+from tests.output.support import read_rows, run_config
+from tests.runs import session_is_gone
+from tests.scenarios.test_crash import (
+    CRASHED,
+    LEASE_SECONDS,
+    SUBPROCESS_ARGS,
+    after_expiry,
+    each_converges,
+    pending_batches,
+    start_cli,
+)
+from tests.scenarios.test_routed import event, routed_output
+from tests.streams import StreamFactory, put
+
+STEPS = ("read", "staged", TABLE_PUBLISHED, "published", "committed")
+KINDS = [("iceberg", "local"), ("delta", "s3")]
+FIRST = ["click"]  # the first batch's kind: its table exists when the crashing run reads
+SECOND = ["click", "view", None, "buy", "view", "buy!"]  # None: no route; "buy!": cannot name a table
+
+
+@dataclass
+class RoutedCrash:
+    step: str
+    stream: str
+    kinds: dict[int, str | None]  # every record's kind, by its n
+    config: RunConfig
+    output: tuple[str, ...]
+    process: subprocess.Popen[str] | None = None
+
+    def start(self) -> subprocess.Popen[str]:
+        run = ("run", "--stream", self.stream, *self.output, "--lease-seconds", str(LEASE_SECONDS))
+        routing = ("--decode", "json", "--route-by", "type")
+        self.process = start_cli(
+            *run, *routing, *SUBPROCESS_ARGS, "--worker-id", "crasher", "--run-id", CRASHED, fault=("crash", self.step)
+        )
+        return self.process
+
+
+def settings(stream: str, output: tuple[str, ...], worker_id: str) -> RunConfig:
+    return run_config(
+        stream, output, worker_id, lease_seconds=LEASE_SECONDS, read_limits="none", decode="json", route_by="type"
+    )
+
+
+def run(config: RunConfig, spark: Any, **clock: Any) -> Any:
+    return CatchUpRun(config, kinesis=kinesis_client(), dynamodb=dynamodb_client(), spark=lambda: spark, **clock).run()
+
+
+def rows_of(config: RunConfig, output: str) -> dict[str, list[Any]]:
+    sink = Output(config.format, output, config.catalog).open(app=config.table, stream=config.stream, s3=s3_settings())
+    return read_rows(sink)
+
+
+def where_each_landed(config: RunConfig) -> Counter[tuple[int, str]]:
+    """(n, table or "dead letter") of every row and dead letter, counted."""
+    found: Counter[tuple[int, str]] = Counter()
+    for kind in ("click", "view", "buy"):
+        found.update((n, kind) for n in rows_of(config, config.output.replace("{route}", kind)).get("n", []))
+    dead = rows_of(config, config.destination.dead_letter().output)
+    found.update((json.loads(data)["n"], "dead letter") for data in dead.get("data", []))
+    return found
+
+
+def converges_after(crash: RoutedCrash, spark: Any) -> None:
+    assert crash.process is not None
+    _, stderr = crash.process.communicate(timeout=300)
+    assert crash.process.returncode == -9, f"expected a kill -9 at {crash.step}:\n{stderr[-2000:]}"
+    assert session_is_gone(crash.process.pid), "a process of the run survived"
+    if crash.step == TABLE_PUBLISHED:  # the first table in route order has the batch, the others not yet
+        assert len(rows_of(crash.config, crash.config.output.replace("{route}", "buy")).get("n", [])) > 0
+        assert len(rows_of(crash.config, crash.config.output.replace("{route}", "click")).get("n", [])) == 20
+
+    recovery = run(crash.config, spark, clock=after_expiry)
+    outcomes = set(recovery.recovered.values())
+    if crash.step in (TABLE_PUBLISHED, "published"):
+        assert "rolled forward" in outcomes, outcomes
+    elif crash.step != "committed":
+        assert outcomes == {"discarded"}, outcomes
+    run(crash.config, spark)  # one more run: whatever the recovery left to read
+
+    landed = where_each_landed(crash.config)
+    assert [key for key, count in landed.items() if count > 1] == [], "a record twice"
+    assert len({n for n, _ in landed}) == len(landed), "a record in two places"
+    expected = {n: kind if kind in ("click", "view", "buy") else "dead letter" for n, kind in crash.kinds.items()}
+    assert dict(landed.keys()) == expected
+    assert pending_batches(crash.stream) == {}
+    sink = crash.config.open_sink(s3_settings())
+    assert not sink.staging(CRASHED).exists(), "the crashed batch's staging was left"
+    for kind in ("buy", "click", "view"):
+        table = sink.table(kind)  # type: ignore[attr-defined]
+        assert not table.staging(CRASHED).exists(), f"the crashed batch's staging was left in {kind}"
+
+
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize(("format", "where"), KINDS, ids=[f"{f}-{w}" for f, w in KINDS])
+def test_kill_9_at_any_step_of_a_routed_run_converges_to_each_record_once_in_its_table_or_the_dead_letters(
+    format: str,
+    where: str,
+    kinesis: Any,
+    streams: StreamFactory,
+    spark: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    subtests: pytest.Subtests,
+) -> None:
+    crashes: list[RoutedCrash] = []
+    for step in STEPS:
+        name = streams.create(shards=2)
+        output = routed_output(format, where, tmp_path, monkeypatch)
+        config = settings(name, output, "first")
+        put(kinesis, name, 20, payload=lambda i: event(i, FIRST[0]))
+        assert run(config, spark).published  # the click table exists before the crashing run
+        put(kinesis, name, 60, start=20, payload=lambda i: event(i, SECOND[i % len(SECOND)]))
+        kinds = {i: "click" for i in range(20)} | {i: SECOND[i % len(SECOND)] for i in range(20, 80)}
+        crashes.append(RoutedCrash(step, name, kinds, settings(name, output, "recoverer"), output))
+    each_converges(crashes, lambda crash: converges_after(crash, spark), subtests)
