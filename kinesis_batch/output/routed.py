@@ -6,9 +6,10 @@ How it keeps the sink contract, table by table:
 - **Staging** is the home's: the plan and the results. Each staged file names its route, and is
   in that route's table's data place; every route's table is prepared before a file is staged
   for it.
-- **Publish** commits the tables in the order of their routes' names, then the home (its dead
-  letters, and always the batch's commit record, even with none); the home's commit removes the
-  staging, so it goes last. A table already holding the batch commits nothing again.
+- **Publish** commits the first table in the order of their routes' names, then the others side
+  by side (at most :data:`PUBLISH_THREADS` at once), then the home (its dead letters, and
+  always the batch's commit record, even with none); the home's commit removes the staging, so
+  it goes last. A table already holding the batch commits nothing again.
 - **Committed** means any of them has the batch. If some have it and others not (a crash
   between two commits), :meth:`committed` completes the rest from the staging before it
   answers, so every caller (the publish step retried, recovery, the teardown) finds the batch
@@ -23,6 +24,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pyarrow as pa
@@ -38,6 +40,8 @@ from kinesis_batch.output.records import CommitRecord
 from kinesis_batch.output.sink import Sink, discarded
 from kinesis_batch.output.staged import StagedFile, files_of, staged
 
+#: The tables of a batch committed at once after its first (each commit mostly waits on storage).
+PUBLISH_THREADS = 8
 #: In a batch's staging: the folder of its new routes' files (and, in it, of their held dead
 #: letters: no route starts with ``_``), and what the read step decided on them.
 NEW_ROUTES, HELD, DECIDED = "routes", "_held", "_routes.json"
@@ -186,11 +190,20 @@ class RoutedSink(Sink):
         by_route: dict[str, list[StagedFile]] = defaultdict(list)
         for file in files:
             by_route[str(file.route)].append(file)
-        published = False
-        for route in sorted(by_route):
-            published = self.table(route).publish(record, by_route[route]) or published
+        routes = sorted(by_route)
+
+        def commit(route: str) -> bool:
+            done = self.table(route).publish(record, by_route[route])
             emit(Event(TABLE_PUBLISHED, batch_id, route))
-        return self.home.publish(record, found[1]) or published
+            return done
+
+        # The first table alone: it is the gate a discard fences first, so a late publish stops
+        # there. Once it holds the batch the batch is decided, and the rest commit side by side.
+        published = [commit(routes[0])] if routes else []
+        if routes[1:]:
+            with ThreadPoolExecutor(min(PUBLISH_THREADS, len(routes) - 1), thread_name_prefix="publish") as pool:
+                published += list(pool.map(commit, routes[1:]))
+        return self.home.publish(record, found[1]) or any(published)
 
     def committed(self, batch_id: str) -> CommitRecord | None:
         record = self.home.committed(batch_id)
@@ -246,4 +259,4 @@ class RoutedSink(Sink):
         return self.home.is_ours()
 
 
-__all__ = ["DECIDED", "HELD", "NEW_ROUTES", "TABLES", "RoutedSink"]
+__all__ = ["DECIDED", "HELD", "NEW_ROUTES", "PUBLISH_THREADS", "TABLES", "RoutedSink"]

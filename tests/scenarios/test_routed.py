@@ -14,6 +14,7 @@ import pytest
 from kinesis_batch.aws import dynamodb_client, kinesis_client, s3_settings
 from kinesis_batch.output import Output
 from kinesis_batch.output.routed import RoutedSink
+from kinesis_batch.routing.routes import DEFAULT_MAX_NEW
 from kinesis_batch.run import CatchUpRun
 from tests.output.support import output_args, read_rows, run_config
 from tests.streams import StreamFactory, put
@@ -87,30 +88,31 @@ def test_each_kind_lands_in_its_own_table_made_at_first_sight_and_the_unroutable
     assert sorted(dead_letters(config)) == sorted(dead), "the second run had no dead letters"
 
 
-def test_new_kinds_past_max_new_tables_are_dead_letters_naming_their_route(
+def test_a_thousand_route_values_make_at_most_max_new_tables_tables_and_the_rest_are_dead_letters(
     kinesis: Any, streams: StreamFactory, spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     name = streams.create(shards=2)
-    kinds = [f"kind{k:02d}" for k in range(12)]
-    put(kinesis, name, 120, payload=lambda i: event(i, kinds[i % len(kinds)]))
+    kinds = [f"kind{k:04d}" for k in range(1000)]  # a producer gone wrong: a new value per record
+    put(kinesis, name, 1000, payload=lambda i: event(i, kinds[i]))
     output = routed_output("parquet", "local", tmp_path, monkeypatch)
-    config = run_config(name, output, "router", decode="json", route_by="type", max_new_tables=3, read_limits="none")
+    config = run_config(name, output, "router", decode="json", route_by="type", read_limits="none")
     progress: list[str] = []
 
     run = CatchUpRun(config, kinesis=kinesis_client(), dynamodb=dynamodb_client(), spark=lambda: spark,
                      progress=progress.append)  # fmt: skip
     assert run.run().published
 
-    made = kinds[:3]  # the first three by name
-    for kind in made:
-        assert landed(config, kind) == [i for i in range(120) if kinds[i % 12] == kind]
-    assert not any((Path(config.output.replace("{route}", kind))).exists() for kind in kinds[3:])
+    made = kinds[:DEFAULT_MAX_NEW]  # the first by name
+    for number, kind in enumerate(made):
+        assert landed(config, kind) == [number]
+    root = Path(config.output).parent
+    assert sorted(p.name for p in root.iterdir() if not p.name.startswith("_")) == made, "tables past the limit"
     dead = dead_letters(config)
-    assert sorted(dead) == [i for i in range(120) if kinds[i % 12] not in made]
+    assert sorted(dead) == list(range(DEFAULT_MAX_NEW, 1000))
     assert {reason.split(":")[0] for reason in dead.values()} == {"too many new tables"}
-    assert "kind05 would be a table past --max-new-tables 3" in dead[5]
-    said = [line for line in progress if "--max-new-tables 3" in line]
-    assert said and "kind03" in said[0] and "90 records are dead letters" in said[0], progress
+    assert "kind0500 would be a table past --max-new-tables 20" in dead[500]
+    said = [line for line in progress if "--max-new-tables 20" in line]
+    assert len(said) == 1 and "kind0020, kind0021" in said[0] and "980 records are dead letters" in said[0], said
     record = run.output.committed(run.run_id)
-    assert record is not None and record.records == 120
-    assert sum(shard.landing.dead_letters for shard in record.shards if shard.landing) == 90
+    assert record is not None and record.records == 1000
+    assert sum(shard.landing.dead_letters for shard in record.shards if shard.landing) == 980
