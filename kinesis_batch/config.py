@@ -171,7 +171,6 @@ class RunConfig:
             decoding=self.decoding,
             s3=s3,
             changes=self.changes,
-            routing=self.routing,
         )
 
     @property

@@ -18,7 +18,8 @@ class Landing:
     transform made no row of), and the most common ``reasons`` of the dead letters with their
     counts. Records read = records with rows + dead letters + filtered. A stream of changes
     (``--changes``) adds what they did (``changes``: inserted, updated, deleted, expired, ignored,
-    duplicates, superseded, skipped) and the ``key`` they were applied by."""
+    duplicates, superseded, skipped) and the ``key`` they were applied by. A routed stream
+    (``--route-by``) adds the rows of each table (``tables``, by route)."""
 
     rows: int = 0
     dead_letters: int = 0
@@ -26,6 +27,7 @@ class Landing:
     reasons: Mapping[str, int] = field(default_factory=dict)
     changes: Mapping[str, int] = field(default_factory=dict)
     key: tuple[str, ...] = ()
+    tables: Mapping[str, int] = field(default_factory=dict)
 
     @classmethod
     def of(cls, counts: Mapping[str, Any]) -> Landing:
@@ -38,6 +40,7 @@ class Landing:
             reasons={reason: int(count) for reason, count in reasons[:KEPT_REASONS]},
             changes={kind: int(count) for kind, count in sorted(dict(counts.get("changes") or {}).items())},
             key=tuple(counts.get("key") or ()),
+            tables={route: int(rows) for route, rows in sorted(dict(counts.get("tables") or {}).items())},
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -48,7 +51,14 @@ class Landing:
             "reasons": dict(self.reasons),
             **({"changes": dict(self.changes)} if self.changes else {}),
             **({"key": list(self.key)} if self.key else {}),
+            **({"tables": dict(self.tables)} if self.tables else {}),
         }
+
+    def said(self) -> str:
+        """``12 rows, 3 dead letters`` (routed: ``in 2 tables: a 5, b 7``), for a line."""
+        tables = ", ".join(f"{route} {rows}" for route, rows in self.tables.items())
+        rows = f"{self.rows} rows in {len(self.tables)} tables: {tables};" if tables else f"{self.rows} rows,"
+        return f"{rows} {self.dead_letters} dead letters"
 
     @classmethod
     def from_json(cls, body: Mapping[str, Any] | None) -> Landing | None:
@@ -61,6 +71,9 @@ class Landing:
         changes = dict(self.changes)
         for kind, count in other.changes.items():
             changes[kind] = changes.get(kind, 0) + count
+        tables = dict(self.tables)
+        for route, rows in other.tables.items():
+            tables[route] = tables.get(route, 0) + rows
         return Landing(
             self.rows + other.rows,
             self.dead_letters + other.dead_letters,
@@ -68,6 +81,7 @@ class Landing:
             reasons,
             dict(sorted(changes.items())),
             self.key or other.key,
+            dict(sorted(tables.items())),
         )
 
 

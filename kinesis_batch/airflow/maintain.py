@@ -94,7 +94,9 @@ def maintain_dag(
         def maintain_dead_letters() -> dict[str, Any] | None:
             """The same for the dead-letter output, when the stream decodes."""
             params = _params()
-            return _maintained(_sink(params, "dead_letter_output")) if params.get("dead_letter_output") else None
+            if not params.get("dead_letter_output") or "{route}" in params["output"]:  # a template's: with its tables
+                return None
+            return _maintained(_sink(params, "dead_letter_output"))
 
         @task(retries=0)
         def check_files() -> dict[str, Any]:
@@ -126,13 +128,17 @@ def _sink(params: dict[str, Any], which: str) -> Sink:
 
 
 def _maintained(sink: Sink) -> dict[str, Any]:
-    from kinesis_batch.maintenance import MaintainSettings, maintain
+    """The report; a routed stream's template: each of its tables', by URI."""
+    from kinesis_batch.maintenance import MaintainSettings, maintain_each
 
     params = _params()
     with failing_fast():
         hours = float(params.get("tombstone_hours", TOMBSTONE_HOURS))
         settings = MaintainSettings(int(params["target_file_mb"]), int(params["retain_hours"]), hours)
-        return maintain(sink, settings, progress=print, stop=task_stop()).to_json()
+        reports = maintain_each(sink, settings, progress=print, stop=task_stop())
+    if len(reports) == 1 and sink.uri in reports:
+        return reports[sink.uri].to_json()
+    return {uri: report.to_json() for uri, report in reports.items()}
 
 
 __all__ = ["maintain_dag", "maintain_params"]

@@ -98,7 +98,7 @@ def _output_line(output: OutputStatus) -> str:
     if output.last_batch is None:
         return f"{where}: no batch of this consumer yet"
     landing = output.landing
-    landed = f", {landing.rows} rows, {landing.dead_letters} dead letters" if landing else ""
+    landed = f", {landing.said()}" if landing else ""
     committed = output.committed_at.isoformat() if output.committed_at else None
     line = f"{where}: last batch {output.last_batch} ({output.records} records{landed}, committed {committed})"
     behind = output.disagreeing_shards

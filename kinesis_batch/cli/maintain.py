@@ -11,13 +11,15 @@ from kinesis_batch.stopping import StopRequest
 
 def maintain_command(args: argparse.Namespace, stop: StopRequest | None = None) -> int:
     from kinesis_batch.aws import s3_settings
-    from kinesis_batch.maintenance import MaintainSettings, maintain
+    from kinesis_batch.maintenance import MaintainSettings, maintain_each
     from kinesis_batch.output import Output
 
     settings = MaintainSettings(args.target_file_mb, args.retain_hours, args.tombstone_hours)
     # Maintenance serves every consumer of the table at once: it names none of them.
-    sink = Output(args.format, args.output, args.catalog).open(app="", stream="", s3=s3_settings())
-    report = maintain(sink, settings, progress=(lambda line: None) if args.json else print, stop=stop)
-    if args.json:
-        print(json.dumps(report.to_json(), indent=1))
+    output = Output(args.format, args.output, args.catalog)
+    sink = output.open(app="", stream="", s3=s3_settings())
+    reports = maintain_each(sink, settings, progress=(lambda line: None) if args.json else print, stop=stop)
+    if args.json:  # one output: its report; a routed stream's template: each table's, by URI
+        done = [report.to_json() for report in reports.values()]
+        print(json.dumps(dict(zip(reports, done, strict=True)) if output.routed else done[0], indent=1))
     return 0

@@ -13,7 +13,7 @@ import dagster as dg
 from kinesis_batch import defaults
 from kinesis_batch.dagster.resources import AwsClients
 from kinesis_batch.dagster.runs import Consumer, failing_for_good
-from kinesis_batch.maintenance import maintain
+from kinesis_batch.maintenance import maintain_each
 from kinesis_batch.stopping import StopRequest, say_on_stderr, stopping_on_signals
 
 
@@ -25,16 +25,19 @@ def maintenance_defs(
     @dg.op(name=f"{prefix}_maintain_step", description=f"maintain {settings.output.asset_uri}")
     def maintain_step(context: dg.OpExecutionContext, kinesis_batch_aws: AwsClients) -> dict[str, Any]:
         outputs = [settings.output]
-        if settings.decoding.decoding:
+        if settings.decoding.decoding and not settings.output.routed:  # a template's go with its tables
             outputs.append(settings.output.dead_letter(settings.decoding.dead_letter_output))
-        reports = {}
+        reports: dict[str, Any] = {}
         stop = StopRequest()  # Dagster terminates a run with SIGINT: maintenance stops between its steps
         with failing_for_good(), stopping_on_signals(stop, timeout=defaults.STOP_TIMEOUT_SECONDS, say=say_on_stderr):
             for output in outputs:
                 sink = output.open(app=settings.table, stream=settings.stream, s3=kinesis_batch_aws.s3())
-                report = maintain(sink, settings.maintenance, progress=context.log.info, stop=stop)
-                reports[output.asset_uri] = report.to_json()
-        main = reports[settings.output.asset_uri]
+                done = maintain_each(sink, settings.maintenance, progress=context.log.info, stop=stop)
+                if output.routed:  # each table's, by its URI
+                    reports |= {uri: report.to_json() for uri, report in done.items()}
+                else:
+                    reports[output.asset_uri] = done[sink.uri].to_json()
+        main = _together(list(reports.values())) if settings.output.routed else reports[settings.output.asset_uri]
         context.add_output_metadata(
             {
                 "files_before": main["before"]["files"],
@@ -56,6 +59,17 @@ def maintenance_defs(
         name=f"{prefix}_maintain_daily", cron_schedule=cron_schedule, job=maintain_job, execution_timezone="UTC"
     )
     return maintain_job, schedule
+
+
+def _together(reports: list[dict[str, Any]]) -> dict[str, Any]:
+    """A routed stream's tables' reports as one: their files, versions, orphans and time summed."""
+    files = sum(r["after"]["files"] for r in reports)
+    mean = sum(r["after"]["mean_file_bytes"] * r["after"]["files"] for r in reports) / files if files else 0
+    return {
+        "before": {"files": sum(r["before"]["files"] for r in reports)},
+        "after": {"files": files, "mean_file_bytes": round(mean)},
+        **{key: sum(r[key] for r in reports) for key in ("versions_expired", "orphans_removed", "seconds")},
+    }
 
 
 __all__ = ["maintenance_defs"]

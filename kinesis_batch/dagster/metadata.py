@@ -45,6 +45,7 @@ def materialization(report: RunReport, output: Output) -> dict[str, Any]:
             "filtered": landing.filtered,
             "dead_letter_reasons": dg.MetadataValue.json(dict(landing.reasons)),
             **({"changes": dg.MetadataValue.json(dict(landing.changes))} if landing.changes else {}),
+            **({"rows_by_table": dg.MetadataValue.json(dict(landing.tables))} if landing.tables else {}),
         }
     return {
         "dagster/row_count": landing.rows if landing else report.records,

@@ -18,7 +18,7 @@ from kinesis_batch.output.formats import FORMATS, validate_output
 from kinesis_batch.output.place import is_s3
 from kinesis_batch.output.records import CommitRecord, ShardCommit
 from kinesis_batch.output.sink import Sink
-from kinesis_batch.routing.routes import ROUTE, RouteRule, table_of
+from kinesis_batch.routing.routes import ROUTE, table_of
 
 if TYPE_CHECKING:
     from kinesis_batch.output.changes import ChangeTable
@@ -66,22 +66,13 @@ class Output:
         decoding: DecodeSettings,
         s3: S3Settings | None = None,
         changes: ChangeSettings | None = None,
-        routing: RouteRule | None = None,
     ) -> Sink:
         """The sink a run publishes to: this output's (a table of current state with
         ``changes``), paired with its dead-letter output when the run decodes
-        (kinesis_batch.output.paired); with ``routing``, the tables this output (a template)
-        names and the stream's dead-letter output (kinesis_batch.output.routed)."""
+        (kinesis_batch.output.paired); a template's tables and dead-letter output as one."""
         dead = self.dead_letter(decoding.dead_letter_output)
-        if routing is not None:
-            from kinesis_batch.output.routed import RoutedSink
-
-            def table(route: str) -> Sink:
-                return Output(self.format, table_of(self.output, route), self.catalog).open(
-                    app=app, stream=stream, s3=s3
-                )
-
-            return RoutedSink(self.output, dead.open(app=app, stream=stream, s3=s3), table)
+        if self.routed:
+            return self.open(app=app, stream=stream, s3=s3, dead_letters=dead)
         sink = self.open(app=app, stream=stream, s3=s3, changes=changes)
         if not decoding.decoding:
             return sink
@@ -89,14 +80,36 @@ class Output:
 
         return PairedSink(sink, dead.open(app=app, stream=stream, s3=s3))
 
+    @property
+    def routed(self) -> bool:
+        """A template of one table per route (``--route-by``: kinesis_batch.routing)."""
+        return ROUTE in self.output
+
+    def route(self, route: str) -> Output:
+        """The output of one route's table."""
+        return Output(self.format, table_of(self.output, route), self.catalog)
+
     def open(
-        self, *, app: str, stream: str, s3: S3Settings | None = None, changes: ChangeSettings | None = None
+        self,
+        *,
+        app: str,
+        stream: str,
+        s3: S3Settings | None = None,
+        changes: ChangeSettings | None = None,
+        dead_letters: Output | None = None,
     ) -> Sink:
         """The sink. ``app`` names the consumer (its lease table) in the table markers, so two
         consumers of one stream can share a table; ``s3``: how the table formats reach S3
         (default: nowhere but the standard endpoints); ``changes``: the batches are changes to
-        merge (kinesis_batch.output.changes; delta and iceberg only)."""
+        merge (kinesis_batch.output.changes; delta and iceberg only). A template's sink is its
+        tables and its dead-letter output (``dead_letters``, by default beside them) as one
+        (kinesis_batch.output.routed)."""
         s3 = s3 or S3Settings()
+        if self.routed:
+            from kinesis_batch.output.routed import RoutedSink
+
+            home = (dead_letters or self.dead_letter()).open(app=app, stream=stream, s3=s3)
+            return RoutedSink(self.output, home, lambda route: self.route(route).open(app=app, stream=stream, s3=s3))
         if self.format == "delta":
             from kinesis_batch.output.delta import DeltaSink
             from kinesis_batch.output.delta_changes import DeltaChanges

@@ -68,7 +68,7 @@ class RunReport:
         skipped = [f"skipped {shard}: leased by {owner}" for shard, owner in sorted(self.leased_elsewhere.items())]
         published = self.output if self.published else "nothing new to publish"
         landing = self.landing
-        landed = f" ({landing.rows} rows, {landing.dead_letters} dead letters)" if landing else ""
+        landed = f" ({landing.said()})" if landing else ""
         summary = (
             f"{what} {self.run_id}: {self.records} records{landed} from {len(self.shards)} shards "
             f"in {self.seconds:.1f} s; {published}"
