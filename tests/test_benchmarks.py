@@ -76,6 +76,15 @@ def run_benchmark(name: str) -> str:
                 r"every batch committed with all its files and rows: 10 of 10",
             ),
         ),
+        # Every event a row, and as many tables got rows as routed to (the benchmark asserts it).
+        (
+            "routed",
+            (
+                r"\| 20 tables \| 20 \| 20,000 \| [\d,]+ \| [\d.]+ \|",
+                r"20 tables / 1 table: [\d.]+x \(target: at most 1.5x\)",
+                r"publish step: 1 tables [\d.]+ s, 20 tables [\d.]+ s",
+            ),
+        ),
         # After each batch both tables hold the same keys at the same versions (the benchmark asserts it).
         (
             "changes",

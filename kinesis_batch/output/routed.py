@@ -7,7 +7,7 @@ How it keeps the sink contract, table by table:
   in that route's table's data place; every route's table is prepared before a file is staged
   for it.
 - **Publish** commits the first table in the order of their routes' names, then the others side
-  by side (at most :data:`PUBLISH_THREADS` at once), then the home (its dead letters, and
+  by side (:data:`AT_ONCE` at a time), then the home (its dead letters, and
   always the batch's commit record, even with none); the home's commit removes the staging, so
   it goes last. A table already holding the batch commits nothing again.
 - **Committed** means any of them has the batch. If some have it and others not (a crash
@@ -40,8 +40,9 @@ from kinesis_batch.output.records import CommitRecord
 from kinesis_batch.output.sink import Sink, discarded
 from kinesis_batch.output.staged import StagedFile, files_of, staged
 
-#: The tables of a batch committed at once after its first (each commit mostly waits on storage).
-PUBLISH_THREADS = 8
+#: The tables of a batch made or committed at once (after its first), and its files moved at once:
+#: each mostly waits on storage.
+AT_ONCE = 8
 #: In a batch's staging: the folder of its new routes' files (and, in it, of their held dead
 #: letters: no route starts with ``_``), and what the read step decided on them.
 NEW_ROUTES, HELD, DECIDED = "routes", "_held", "_routes.json"
@@ -151,19 +152,25 @@ class RoutedSink(Sink):
         self.home.prepare(DEAD_LETTERS)
 
     def prepare_table(self, route: str, columns: Columns, partition_by: str | None = None) -> Sink:
-        """Make (or check) one route's table, as :meth:`Sink.prepare` does, and record it among the stream's tables."""
-        table = self.table(route)
-        table.prepare(columns, partition_by)
-        self._remember(route)
-        return table
+        """Make (or check) one route's table, as :meth:`Sink.prepare` does, and record it among
+        the stream's tables."""
+        self.prepare_tables([route], columns, partition_by)
+        return self.table(route)
 
-    def _remember(self, route: str) -> None:
-        """Add ``route`` to the stream's tables (the home's bookkeeping, read again first: another
+    def prepare_tables(self, routes: Iterable[str], columns: Columns, partition_by: str | None = None) -> None:
+        """:meth:`prepare_table` of each route, :data:`AT_ONCE` side by side."""
+        tables = [self.table(route) for route in sorted(set(routes))]
+        with ThreadPoolExecutor(AT_ONCE, thread_name_prefix="prepare") as pool:
+            list(pool.map(lambda table: table.prepare(columns, partition_by), tables))
+        self._remember(routes)
+
+    def _remember(self, routes: Iterable[str]) -> None:
+        """Add ``routes`` to the stream's tables (the home's bookkeeping, read again first: another
         run may have made tables since). Two runs adding at once may lose a name: that route is
         then new again to the next run, which finds its table and checks it (no row is lost)."""
         self._known = None
-        if route not in self.known:
-            self.known.add(route)
+        if set(routes) - self.known:
+            self.known.update(routes)
             self.home.bookkeeping().write_text(TABLES, json.dumps({"tables": sorted(self.known)}))
 
     def partitioning(self) -> PartitionBy | None:
@@ -201,7 +208,7 @@ class RoutedSink(Sink):
         # there. Once it holds the batch the batch is decided, and the rest commit side by side.
         published = [commit(routes[0])] if routes else []
         if routes[1:]:
-            with ThreadPoolExecutor(min(PUBLISH_THREADS, len(routes) - 1), thread_name_prefix="publish") as pool:
+            with ThreadPoolExecutor(min(AT_ONCE, len(routes) - 1), thread_name_prefix="publish") as pool:
                 published += list(pool.map(commit, routes[1:]))
         return self.home.publish(record, found[1]) or any(published)
 
@@ -259,4 +266,4 @@ class RoutedSink(Sink):
         return self.home.is_ours()
 
 
-__all__ = ["DECIDED", "HELD", "NEW_ROUTES", "PUBLISH_THREADS", "TABLES", "RoutedSink"]
+__all__ = ["AT_ONCE", "DECIDED", "HELD", "NEW_ROUTES", "TABLES", "RoutedSink"]

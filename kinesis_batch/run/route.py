@@ -15,6 +15,7 @@ the tables the batch makes.
 from __future__ import annotations
 
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
@@ -27,7 +28,7 @@ from kinesis_batch.decoding.rejects import ROUTE
 from kinesis_batch.decoding.spec import DecodeSpec
 from kinesis_batch.output.layout import FileLayout, choose
 from kinesis_batch.output.place import Place
-from kinesis_batch.output.routed import HELD, RoutedSink
+from kinesis_batch.output.routed import AT_ONCE, HELD, RoutedSink
 from kinesis_batch.output.staged import RangeResult, StagedFile, staged
 from kinesis_batch.routing.routes import HELD_ROUTE, TOO_MANY_NEW, new_tables
 from kinesis_batch.run.context import RunContext
@@ -69,15 +70,17 @@ def decide(context: RunContext, sink: RoutedSink, decode: DecodeSpec, dead_layou
         return
     made = new_tables(rows_by_route, sink.known, (), decode.routing.max_new)
     refused = set(rows_by_route) - made
-    columns = decoded(decode.declared)
-    for route in sorted(made):
-        sink.prepare_table(route, columns, context.config.partition_by)
+    sink.prepare_tables(made, decoded(decode.declared), context.config.partition_by)
     sink.decided(batch_id, made, refused)
     new = sink.new_routes(batch_id)
-    for result in results.values():
-        for file in result.files:
-            if file.route in made:
-                new.child(str(file.route)).move(file.name, sink.table(str(file.route)).data(batch_id))
+    moving = [file for result in results.values() for file in result.files if file.route in made]
+    places = {route: sink.table(route).data(batch_id) for route in made}
+
+    def move(file: StagedFile) -> None:
+        new.child(str(file.route)).move(file.name, places[str(file.route)])
+
+    with ThreadPoolExecutor(AT_ONCE, thread_name_prefix="move") as pool:
+        list(pool.map(move, moving))
     dead = _dead_letters(new.child(HELD), refused, sink.data(batch_id), dead_layout) if refused else []
     _rewrite(sink.results(batch_id), results, refused, dead)
     new.delete_all()
