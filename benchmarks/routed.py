@@ -43,6 +43,7 @@ class Routed:
     records: int
     seconds: float  # read, publish and commit: start-up excluded
     timings: dict[str, float]
+    files: int  # the tables' data files (the dead letters' left out)
 
     def row(self, one: Routed | None) -> str:
         ratio = f"{self.seconds / one.seconds:.2f}" if one else "-"
@@ -50,7 +51,7 @@ class Routed:
             f"{self.timings.get(step, 0.0):.2f}" for step in ("spark_start", "read", "publish", "commit")
         )
         rate = self.records / self.seconds
-        return f"| {self.name} | {self.tables} | {self.records:,} | {rate:,.0f} | {ratio} | {steps} |"
+        return f"| {self.name} | {self.tables} | {self.records:,} | {rate:,.0f} | {ratio} | {self.files:,} | {steps} |"
 
 
 def measure(records: int, scratch: Path, runs: tuple[tuple[str, str | None, int], ...] = RUNS) -> list[Routed]:
@@ -73,9 +74,20 @@ def measure(records: int, scratch: Path, runs: tuple[tuple[str, str | None, int]
             raise SystemExit(f"{name}: {len(landed)} tables got rows, not {tables}")
         if report.get("rows") != records:
             raise SystemExit(f"{name}: {report.get('rows')} rows of {records} events")
-        done.append(Routed(name, tables, working.records, working.seconds, report["timings"]))
+        files = data_files(args[args.index("--output") + 1])
+        done.append(Routed(name, tables, working.records, working.seconds, report["timings"], files))
         print(f"{name}: drained", flush=True)
     return done
+
+
+def data_files(output: str) -> int:
+    """The Parquet files under the tables of ``output`` (an s3:// table or template), bookkeeping
+    and dead letters left out."""
+    bucket, _, key = output.removeprefix("s3://").partition("/")
+    prefix = key.split("{route}")[0]
+    pages = plain_client("s3").get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
+    keys = [item["Key"] for page in pages for item in page.get("Contents", [])]
+    return sum(k.endswith(".parquet") and "/_" not in k.removeprefix(prefix) for k in keys)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -96,8 +108,8 @@ def summary(runs: list[Routed]) -> None:
     by_name = {run.name: run for run in runs}
     one = by_name["1 table"]
     print(
-        "\n| run | tables | events | events/s (start-up excluded) | / 1 table | spark_start s | read s | publish s "
-        "| commit s |\n|---|---|---|---|---|---|---|---|---|"
+        "\n| run | tables | events | events/s (start-up excluded) | / 1 table | files | spark_start s | read s "
+        "| publish s | commit s |\n|---|---|---|---|---|---|---|---|---|---|"
     )
     for run in runs:
         print(run.row(one))
