@@ -24,7 +24,7 @@ from kinesis_batch.decoding.registry import Registry
 from kinesis_batch.decoding.settings import DecodeSettings
 from kinesis_batch.decoding.spec import DecodeSpec
 from kinesis_batch.errors import IllegalArgumentError
-from kinesis_batch.routing.routes import RouteRule
+from kinesis_batch.routing.routes import RouteRule, is_route
 
 GlueClient = Callable[[], Any]
 
@@ -40,6 +40,8 @@ def resolve(
     declared schema); ``routing``: each record goes to the table its route names."""
     if settings.transform:
         transform.load(settings.transform)
+    if settings.schema and Path(settings.schema).expanduser().is_dir():
+        return replace(_per_route(settings, routing), changes=changes, routing=routing)
     if settings.from_registry:
         spec = _from_registry(settings, glue)
     elif settings.decode == "json":
@@ -57,6 +59,25 @@ def resolve(
     if changes is not None:
         _check_changes(changes, spec.declared, settings.schema)
     return replace(spec, changes=changes, routing=routing)
+
+
+def _per_route(settings: DecodeSettings, routing: RouteRule | None) -> DecodeSpec:
+    """``--schema DIR`` of a routed JSON stream: ``ROUTE.json``, a JSON Schema, declares the
+    fields of that route's table; the other routes' are inferred."""
+    where = f"--schema {settings.schema}"
+    if routing is None or settings.decode != "json":
+        raise IllegalArgumentError(f"{where} is a folder: one JSON Schema per route, with --route-by and --decode json")
+    declared: dict[str, pa.Schema] = {}
+    for path in sorted(Path(str(settings.schema)).expanduser().glob("*.json")):
+        route, named = path.stem, f"--schema {path}"
+        if not is_route(route):
+            raise IllegalArgumentError(f"{named}: {route!r} cannot name a table (a file is named ROUTE.json)")
+        if routing.allowed is not None and route not in routing.allowed:
+            raise IllegalArgumentError(f"{named}: route {route!r} is not one of --routes")
+        fields = from_json_schema(_read_text(str(path)), named)
+        check_reserved(fields.names, named)
+        declared[route] = fields
+    return DecodeSpec(settings, declared_by_route=declared)
 
 
 def _check_changes(changes: ChangeSettings, declared: pa.Schema | None, schema: str | None) -> None:

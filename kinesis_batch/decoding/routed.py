@@ -38,7 +38,7 @@ class RoutedPipeline(Pipeline):
         assert spec.routing is not None, "a routed pipeline needs --route-by"
         super().__init__(spec, shard_id=shard_id, depth=depth, batch_id=batch_id, registry=registry)
         self.routing = spec.routing
-        self.route_fields: dict[str, pa.Schema] = dict(spec.tables)
+        self.route_fields: dict[str, pa.Schema] = {**spec.declared_by_route, **spec.tables}
         self.known = frozenset(spec.tables)
 
     def page(self, records: Sequence[Record]) -> Page:

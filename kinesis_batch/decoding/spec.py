@@ -27,7 +27,7 @@ class DecodeSpec:
     ``widen``: the output format widens int32 and float32 columns; ``changes``: the rows are
     changes to apply (kinesis_batch.changes), None: events to append; ``routing``: each row goes
     to the table its route names (kinesis_batch.routing), ``tables`` holding the fields of the
-    routes' tables that exist."""
+    routes' tables that exist and ``declared_by_route`` those a ``--schema DIR`` declares."""
 
     settings: DecodeSettings
     declared: pa.Schema | None = None
@@ -39,6 +39,7 @@ class DecodeSpec:
     changes: ChangeSettings | None = None
     routing: RouteRule | None = None
     tables: dict[str, pa.Schema] = field(default_factory=dict)
+    declared_by_route: dict[str, pa.Schema] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.routing is not None and self.changes is not None:
@@ -65,6 +66,7 @@ class DecodeSpec:
             "changes": self.changes.to_json() if self.changes else None,
             "routing": _rule_json(self.routing),
             "tables": {route: schema_to_text(fields) for route, fields in sorted(self.tables.items())},
+            "declared_by_route": {r: schema_to_text(f) for r, f in sorted(self.declared_by_route.items())},
         }
 
     @classmethod
@@ -80,7 +82,12 @@ class DecodeSpec:
             changes=ChangeSettings.from_json(body["changes"]) if body.get("changes") else None,
             routing=_rule(body.get("routing")),
             tables={route: schema_from_text(text) for route, text in (body.get("tables") or {}).items()},
+            declared_by_route={r: schema_from_text(t) for r, t in (body.get("declared_by_route") or {}).items()},
         )
+
+    def declared_for(self, route: str) -> pa.Schema | None:
+        """The fields declared for a route's table: its own ``--schema DIR`` file's, or everyone's."""
+        return self.declared_by_route.get(route, self.declared)
 
 
 def _rule_json(rule: RouteRule | None) -> dict[str, Any] | None:

@@ -154,15 +154,15 @@ class RoutedSink(Sink):
     def prepare_table(self, route: str, columns: Columns, partition_by: str | None = None) -> Sink:
         """Make (or check) one route's table, as :meth:`Sink.prepare` does, and record it among
         the stream's tables."""
-        self.prepare_tables([route], columns, partition_by)
+        self.prepare_tables({route: columns}, partition_by)
         return self.table(route)
 
-    def prepare_tables(self, routes: Iterable[str], columns: Columns, partition_by: str | None = None) -> None:
-        """:meth:`prepare_table` of each route, :data:`AT_ONCE` side by side."""
-        tables = [self.table(route) for route in sorted(set(routes))]
+    def prepare_tables(self, columns: dict[str, Columns], partition_by: str | None = None) -> None:
+        """:meth:`prepare_table` of each route (with its ``columns``), :data:`AT_ONCE` side by side."""
+        tables = [(self.table(route), columns[route]) for route in sorted(columns)]
         with ThreadPoolExecutor(AT_ONCE, thread_name_prefix="prepare") as pool:
-            list(pool.map(lambda table: table.prepare(columns, partition_by), tables))
-        self._remember(routes)
+            list(pool.map(lambda made: made[0].prepare(made[1], partition_by), tables))
+        self._remember(columns)
 
     def _remember(self, routes: Iterable[str]) -> None:
         """Add ``routes`` to the stream's tables (the home's bookkeeping, read again first: another

@@ -70,7 +70,7 @@ def decide(context: RunContext, sink: RoutedSink, decode: DecodeSpec, dead_layou
         return
     made = new_tables(rows_by_route, sink.known, (), decode.routing.max_new)
     refused = set(rows_by_route) - made
-    sink.prepare_tables(made, decoded(decode.declared), context.config.partition_by)
+    sink.prepare_tables({route: decoded(decode.declared_for(route)) for route in made}, context.config.partition_by)
     sink.decided(batch_id, made, refused)
     new = sink.new_routes(batch_id)
     moving = [file for result in results.values() for file in result.files if file.route in made]

@@ -29,6 +29,11 @@ def cases(tmp_path: Path) -> dict[str, tuple[list[str], str]]:
         json.dumps({"type": "object", "properties": {"id": {"type": "string"}, "at": {"type": "integer"}}})
     )
     upsert = ["--decode", "json", "--schema", str(orders), "--format", "delta", "--changes", "upsert"]
+    per_route, bad_route, unlisted = (tmp_path / name for name in ("per-route", "bad-route", "unlisted"))
+    for folder, file in ((per_route, "click.json"), (bad_route, "_click.json"), (unlisted, "buy.json")):
+        folder.mkdir()
+        (folder / file).write_text("{not json" if folder is per_route else json.dumps({"type": "object"}))
+    routed = ["--decode", "json", "--route-by", "type", "--output", str(tmp_path / "out" / "{route}")]
     protos = tmp_path / "set.desc"
     protos.write_bytes(descriptor_set('syntax = "proto3"; message Order { string id = 1; }'))
     return {
@@ -49,6 +54,23 @@ def cases(tmp_path: Path) -> dict[str, tuple[list[str], str]]:
             [*upsert, "--key", "id", "--sequence-by", "when"],
             f"--sequence-by when: --schema {orders} has no field when",
         ),
+        "route's schema that does not parse": (
+            [*routed, "--schema", str(per_route)],
+            f"--schema {per_route / 'click.json'} is not JSON",
+        ),
+        "route's schema named no route": ([*routed, "--schema", str(bad_route)], "'_click' cannot name a table"),
+        "route's schema for a route not taken": (
+            [*routed, "--routes", "click", "--schema", str(unlisted)],
+            "route 'buy' is not one of --routes",
+        ),
+        "schema folder without routing": (
+            ["--decode", "json", "--schema", str(unlisted)],
+            "is a folder: one JSON Schema per route, with --route-by and --decode json",
+        ),
+        "template without routing": (
+            ["--decode", "json", "--output", str(tmp_path / "out" / "{route}")],
+            "holds {route}: say which field names the table (--route-by)",
+        ),
     }
 
 
@@ -66,6 +88,11 @@ def cases(tmp_path: Path) -> dict[str, tuple[list[str], str]]:
         "raw with a schema",
         "key the schema lacks",
         "sequence field the schema lacks",
+        "route's schema that does not parse",
+        "route's schema named no route",
+        "route's schema for a route not taken",
+        "schema folder without routing",
+        "template without routing",
     ],
 )
 def test_a_bad_decoding_setting_is_one_line_and_exit_2_before_anything_is_made(

@@ -116,3 +116,31 @@ def test_a_thousand_route_values_make_at_most_max_new_tables_tables_and_the_rest
     record = run.output.committed(run.run_id)
     assert record is not None and record.records == 1000
     assert sum(shard.landing.dead_letters for shard in record.shards if shard.landing) == 980
+
+
+def test_a_routes_schema_file_declares_its_tables_columns_and_the_other_routes_are_inferred(
+    kinesis: Any, streams: StreamFactory, spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = streams.create(shards=1)
+    put(
+        kinesis,
+        name,
+        20,
+        payload=lambda i: json.dumps({"n": i, "type": "buy" if i % 2 else "click", "amount": i}).encode(),
+    )
+    schemas = tmp_path / "schemas"
+    schemas.mkdir()
+    declared = {"n": {"type": "integer"}, "amount": {"type": "number"}, "note": {"type": "string"}}
+    (schemas / "buy.json").write_text(json.dumps({"type": "object", "properties": declared}))
+    output = routed_output("parquet", "local", tmp_path, monkeypatch)
+    config = run_config(name, output, "router", decode="json", route_by="type", schema=str(schemas), read_limits="none")
+
+    assert run(config, spark).published
+
+    def table(route: str) -> Any:
+        return Output(config.format, config.output.replace("{route}", route)).open(app=config.table, stream=name)
+
+    buy, click = read_rows(table("buy")), read_rows(table("click"))
+    assert sorted(buy["amount"]) == [float(i) for i in range(1, 20, 2)] and buy["note"] == [None] * 10
+    assert sorted(click["amount"]) == list(range(0, 20, 2)) and "note" not in click
+    assert all(isinstance(value, float) for value in buy["amount"]), "declared a number: the column is a double"
