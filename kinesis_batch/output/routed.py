@@ -126,8 +126,10 @@ class RoutedSink(Sink):
         (the batch was published, or discarded)."""
         try:
             results = staged(self.home.results(batch_id))
-        except InvalidStateError:
-            return None
+        except KinesisBatchError:  # a file went while it was listed or read (S3: a key gone under the listing)
+            if self.home.committed(batch_id) is not None or not self.home.staging(batch_id).exists():
+                return None  # the publish's last commit removes the staging, or a discard did
+            raise
         if not results and not self.home.staging(batch_id).exists():
             return None
         by_route: dict[str, list[StagedFile]] = defaultdict(list)
