@@ -75,6 +75,12 @@ class HistoryEntry:
                     if self.landing.changes
                     else {}
                 ),
+                # routed: each table's rows
+                **(
+                    {"tables": {"M": {k: {"N": str(v)} for k, v in self.landing.tables.items()}}}
+                    if self.landing.tables
+                    else {}
+                ),
             }
         return item
 
@@ -195,8 +201,9 @@ def _landing(item: dict[str, dict[str, Any]]) -> Landing | None:
         return None
     reasons = {kind: int(count["N"]) for kind, count in item.get("deadLetterReasons", {}).get("M", {}).items()}
     changes = {kind: int(count["N"]) for kind, count in item.get("changes", {}).get("M", {}).items()}
+    tables = {route: int(rows["N"]) for route, rows in sorted(item.get("tables", {}).get("M", {}).items())}
     rows, dead, filtered = (int(item[name]["N"]) for name in ("rows", "deadLetters", "filtered"))
-    return Landing(rows, dead, filtered, reasons, changes)
+    return Landing(rows, dead, filtered, reasons, changes, tables=tables)
 
 
 def _checkpoint(item: dict[str, dict[str, Any]], prefix: str) -> Checkpoint:

@@ -154,5 +154,7 @@ def _runs(args: argparse.Namespace, table: str) -> int:
         counts = f"{row['records']:>9} records  {row['shards']:>3} shards"
         if "dead_letters" in row:
             counts += f"  {row['rows']:>9} rows  {row['dead_letters']:>7} dead letters"
+        if row.get("tables"):  # routed: each table's rows
+            counts += "  " + ", ".join(f"{route} {rows}" for route, rows in row["tables"].items())
         print(f"{row['committed_at']}  {row['run']:<28} {counts}  {began}")
     return 0

@@ -11,6 +11,7 @@ import pytest
 from kinesis_batch.checkpoints.history import HistoryEntry, HistoryTable
 from kinesis_batch.checkpoints.store import DynamoDBCheckpointStore
 from kinesis_batch.errors import MalformedLeaseError
+from kinesis_batch.landing import Landing
 from kinesis_batch.leases.manager import LeaseManager
 from kinesis_batch.leases.model import Lease
 from kinesis_batch.leases.store import LeaseStore
@@ -202,6 +203,8 @@ def test_entry_round_trips_through_the_table(
         records=42,
         lease_counter=17,
         lag_at_start_ms=None if run_id is None else 90_061,  # entries written before lags were kept have none
+        # a routed decoding run's: its rows per table too
+        landing=Landing(40, 2, 0, {"route: no route": 2}, tables={"click": 25, "view": 15}) if run_id else None,
     )
     dynamodb.transact_write_items(TransactItems=[history.put_request(entry)])
 

@@ -1,7 +1,7 @@
 """A configured stream that routes (``route_by``): its DAG (dag.test()) lands each kind of record
 in a Delta table of its own on S3 (moto, reached only through the Airflow connection), the
 records with no route in the stream's dead-letter table, and its end-of-run check passes; a
-later run's new kind makes its table."""
+later run's new kind makes its table; each run's rows per table are in its history."""
 
 from __future__ import annotations
 
@@ -12,9 +12,10 @@ from typing import Any
 
 import pytest
 
-from kinesis_batch.aws import s3_settings
+from kinesis_batch.aws import dynamodb_client, s3_settings
 from kinesis_batch.output import open_sink
 from kinesis_batch.parsers import default_table
+from kinesis_batch.status import run_rows
 from tests.dags.test_kinesis_streams import AHEAD, dagbag_of, states
 from tests.decoding.support import put_payloads
 from tests.output.support import make_bucket, read_rows
@@ -56,3 +57,6 @@ def test_a_routed_streams_dag_lands_each_kind_in_its_own_table_and_the_unroutabl
     assert sorted(table("view")["n"]) == list(range(1, 30, 3))
     assert sorted(table("buy")["n"]) == list(range(30, 35))
     assert sorted(json.loads(d)["n"] for d in table("_dead_letter")["data"]) == list(range(2, 30, 3))
+    # What the Airflow page and history --runs show: each run's rows per table.
+    runs = run_rows(kinesis, dynamodb_client(), name, default_table(name))
+    assert [run.get("tables") for run in runs] == [{"click": 10, "view": 10}, {"buy": 5}]
