@@ -83,3 +83,28 @@ def test_a_bad_backfill_input_is_one_line_exit_2_and_creates_nothing(
     assert says in err, err
     assert [table for table in dynamodb.list_tables()["TableNames"] if name in table and "backfill" in table] == []
     assert not output.exists()
+
+
+def test_a_routed_backfill_rereads_the_stream_into_a_template_of_its_own_one_table_per_kind(
+    kinesis: Any, dynamodb: Any, streams: StreamFactory, spark: Any, tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    name = streams.create(shards=2)
+    kinds = ["click", "view"]
+    put(kinesis, name, 20, payload=lambda i: json.dumps({"n": i, "type": kinds[i % 2]}).encode())
+    routed = ("--decode", "json", "--route-by", "type")
+    main_output, backfill_output = tmp_path / "main" / "{route}", tmp_path / "backfill" / "{route}"
+    assert kinesis_batch(capsys, spark, "run", "--stream", name, "--output", str(main_output), *routed)[0] == 0
+    before = checkpoints(dynamodb, name)
+
+    code, out, err = kinesis_batch(
+        capsys, spark, "backfill", "--stream", name, "--output", str(backfill_output), *routed,
+        "--start", "trim_horizon", "--backfill-id", "replay-routed",
+    )  # fmt: skip
+
+    assert code == 0, err
+    assert out.startswith("backfill replay-routed: 20 records (20 rows in 2 tables: click 10, view 10;"), out
+    for index, kind in enumerate(kinds):
+        rows = read_output(tmp_path / "backfill" / kind)
+        assert sorted(rows["n"]) == list(range(index, 20, 2)), kind
+    assert checkpoints(dynamodb, name) == before
