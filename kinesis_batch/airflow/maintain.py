@@ -25,6 +25,7 @@ from kinesis_batch.airflow.tasks import failing_fast
 from kinesis_batch.changes.settings import TOMBSTONE_HOURS
 from kinesis_batch.output import Output, Sink
 from kinesis_batch.output.formats import FORMATS
+from kinesis_batch.routing.routes import ROUTE
 from kinesis_batch.settings import OPTIONS
 
 TOMBSTONE_OPTION = next(option for option in OPTIONS if option.name == "tombstone_hours")
@@ -94,7 +95,7 @@ def maintain_dag(
         def maintain_dead_letters() -> dict[str, Any] | None:
             """The same for the dead-letter output, when the stream decodes."""
             params = _params()
-            if not params.get("dead_letter_output") or "{route}" in params["output"]:  # a template's: with its tables
+            if not params.get("dead_letter_output") or ROUTE in params["output"]:  # a template's: with its tables
                 return None
             return _maintained(_sink(params, "dead_letter_output"))
 

@@ -15,8 +15,8 @@ import pyarrow as pa
 from kinesis_batch.changes.settings import ChangeSettings
 from kinesis_batch.columns import schema_from_text, schema_to_text
 from kinesis_batch.decoding.settings import DecodeSettings
-from kinesis_batch.errors import IllegalArgumentError
 from kinesis_batch.routing.routes import RouteRule
+from kinesis_batch.routing.settings import routed_changes
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ class DecodeSpec:
 
     def __post_init__(self) -> None:
         if self.routing is not None and self.changes is not None:
-            raise IllegalArgumentError("--route-by with --changes: a routed stream is landed as events for now")
+            raise routed_changes(self.changes.mode)
 
     def with_table(self, table: pa.Schema | None, *, widen: bool) -> DecodeSpec:
         return replace(self, table=table, widen=widen)

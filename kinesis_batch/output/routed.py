@@ -59,15 +59,13 @@ class RoutedSink(Sink):
         home: Sink,
         table: Callable[[str], Sink],
         known: Iterable[str] | None = None,
-        *,
-        kind: type[Sink] | None = None,
     ) -> None:
-        """``table(route)`` opens a route's table (a ``kind``, by default the home's class);
-        ``known``: the routes whose tables exist (what :meth:`data_files` and
+        """``table(route)`` opens a route's table, of the home's format (one template, one
+        format); ``known``: the routes whose tables exist (what :meth:`data_files` and
         :meth:`check_place` cover; default: those the home's bookkeeping records as made by the
         stream's runs)."""
         self.uri, self.home, self._open = template, home, table
-        self.kind = kind or type(home)
+        self.widens = home.widens  # the tables' format's
         self._known = set(known) if known is not None else None
         self._tables: dict[str, Sink] = {}
 
@@ -80,7 +78,7 @@ class RoutedSink(Sink):
 
     def new_layout(self, partition: PartitionBy | None, target_bytes: int) -> FileLayout:
         """How a new table's files are laid out (``partition``: the run's ``--partition-by``)."""
-        return FileLayout(partition, drops_identity(self.kind.format), target_bytes)
+        return FileLayout(partition, drops_identity(self.home.format), target_bytes)
 
     def new_routes(self, batch_id: str) -> Place:
         """Where the read step's tasks write the rows of routes whose tables do not exist yet."""
@@ -149,18 +147,13 @@ class RoutedSink(Sink):
     # -- the outputs --------------------------------------------------------------------------------
 
     def prepare(self, columns: Columns = DEAD_LETTERS, partition_by: str | None = None) -> None:
-        """The home only: a route's table is made or checked by :meth:`prepare_table`."""
+        """The home only: the routes' tables are made or checked by :meth:`prepare_tables`."""
         self.home.check_place()
         self.home.prepare(DEAD_LETTERS)
 
-    def prepare_table(self, route: str, columns: Columns, partition_by: str | None = None) -> Sink:
-        """Make (or check) one route's table, as :meth:`Sink.prepare` does, and record it among
-        the stream's tables."""
-        self.prepare_tables({route: columns}, partition_by)
-        return self.table(route)
-
     def prepare_tables(self, columns: dict[str, Columns], partition_by: str | None = None) -> None:
-        """:meth:`prepare_table` of each route (with its ``columns``), :data:`AT_ONCE` side by side."""
+        """Make (or check) each route's table with its ``columns``, as :meth:`Sink.prepare` does,
+        :data:`AT_ONCE` side by side, and record them among the stream's tables."""
         tables = [(self.table(route), columns[route]) for route in sorted(columns)]
         with ThreadPoolExecutor(AT_ONCE, thread_name_prefix="prepare") as pool:
             list(pool.map(lambda made: made[0].prepare(made[1], partition_by), tables))
@@ -179,11 +172,7 @@ class RoutedSink(Sink):
         return None  # each table has its own (:meth:`table`)
 
     def writes_batch_column(self) -> bool:
-        return self.kind.format != "parquet"  # parquet's tables have it from their batch folders
-
-    def widens_tables(self) -> bool:
-        """Whether the tables widen int32 and float32 columns in place (their format's ``widens``)."""
-        return self.kind.widens
+        return self.home.writes_batch_column()  # the tables' format's
 
     def fields(self) -> pa.Schema | None:
         return None  # each table has its own

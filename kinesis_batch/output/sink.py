@@ -44,8 +44,9 @@ RESULTS = "_results"
 
 class Sink(ABC):
     format: ClassVar[str]
-    #: The format widens a column from int32 to int64 and float32 to float64 in place.
-    widens: ClassVar[bool] = True
+    #: The format widens a column from int32 to int64 and float32 to float64 in place (a sink of
+    #: several tables sets its tables' own).
+    widens: bool = True
 
     #: What readers open, and what the Airflow Asset names: a folder, table path or table URI.
     uri: str

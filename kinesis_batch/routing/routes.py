@@ -146,11 +146,10 @@ def _at(rows: pa.Array, path: tuple[str, ...]) -> pa.Array | None:
     return column
 
 
-def new_tables(seen: Iterable[str], known: Iterable[str], refused: Iterable[str], max_new: int) -> frozenset[str]:
+def new_tables(seen: Iterable[str], known: Iterable[str], max_new: int) -> frozenset[str]:
     """Of the routes a batch ``seen``, the new ones (not ``known``: tables made before) it makes:
-    at most ``max_new``, by name, leaving out those a task ``refused`` (it wrote them as dead
-    letters already). Deterministic: recovery decides the same from the same staging."""
-    fresh = sorted(set(seen) - set(known) - set(refused))
+    at most ``max_new``, by name. Deterministic: the same routes give the same tables."""
+    fresh = sorted(set(seen) - set(known))
     return frozenset(fresh[:max_new])
 
 

@@ -17,11 +17,16 @@ def check_routing(output: str, rule: RouteRule | None, decode: str, changes: str
     if decode == "raw" and changes not in ENVELOPES:
         raise IllegalArgumentError(f"--route-by {route_by} reads decoded records: --decode json, avro or protobuf")
     if changes:
-        raise IllegalArgumentError(f"--route-by with --changes {changes}: a routed stream is landed as events for now")
+        raise routed_changes(changes)
     if ROUTE in dead_letter_output:
         raise IllegalArgumentError(
             f"--dead-letter-output {dead_letter_output}: one for the whole stream, without {ROUTE}"
         )
 
 
-__all__ = ["check_routing"]
+def routed_changes(mode: str) -> IllegalArgumentError:
+    """The refusal of ``--route-by`` with ``--changes MODE`` (wherever both meet)."""
+    return IllegalArgumentError(f"--route-by with --changes {mode}: a routed stream is landed as events for now")
+
+
+__all__ = ["check_routing", "routed_changes"]

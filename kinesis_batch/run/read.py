@@ -120,8 +120,7 @@ def _decoding(context: RunContext) -> tuple[DecodeSpec | None, Place | None]:
     if decode is None or dead is None:
         return None, None
     table = context.output.table_sink()
-    widen = table.widens_tables() if isinstance(table, RoutedSink) else table.widens
-    decode = decode.with_table(table.fields(), widen=widen)
+    decode = decode.with_table(table.fields(), widen=table.widens)
     dead_data = dead.data(context.run_id)
     dead_data.make_dirs()
     return decode, dead_data

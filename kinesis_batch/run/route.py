@@ -68,7 +68,7 @@ def decide(context: RunContext, sink: RoutedSink, decode: DecodeSpec, dead_layou
     if not rows_by_route:
         sink.new_routes(batch_id).delete_all()
         return
-    made = new_tables(rows_by_route, sink.known, (), decode.routing.max_new)
+    made = new_tables(rows_by_route, sink.known, decode.routing.max_new)
     refused = set(rows_by_route) - made
     sink.prepare_tables({route: decoded(decode.declared_for(route)) for route in made}, context.config.partition_by)
     sink.decided(batch_id, made, refused)
@@ -81,7 +81,8 @@ def decide(context: RunContext, sink: RoutedSink, decode: DecodeSpec, dead_layou
 
     with ThreadPoolExecutor(AT_ONCE, thread_name_prefix="move") as pool:
         list(pool.map(move, moving))
-    dead = _dead_letters(new.child(HELD), refused, sink.data(batch_id), dead_layout) if refused else []
+    held = [file for result in results.values() for file in result.held_files]
+    dead = _dead_letters(new.child(HELD), held, refused, sink.data(batch_id), dead_layout) if refused else []
     _rewrite(sink.results(batch_id), results, refused, dead)
     new.delete_all()
     if made:
@@ -95,14 +96,15 @@ def decide(context: RunContext, sink: RoutedSink, decode: DecodeSpec, dead_layou
         )
 
 
-def _dead_letters(held: Place, refused: set[str], data: Place, layout: FileLayout) -> list[StagedFile]:
-    """The held records of the ``refused`` routes, written as dead letters into ``data``."""
+def _dead_letters(
+    place: Place, held: list[StagedFile], refused: set[str], data: Place, layout: FileLayout
+) -> list[StagedFile]:
+    """The records of the ``refused`` routes in the ``held`` files (in ``place``), written as
+    dead letters into ``data``."""
     wanted = pa.array(sorted(refused), pa.string())
     with TaskFiles(data, "routed", layout) as files:
-        for name in held.walk():
-            if not name.rpartition("/")[2].startswith("part-"):
-                continue
-            with held.filesystem().open_input_file(held.child(name).path) as stream:
+        for file in held:
+            with place.filesystem().open_input_file(place.child(file.name).path) as stream:
                 table = pq.read_table(stream)
             table = table.filter(pc.is_in(table.column(HELD_ROUTE), value_set=wanted)).drop_columns([HELD_ROUTE])
             for batch in table.to_batches():

@@ -83,10 +83,6 @@ class TaskFiles:
         for handle in opened:
             self._finish(handle, kind, error, trace)
 
-    @property
-    def open_files(self) -> int:
-        return len(self._open)
-
     def write(self, rows: pa.RecordBatch) -> None:
         partition = self.layout.partition
         parts = partition.split(rows) if partition is not None else [(None, rows)]

@@ -87,7 +87,8 @@ class RoutedFiles:
 
     def __init__(self, targets: RouteTargets, prefix: str, dead_layout: FileLayout, *, max_routes: int = MAX_ROUTES):
         self.targets, self.prefix, self.max_routes = targets, prefix, max_routes
-        self._routes: OrderedDict[str, TaskFiles] = OrderedDict()  # by last write, oldest first
+        self._routes: dict[str, TaskFiles] = {}
+        self._writing: OrderedDict[str, TaskFiles] = OrderedDict()  # at most max_routes, by last write
         self._lock = threading.Lock()
         held = targets.new.data.child(HELD)
         self._held = TaskFiles(held, prefix, dead_layout)
@@ -111,12 +112,11 @@ class RoutedFiles:
         with self._lock:
             files = self._routes.get(route)
             if files is None:
-                files = self._open(route)
-                self._routes[route] = files
-            self._routes.move_to_end(route)
-            writing = [f for f in self._routes.values() if f.open_files and f is not files]
-            evicted = writing[: max(0, len(writing) + 1 - self.max_routes)]  # the least recently written
-        for old in evicted:
+                files = self._routes[route] = self._open(route)
+            self._writing[route] = files
+            self._writing.move_to_end(route)
+            evicted = [self._writing.popitem(last=False)[1] for _ in range(len(self._writing) - self.max_routes)]
+        for old in evicted:  # the least recently written: a later write starts a new file
             old.finish_open()
         files.write(rows)
 

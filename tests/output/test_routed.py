@@ -39,8 +39,7 @@ def routed(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.M
     home = output("dead-letters").open(app="t", stream="s", s3=s3_settings())
     made = RoutedSink(template, home, lambda route: output(route).open(app="t", stream="s", s3=s3_settings()))
     made.prepare()
-    for route in ROUTES:
-        made.prepare_table(route, RAW)
+    made.prepare_tables(dict.fromkeys(ROUTES, RAW))
     return made
 
 
@@ -121,7 +120,7 @@ def test_a_batch_that_made_a_table_is_discarded_in_it_too_before_its_results_nam
 ) -> None:
     record = commit_record("b-1")
     files = staged_in_three_tables(routed, record)
-    routed.prepare_table("fresh", RAW)
+    routed.prepare_tables({"fresh": RAW})
     routed.decided("b-1", made={"fresh"}, refused={"late"})  # then a crash as its files moved in
     moved = stage(routed.table("fresh"), record)
     assert moved and routed.table("fresh").data("b-1").exists()
