@@ -17,11 +17,10 @@ from typing import Any
 
 import pytest
 
-from kinesis_batch.aws import dynamodb_client, kinesis_client, s3_settings
+from kinesis_batch.aws import s3_settings
 from kinesis_batch.config import RunConfig
 from kinesis_batch.events import TABLE_PUBLISHED
 from kinesis_batch.output import Output
-from kinesis_batch.run import CatchUpRun
 from tests.output.support import read_rows, run_config
 from tests.runs import session_is_gone
 from tests.scenarios.test_crash import (
@@ -33,7 +32,7 @@ from tests.scenarios.test_crash import (
     pending_batches,
     start_cli,
 )
-from tests.scenarios.test_routed import event, routed_output
+from tests.scenarios.test_routed import event, routed_output, run
 from tests.streams import StreamFactory, put
 
 STEPS = ("read", "staged", TABLE_PUBLISHED, "published", "committed")
@@ -66,10 +65,6 @@ def settings(stream: str, output: tuple[str, ...], worker_id: str) -> RunConfig:
     return run_config(
         stream, output, worker_id, lease_seconds=LEASE_SECONDS, read_limits="none", decode="json", route_by="type"
     )
-
-
-def run(config: RunConfig, spark: Any, **clock: Any) -> Any:
-    return CatchUpRun(config, kinesis=kinesis_client(), dynamodb=dynamodb_client(), spark=lambda: spark, **clock).run()
 
 
 def rows_of(config: RunConfig, output: str) -> dict[str, list[Any]]:

@@ -53,8 +53,11 @@ def dead_letters(config: Any) -> dict[int, str]:
     return {json.loads(data)["n"]: reason for data, reason in pairs}
 
 
-def run(config: Any, spark: Any) -> Any:
-    return CatchUpRun(config, kinesis=kinesis_client(), dynamodb=dynamodb_client(), spark=lambda: spark).run()
+def run(config: Any, spark: Any, **options: Any) -> Any:
+    """One run in this process on the shared Spark (``options``: CatchUpRun's, e.g. its clock)."""
+    return CatchUpRun(
+        config, kinesis=kinesis_client(), dynamodb=dynamodb_client(), spark=lambda: spark, **options
+    ).run()
 
 
 @pytest.mark.parametrize(("format", "where"), KINDS, ids=[f"{f}-{w}" for f, w in KINDS])
