@@ -19,7 +19,10 @@ from kinesis_batch.run import CatchUpRun
 from tests.output.support import output_args, read_rows, run_config
 from tests.streams import StreamFactory, put
 
-KINDS = [("parquet", "local"), ("delta", "s3"), ("iceberg", "local")]
+#: Parquet here; routed runs end to end into Delta on S3 are the DAG's and Dagster's tests
+#: (tests/dags/test_kinesis_routed.py, tests/dagster/test_routed.py), into Iceberg the crash
+#: test's, and every format's table-by-table publish is tests/output/test_routed.py's.
+KINDS = [("parquet", "local")]
 
 
 def routed_output(format: str, where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, ...]:
