@@ -19,7 +19,8 @@ class Landing:
     counts. Records read = records with rows + dead letters + filtered. A stream of changes
     (``--changes``) adds what they did (``changes``: inserted, updated, deleted, expired, ignored,
     duplicates, superseded, skipped) and the ``key`` they were applied by. A routed stream
-    (``--route-by``) adds the rows of each table (``tables``, by route)."""
+    (``--route-by``) adds the rows of each table (``tables``, by route) and, with changes, each
+    table's key (``keys``, by route)."""
 
     rows: int = 0
     dead_letters: int = 0
@@ -28,6 +29,7 @@ class Landing:
     changes: Mapping[str, int] = field(default_factory=dict)
     key: tuple[str, ...] = ()
     tables: Mapping[str, int] = field(default_factory=dict)
+    keys: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, counts: Mapping[str, Any]) -> Landing:
@@ -41,6 +43,7 @@ class Landing:
             changes={kind: int(count) for kind, count in sorted(dict(counts.get("changes") or {}).items())},
             key=tuple(counts.get("key") or ()),
             tables={route: int(rows) for route, rows in sorted(dict(counts.get("tables") or {}).items())},
+            keys={route: tuple(key) for route, key in sorted(dict(counts.get("keys") or {}).items())},
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -52,6 +55,7 @@ class Landing:
             **({"changes": dict(self.changes)} if self.changes else {}),
             **({"key": list(self.key)} if self.key else {}),
             **({"tables": dict(self.tables)} if self.tables else {}),
+            **({"keys": {route: list(key) for route, key in self.keys.items()}} if self.keys else {}),
         }
 
     def said(self) -> str:
@@ -82,6 +86,7 @@ class Landing:
             dict(sorted(changes.items())),
             self.key or other.key,
             dict(sorted(tables.items())),
+            dict(sorted({**other.keys, **self.keys}.items())),
         )
 
 

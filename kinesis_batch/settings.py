@@ -10,13 +10,15 @@ name settings by field (``lease_seconds``) say it their way (:func:`as_field_mes
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import MISSING, Field, asdict, dataclass, field, fields
+from dataclasses import MISSING, Field, asdict, dataclass, fields
 from typing import Any
 
 from kinesis_batch import defaults
-from kinesis_batch.changes.settings import ENVELOPES, TOMBSTONE_HOURS, ChangeSettings, check_changes
+from kinesis_batch.changes.settings import ENVELOPES, KEY_SEPARATOR, TOMBSTONE_HOURS, ChangeSettings, check_changes
 from kinesis_batch.decoding.settings import DECODERS, DECOMPRESSION, ON_BAD_RECORD, SCHEMA_EVOLUTION, DecodeSettings
 from kinesis_batch.errors import IllegalArgumentError
+from kinesis_batch.options import AIRFLOW, CLI, DAGSTER, ORCHESTRATED, coerce, flag, kind
+from kinesis_batch.options import option as _option
 from kinesis_batch.output import Output
 from kinesis_batch.output.formats import FORMATS
 from kinesis_batch.output.layout import PartitionBy
@@ -30,29 +32,6 @@ from kinesis_batch.parsers import (
 from kinesis_batch.routing.routes import DEFAULT_MAX_NEW, RouteRule
 from kinesis_batch.routing.settings import check_routing
 from kinesis_batch.shards.limits import ReadLimits
-
-#: Where an option is offered: the command line's run and backfill, the Airflow DAG's params,
-#: a streams file's entry and Dagster's definitions.
-CLI, AIRFLOW, DAGSTER = "cli", "airflow", "dagster"
-EVERYWHERE = frozenset({CLI, AIRFLOW, DAGSTER})
-ORCHESTRATED = frozenset({AIRFLOW, DAGSTER})
-
-
-def _option(
-    default: Any,
-    help: str,
-    *,
-    choices: tuple[str, ...] = (),
-    low: float | None = None,
-    high: float | None = None,
-    where: frozenset[str] = EVERYWHERE,
-    group: str = "",
-) -> Any:
-    """A field of :class:`StreamSettings` with what adapters show of it."""
-    meta = {"help": help, "choices": choices, "low": low, "high": high, "where": where, "group": group}
-    if default is MISSING:
-        return field(metadata=meta)
-    return field(default=default, metadata=meta)
 
 
 @dataclass(frozen=True)
@@ -133,7 +112,13 @@ class StreamSettings:
         "stream, with --key), dynamodb, dms or debezium (their own envelopes); default: append every record",
         group="changes",
     )
-    key: str = _option("", "--changes: the key column(s), COL[,COL] (dynamodb: its records' Keys)", group="changes")
+    key: str = _option(
+        "",
+        "--changes: the key column(s), COL[,COL] (dynamodb: its records' Keys); routed: ROUTE:COL[,COL] names one "
+        "table's, again for each (the others take the bare one)",
+        group="changes",
+        repeat=KEY_SEPARATOR,
+    )
     sequence_by: str = _option(
         "",
         "--changes upsert: the field (a whole number or a time) that orders a key's changes (default: Kinesis "
@@ -179,7 +164,7 @@ class StreamSettings:
 
     def __post_init__(self) -> None:
         for option in fields(self):
-            _coerce(self, option)
+            coerce(self, option)
         validate_stream_name(self.stream)
         if not self.output:
             raise IllegalArgumentError("--output: an output root is needed")
@@ -202,7 +187,7 @@ class StreamSettings:
         if not 0 <= self.dead_letter_threshold <= 1:
             raise IllegalArgumentError(f"--dead-letter-threshold: {self.dead_letter_threshold:g} is not a share (0..1)")
         check_changes(self.change_settings, self.format, self.decode, self.transform)
-        check_routing(self.output, self.route_rule, self.decode, self.changes, self.dead_letter_output)
+        check_routing(self.output, self.route_rule, self.decode, self.change_settings, self.dead_letter_output)
         if self.routes and not self.route_by:
             raise IllegalArgumentError("--routes goes with --route-by")
         self.destination.dead_letter(self.decoding.dead_letter_output)  # the output and its dead letters: checked
@@ -258,16 +243,6 @@ class StreamSettings:
 OPTIONS: tuple[Field[Any], ...] = tuple(fields(StreamSettings))
 NAMES = tuple(option.name for option in OPTIONS)
 DECODING = tuple(option.name for option in fields(DecodeSettings))
-_KINDS = {"str": str, "int": int, "float": float, "bool": bool}
-
-
-def kind(option: Field[Any]) -> type:
-    """The option's Python type (str, int or float)."""
-    return _KINDS[str(option.type)]
-
-
-def flag(option: Field[Any]) -> str:
-    return "--" + option.name.replace("_", "-")
 
 
 def offered(where: str) -> list[Field[Any]]:
@@ -284,14 +259,15 @@ def as_field_message(message: str) -> str:
     return message
 
 
-def _coerce(settings: StreamSettings, option: Field[Any]) -> None:
-    """A TOML or JSON value of the field's type (a whole number is a fine float), else one line."""
-    wanted, value = kind(option), getattr(settings, option.name)
-    if wanted is float and isinstance(value, int) and not isinstance(value, bool):
-        object.__setattr__(settings, option.name, float(value))
-    elif not isinstance(value, wanted) or isinstance(value, bool):
-        named = {float: "number", int: "whole number"}.get(wanted, "string")
-        raise IllegalArgumentError(f"{flag(option)}: {value!r} is not a {named}")
-
-
-__all__ = ["AIRFLOW", "CLI", "DAGSTER", "NAMES", "OPTIONS", "StreamSettings", "as_field_message", "flag", "offered"]
+__all__ = [
+    "AIRFLOW",
+    "CLI",
+    "DAGSTER",
+    "NAMES",
+    "OPTIONS",
+    "StreamSettings",
+    "as_field_message",
+    "flag",
+    "kind",
+    "offered",
+]

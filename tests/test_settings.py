@@ -12,6 +12,7 @@ from kinesis_batch.errors import IllegalArgumentError
 from kinesis_batch.settings import AIRFLOW, CLI, DAGSTER, NAMES, StreamSettings, as_field_message, offered
 
 GOOD = {"stream": "clicks", "output": "/data/clicks"}
+ROUTED_DMS = {"format": "delta", "output": "/d/{route}", "route_by": "metadata.table-name", "changes": "dms"}
 
 
 @pytest.mark.parametrize(
@@ -42,10 +43,16 @@ GOOD = {"stream": "clicks", "output": "/data/clicks"}
         ({"decode": "json", "output": "/d/{route}", "route_by": "t", "routes": "a,b/c"}, "--routes: 'b/c' cannot"),
         ({"decode": "json", "routes": "a,b"}, "--routes goes with --route-by"),
         ({"decode": "json", "output": "/d/{route}", "route_by": "t", "max_new_tables": -1}, "--max-new-tables -1"),
+        # Routed changes: --key ROUTE:COL names a route the run may take, of a routed stream.
+        ({"format": "delta", "changes": "dms", "key": "orders:id"}, "--key orders:id names a routed table's key: it"),
         (
-            {"format": "delta", "output": "/d/{route}", "route_by": "t", "changes": "dms", "key": "id"},
-            "--route-by with --changes dms: a routed stream is landed as events for now",
+            {**ROUTED_DMS, "routes": "orders", "key": "id;refunds:id"},
+            "--key refunds:id: route 'refunds' is not one of --routes",
         ),
+        ({**ROUTED_DMS, "key": "a/b:id"}, "--key a/b:id: 'a/b' cannot name a table"),
+        ({**ROUTED_DMS, "key": ":id"}, "--key ':id': write ROUTE:COL[,COL] (orders:id) or COL[,COL]"),
+        ({**ROUTED_DMS, "key": "orders:id;orders:n"}, "--key 'orders:n': orders is given twice"),
+        ({**ROUTED_DMS, "key": "orders:id,id"}, "--key id,id names a column twice"),
         (
             {"decode": "json", "output": "/d/{route}", "route_by": "t", "dead_letter_output": "/d/{route}_bad"},
             "--dead-letter-output /d/{route}_bad: one for the whole stream, without {route}",

@@ -192,13 +192,19 @@ def _settings(parser: argparse.ArgumentParser, table_help: str = "") -> None:
             required=option.default is MISSING,
             choices=option.metadata["choices"] or None,
             help=help,
+            action="append" if option.metadata["repeat"] else "store",
         )
 
 
 def stream_settings(args: argparse.Namespace, **settings: Any) -> StreamSettings:
-    """The stream's settings the command's flags give, and ``settings`` over them."""
-    given = {option.name: getattr(args, option.name) for option in offered(CLI)}
+    """The stream's settings the command's flags give (a repeated flag's values joined), and
+    ``settings`` over them."""
+    given = {option.name: _joined(option, getattr(args, option.name)) for option in offered(CLI)}
     return StreamSettings.from_mapping({**given, **settings})
+
+
+def _joined(option: Any, value: Any) -> Any:
+    return option.metadata["repeat"].join(value) if option.metadata["repeat"] and value is not None else value
 
 
 def _reading(parser: argparse.ArgumentParser) -> None:

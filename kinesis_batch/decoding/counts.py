@@ -11,8 +11,9 @@ from typing import Any
 @dataclass
 class Counts:
     """What one range's records became: ``records`` = records of rows + ``dead_letters`` +
-    ``filtered``; ``rows`` counts the rows; ``reasons``: dead letters by ``stage: kind``;
-    ``tables``: routed, the rows of each route, and ``table_records`` the records they came from."""
+        ``filtered``; ``rows`` counts the rows; ``reasons``: dead letters by ``stage: kind``;
+        ``tables``: routed, the rows of each route, ``table_records`` the records they came from, and
+    ``keys`` (with ``--changes``) the key each route's rows were collapsed by."""
 
     records: int = 0
     rows: int = 0
@@ -23,6 +24,7 @@ class Counts:
     key: tuple[str, ...] = ()  # --changes: the key the rows were collapsed by
     tables: Counter[str] = field(default_factory=Counter)
     table_records: Counter[str] = field(default_factory=Counter)
+    keys: dict[str, tuple[str, ...]] = field(default_factory=dict)  # routed --changes: each route's key
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -35,6 +37,7 @@ class Counts:
             **({"key": list(self.key)} if self.key else {}),
             **({"tables": dict(sorted(self.tables.items()))} if self.tables else {}),
             **({"table_records": dict(sorted(self.table_records.items()))} if self.table_records else {}),
+            **({"keys": {route: list(key) for route, key in sorted(self.keys.items())}} if self.keys else {}),
         }
 
 

@@ -16,12 +16,13 @@ Contract:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import pyarrow as pa
 
 from kinesis_batch.changes.fold import newest
+from kinesis_batch.changes.model import Unwrapped
 from kinesis_batch.changes.stage import CHANGES, ChangeStage, Marked
 from kinesis_batch.columns import (
     BATCH_ID,
@@ -87,7 +88,8 @@ class Pipeline:
         values, positions = self._decoded(records, inflated, alive, rejected)
         fitted, positions = self._fitted(values, positions, rejected, self.fields)
         if self.changes is not None:
-            fitted, positions, marked = self._changes(fitted, positions, rejected)
+            envelopes = self.envelope.envelopes if self.envelope else None
+            fitted, positions, marked = self._changes(fitted, positions, rejected, self.changes, envelopes)
         self._check(records, rejected)
         self.fields = fitted.schema
         if self.transform is None:
@@ -95,7 +97,8 @@ class Pipeline:
         self._count(len(records), positions, rejected)
         rows = self._rows(records, positions, fitted.columns, fitted.schema)
         if self.changes is not None and rows is not None:
-            rows = self._folded(rows, marked)
+            rows = self._folded(rows, marked, self.changes)
+            self.counts.key = self.changes.key
         return Page(rows, self._dead(records, rejected))
 
     def _inflated(self, records: Sequence[Record], rejected: dict[int, Rejected]) -> list[bytes | None]:
@@ -113,6 +116,8 @@ class Pipeline:
     ) -> tuple[pa.StructArray, list[int]]:
         """The records at ``alive`` decoded (and transformed): the rows, and each one's record."""
         decoded = self.decoder.decode([inflated[position] for position in alive])  # type: ignore[misc]
+        if self.envelope is not None:  # by the records' positions, as every later stage names them
+            self.envelope.renumber(alive)
         note(rejected, [reject.at(alive[reject.position]) for reject in decoded.rejects])
         positions = [alive[index] for index in decoded.positions]
         values: pa.StructArray = _without_reserved(decoded.values, positions, rejected)
@@ -144,12 +149,17 @@ class Pipeline:
             raise bad_record(record.shard_id, record.sequence_number, record.sub_sequence_number, rejected[first])
 
     def _changes(
-        self, fitted: Conformed, positions: list[int], rejected: dict[int, Rejected]
+        self,
+        fitted: Conformed,
+        positions: list[int],
+        rejected: dict[int, Rejected],
+        stage: ChangeStage,
+        envelopes: Mapping[int, Unwrapped] | None,
     ) -> tuple[Conformed, list[int], Marked]:
-        """The changes stage: the rows that are changes, each one's operation and position."""
-        assert self.changes is not None
+        """The changes stage: the rows that are changes, each one's operation and position
+        (``envelopes``: each record's, by position; None: ``--changes upsert``)."""
         names = fitted.schema.names
-        marked = self.changes.mark(positions, names, fitted.columns, self.envelope.envelopes if self.envelope else None)
+        marked = stage.mark(positions, names, fitted.columns, envelopes)
         note(rejected, [Rejected(r.position, CHANGES, r.kind, r.detail) for r in marked.rejects])
         if len(marked.kept) == len(positions):
             return fitted, positions, marked
@@ -157,14 +167,12 @@ class Pipeline:
         columns = [column.take(take) for column in fitted.columns]
         return replace(fitted, columns=columns), [positions[i] for i in marked.kept], marked
 
-    def _folded(self, rows: pa.RecordBatch, marked: Marked) -> pa.RecordBatch:
+    def _folded(self, rows: pa.RecordBatch, marked: Marked, stage: ChangeStage) -> pa.RecordBatch:
         """The page's rows with their operation and position, one per key (the newest)."""
-        assert self.changes is not None
         table = pa.Table.from_batches([rows])
         table = table.append_column(CHANGE_OP, pa.array(marked.ops, type=CHANGE_OP.type))
         table = table.append_column(CHANGE_POSITION, pa.array(marked.positions, type=CHANGE_POSITION.type))
-        folded = newest(table, self.changes.key)
-        self.counts.key = self.changes.key
+        folded = newest(table, stage.key)
         for counts in folded.dropped.values():
             self.counts.changes.update(counts)
         return folded.rows.combine_chunks().to_batches()[0]

@@ -15,16 +15,16 @@ from collections import defaultdict
 import pyarrow as pa
 
 from kinesis_batch.decoding.rejects import ROUTE, Rejected
-from kinesis_batch.routing.routes import RouteRule, route_values
+from kinesis_batch.routing.routes import Routed
 
 
 def by_route(
-    values: pa.StructArray, positions: list[int], rule: RouteRule, rejected: dict[int, Rejected]
+    values: pa.StructArray, positions: list[int], routed: Routed, rejected: dict[int, Rejected]
 ) -> dict[str, tuple[pa.StructArray, list[int]]]:
     """The rows (``values``, one per entry of ``positions``: the record each came from) split by
-    route, routes in name order; the records that cannot be routed are added to ``rejected``
-    (the first reason a record has is kept) and their rows left out."""
-    routed = route_values(values, rule)
+    their ``routed`` values (kinesis_batch.routing.routes.route_values, or the envelope's),
+    routes in name order; the records that cannot be routed are added to ``rejected`` (the
+    first reason a record has is kept) and their rows left out."""
     routes_of: dict[int, set[str]] = defaultdict(set)
     for position, route, reason in zip(positions, routed.values, routed.reasons, strict=True):
         if reason is not None:

@@ -7,9 +7,14 @@ records that conflict with the first ones are decoded again on their own, in wav
 is a dead letter for its type only when it conflicts within its own table (the route's
 fields), or after :data:`WAVES` waves.
 
+With ``--changes``, each route's rows then go through that route's changes stage, keyed by its
+own key (``--key ROUTE:COL``, or the bare ``--key``; a DynamoDB table's own ``Keys``), and are
+collapsed per key; a source's envelope (``--changes dms``) holds the route (``metadata.table-name``).
+
 Contract (beside :class:`~kinesis_batch.decoding.pipeline.Pipeline`'s): a page's rows are in
 :attr:`Page.routes`, each route's as one batch per wave (a later wave's may have grown the
-table's fields), and :attr:`Counts.tables` counts each route's rows.
+table's fields), :attr:`Counts.tables` counts each route's rows (before collapsing) and
+:attr:`Counts.keys` each route's key.
 """
 
 from __future__ import annotations
@@ -19,13 +24,15 @@ from collections.abc import Sequence
 
 import pyarrow as pa
 
+from kinesis_batch.changes.model import Unwrapped
+from kinesis_batch.changes.stage import CHANGES, ChangeStage, Marked
 from kinesis_batch.decoding.conform import Conformed
 from kinesis_batch.decoding.pipeline import Page, Pipeline
 from kinesis_batch.decoding.registry import Registry
 from kinesis_batch.decoding.rejects import ROUTE, TYPE_CHANGED, Rejected, note
 from kinesis_batch.decoding.route_stage import by_route
 from kinesis_batch.decoding.spec import DecodeSpec
-from kinesis_batch.routing.routes import HELD_ROUTE, TOO_MANY_NEW
+from kinesis_batch.routing.routes import HELD_ROUTE, TOO_MANY_NEW, Routed, checked, route_values
 from kinesis_batch.shards.model import Record
 
 WAVES = 8  # a page of records of more kinds than this, each clashing with the others', is unusual
@@ -40,38 +47,88 @@ class RoutedPipeline(Pipeline):
         self.routing = spec.routing
         self.route_fields: dict[str, pa.Schema] = {**spec.declared_by_route, **spec.tables}
         self.known = frozenset(spec.tables)
+        self.stages: dict[str, ChangeStage | None] = {}  # --changes: each route's (None: it has no key)
+        if self.envelope is not None:  # a source's changes: the route is in the envelope
+            self.envelope.route_by = self.routing.path
 
     def page(self, records: Sequence[Record]) -> Page:
         rejected: dict[int, Rejected] = {}
         inflated = self._inflated(records, rejected)
         todo = [position for position, payload in enumerate(inflated) if payload is not None]
         pieces: dict[str, list[tuple[pa.StructArray, list[int]]]] = defaultdict(list)
+        envelopes: dict[int, Unwrapped] = {}  # --changes dms|debezium|dynamodb: every wave's
         for wave in range(WAVES):
             clashed: dict[int, Rejected] = {}
             values, positions = self._decoded(records, inflated, todo, clashed)
             todo = sorted(position for position, reject in clashed.items() if reject.kind == TYPE_CHANGED)
             last = not todo or not positions or wave == WAVES - 1  # else the clashing records go again
             note(rejected, [reject for reject in clashed.values() if reject.kind != TYPE_CHANGED or last])
-            for route, rows in by_route(values, positions, self.routing, rejected).items():
+            for route, rows in by_route(values, positions, self._routes(values, positions), rejected).items():
                 pieces[route].append(rows)
+            if self.envelope is not None:
+                envelopes |= self.envelope.envelopes
             if last:
                 break
         fitted = {route: self._fitted_pieces(route, found, rejected) for route, found in sorted(pieces.items())}
+        changes = {route: self._route_changes(route, parts, rejected, envelopes) for route, parts in fitted.items()}
         self._check(records, rejected)
         tables: dict[str, list[pa.RecordBatch]] = {}
         landed: list[int] = []
         held: dict[int, str] = {}
         for route, parts in fitted.items():
-            for conformed, kept in parts:
+            for (conformed, kept), marked in zip(parts, changes[route], strict=True):
                 batch = self._rows(records, kept, conformed.columns, conformed.schema)
-                if batch is not None:
-                    tables.setdefault(route, []).append(batch)
-                    self.counts.tables[route] += batch.num_rows
-                    self.counts.table_records[route] += len(set(kept))
-                    landed += kept
-                    held |= {position: route for position in kept if route not in self.known}
+                if batch is None:
+                    continue
+                self.counts.tables[route] += batch.num_rows
+                self.counts.table_records[route] += len(set(kept))
+                if marked is not None:
+                    stage = self.stages[route]
+                    assert stage is not None
+                    batch = self._folded(batch, marked, stage)
+                    self.counts.keys[route] = stage.key
+                tables.setdefault(route, []).append(batch)
+                landed += kept
+                held |= {position: route for position in kept if route not in self.known}
         self._count(len(records), landed, rejected)
         return Page(None, self._dead(records, rejected), tables, self._held(records, held))
+
+    def _routes(self, values: pa.StructArray, positions: list[int]) -> Routed:
+        """The rows' route values: at the path in the decoded rows, or (a source's changes) in
+        each record's envelope."""
+        if self.envelope is None:
+            return route_values(values, self.routing)
+        return checked([self.envelope.routes.get(position) for position in positions], self.routing)
+
+    def _route_changes(
+        self,
+        route: str,
+        parts: list[tuple[Conformed, list[int]]],
+        rejected: dict[int, Rejected],
+        envelopes: dict[int, Unwrapped],
+    ) -> list[Marked | None]:
+        """``--changes``: each part of a route's rows through that route's changes stage (the
+        part narrowed to the rows that are changes, in place); None each without ``--changes``.
+        A route no ``--key`` names a key for is dead letters."""
+        if self.changes is None:
+            return [None] * len(parts)
+        if route not in self.stages:
+            settings = self.changes.settings.for_route(route)
+            self.stages[route] = ChangeStage(settings) if settings is not None else None
+        stage = self.stages[route]
+        if stage is None:
+            detail = f"--key names no key for table {route} (give --key {route}:COL or a bare --key)"
+            note(rejected, [Rejected(p, CHANGES, "no key", detail) for _, kept in parts for p in kept])
+            parts[:] = [(conformed, []) for conformed, _ in parts]
+            return [None] * len(parts)
+        marks: list[Marked | None] = []
+        for index, (conformed, kept) in enumerate(parts):
+            narrowed, kept, marked = self._changes(
+                conformed, kept, rejected, stage, envelopes if self.envelope else None
+            )
+            parts[index] = (narrowed, kept)
+            marks.append(marked)
+        return marks
 
     def _held(self, records: Sequence[Record], routes: dict[int, str]) -> pa.RecordBatch | None:
         """New routes' records as the dead letters they become if their tables are refused."""

@@ -16,7 +16,6 @@ from kinesis_batch.changes.settings import ChangeSettings
 from kinesis_batch.columns import schema_from_text, schema_to_text
 from kinesis_batch.decoding.settings import DecodeSettings
 from kinesis_batch.routing.routes import RouteRule
-from kinesis_batch.routing.settings import routed_changes
 
 
 @dataclass(frozen=True)
@@ -40,10 +39,6 @@ class DecodeSpec:
     routing: RouteRule | None = None
     tables: dict[str, pa.Schema] = field(default_factory=dict)
     declared_by_route: dict[str, pa.Schema] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        if self.routing is not None and self.changes is not None:
-            raise routed_changes(self.changes.mode)
 
     def with_table(self, table: pa.Schema | None, *, widen: bool) -> DecodeSpec:
         return replace(self, table=table, widen=widen)

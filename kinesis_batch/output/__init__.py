@@ -13,6 +13,7 @@ from kinesis_batch import defaults
 from kinesis_batch.aws import S3Settings
 from kinesis_batch.changes.settings import ChangeSettings
 from kinesis_batch.decoding.settings import DecodeSettings
+from kinesis_batch.errors import IllegalArgumentError, InvalidStateError
 from kinesis_batch.output.catalogs import DEFAULT_CATALOG
 from kinesis_batch.output.formats import FORMATS, validate_output
 from kinesis_batch.output.place import is_s3
@@ -72,13 +73,32 @@ class Output:
         (kinesis_batch.output.paired); a template's tables and dead-letter output as one."""
         dead = self.dead_letter(decoding.dead_letter_output)
         if self.routed:
-            return self.open(app=app, stream=stream, s3=s3, dead_letters=dead)
+            return self.open(app=app, stream=stream, s3=s3, changes=changes, dead_letters=dead)
         sink = self.open(app=app, stream=stream, s3=s3, changes=changes)
         if not decoding.decoding:
             return sink
         from kinesis_batch.output.paired import PairedSink
 
         return PairedSink(sink, dead.open(app=app, stream=stream, s3=s3))
+
+    def _open_changes(
+        self, app: str, stream: str, s3: S3Settings, changes: ChangeSettings, route: str | None = None
+    ) -> ChangeTable:
+        """A table of current state (``route``: the route whose table it is, in a template)."""
+        sink: ChangeTable
+        if self.format == "delta":
+            from kinesis_batch.output.delta_changes import DeltaChanges
+
+            sink = DeltaChanges(self.output, app=app, stream=stream, s3=s3)
+        elif self.format == "iceberg":
+            from kinesis_batch.output.catalogs import load_catalog
+            from kinesis_batch.output.iceberg_changes import IcebergChanges
+
+            sink = IcebergChanges(self.output, load_catalog(self.catalog, s3), app=app, stream=stream, s3=s3)
+        else:
+            raise IllegalArgumentError(f"--changes {changes.mode} needs --format delta or iceberg")
+        sink.changes, sink.route = changes, route
+        return sink
 
     @property
     def routed(self) -> bool:
@@ -102,38 +122,38 @@ class Output:
         consumers of one stream can share a table; ``s3``: how the table formats reach S3
         (default: nowhere but the standard endpoints); ``changes``: the batches are changes to
         merge (kinesis_batch.output.changes; delta and iceberg only). A template's sink is its
-        tables and its dead-letter output (``dead_letters``, by default beside them) as one
-        (kinesis_batch.output.routed)."""
+        tables (with ``changes``, each of its route's key) and its dead-letter output
+        (``dead_letters``, by default beside them) as one (kinesis_batch.output.routed)."""
         s3 = s3 or S3Settings()
         if self.routed:
             from kinesis_batch.output.routed import RoutedSink
 
             home = (dead_letters or self.dead_letter()).open(app=app, stream=stream, s3=s3)
-            return RoutedSink(self.output, home, lambda route: self.route(route).open(app=app, stream=stream, s3=s3))
+
+            def table(route: str) -> Sink:
+                output = self.route(route)
+                if changes is None:
+                    return output.open(app=app, stream=stream, s3=s3)
+                keyed = changes.for_route(route)
+                if keyed is None:  # its records are dead letters (kinesis_batch.decoding.routed)
+                    raise InvalidStateError(f"--key names no key for table {route} of {self.output}")
+                return output._open_changes(app, stream, s3, keyed, route)
+
+            return RoutedSink(self.output, home, table)
+        if changes is not None:
+            return self._open_changes(app, stream, s3, changes)
         if self.format == "delta":
             from kinesis_batch.output.delta import DeltaSink
-            from kinesis_batch.output.delta_changes import DeltaChanges
 
-            if changes is not None:
-                return _with(DeltaChanges(self.output, app=app, stream=stream, s3=s3), changes)
             return DeltaSink(self.output, app=app, stream=stream, s3=s3)
         if self.format == "iceberg":
             from kinesis_batch.output.catalogs import load_catalog
             from kinesis_batch.output.iceberg import IcebergSink
-            from kinesis_batch.output.iceberg_changes import IcebergChanges
 
-            catalog = load_catalog(self.catalog, s3)
-            if changes is not None:
-                return _with(IcebergChanges(self.output, catalog, app=app, stream=stream, s3=s3), changes)
-            return IcebergSink(self.output, catalog, app=app, stream=stream, s3=s3)
+            return IcebergSink(self.output, load_catalog(self.catalog, s3), app=app, stream=stream, s3=s3)
         from kinesis_batch.output.parquet import ParquetSink
 
         return ParquetSink(self.output)
-
-
-def _with(sink: ChangeTable, changes: ChangeSettings) -> Sink:
-    sink.changes = changes
-    return sink
 
 
 def open_sink(

@@ -49,9 +49,11 @@ ORDER_COLUMNS = ("change_position", "lineage_depth", "sequence_number", "sub_seq
 
 
 class ChangeTable(TableSink):
-    """A table sink whose batches are changes to merge (mixed into DeltaSink, IcebergSink)."""
+    """A table sink whose batches are changes to merge (mixed into DeltaSink, IcebergSink);
+    ``route``: in a routed output, the route whose table it is."""
 
     changes: ChangeSettings
+    route: str | None = None
 
     # -- what the format provides ---------------------------------------------------------------
 
@@ -136,7 +138,7 @@ class ChangeTable(TableSink):
         said = self._key_property(table)
         if said:
             return tuple(said.split(","))
-        learned = {tuple(shard.landing.key) for shard in record.shards if shard.landing and shard.landing.key}
+        learned = {key for shard in record.shards if shard.landing and (key := self._learned(shard.landing))}
         if len(learned) > 1:
             raise InvalidStateError(
                 f"batch {record.batch_id}: its shards' records have different keys {sorted(learned)}"
@@ -144,6 +146,10 @@ class ChangeTable(TableSink):
         if not learned:
             raise InvalidStateError(f"batch {record.batch_id}: no key known (give --key)")
         return learned.pop()
+
+    def _learned(self, landing: Landing) -> tuple[str, ...]:
+        """The key a shard's tasks learned (DynamoDB's ``Keys``): a routed table's own."""
+        return tuple(landing.keys.get(self.route, ())) if self.route is not None else tuple(landing.key)
 
     def _staged_changes(self, record: CommitRecord, files: Sequence[StagedFile], table: Any) -> pa.Table:
         """The batch's changes, each file's partition value as a column where the file lacks it."""

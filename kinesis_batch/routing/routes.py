@@ -1,7 +1,8 @@
 """Routing's rules (pure): which table a record names, and which of those a run may write.
 
 - **A route value** is read from the decoded record (after the transform) at a dotted path
-  (``metadata.table-name``, ``tableName``, ``type``). It names one table, so it must be text of
+  (``metadata.table-name``, ``tableName``, ``type``); a source's changes (``--changes dms``)
+  from the record as the source wrote it, its envelope (:func:`value_at`). It names one table, so it must be text of
   letters, digits, ``_`` and ``-``, 1 to :data:`MAX_LENGTH` characters, not starting with ``_``:
   no ``/``, ``.`` or space can reach another folder or namespace, and a leading ``_`` is what
   readers and our own bookkeeping treat as hidden. A record whose value is missing or breaks
@@ -18,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -35,6 +37,7 @@ MISSING, UNUSABLE, NOT_LISTED = "no route", "unusable route", "route not listed"
 TOO_MANY_NEW = "too many new tables"
 #: The column of a new route's record kept as a dead letter until the driver decides on its table.
 HELD_ROUTE = "held_route"
+NOT_TEXT = object()  # a value there, but not text
 
 
 def is_route(value: str) -> bool:
@@ -110,19 +113,32 @@ def route_values(rows: pa.StructArray, rule: RouteRule) -> Routed:
     column = _at(rows, rule.path)
     if column is not None and pa.types.is_dictionary(column.type):
         column = column.dictionary_decode()
-    texts = (
-        column.to_pylist()
-        if column is not None and (pa.types.is_string(column.type) or pa.types.is_large_string(column.type))
-        else None
-    )
-    values: list[str | None] = []
+    if column is None:
+        return checked([None] * len(rows), rule)
+    is_text = pa.types.is_string(column.type) or pa.types.is_large_string(column.type)
+    valid = column.is_valid().to_pylist()
+    return checked(column.to_pylist() if is_text else [NOT_TEXT if v else None for v in valid], rule)
+
+
+def value_at(body: Any, path: tuple[str, ...]) -> Any:
+    """The value at ``path`` in a parsed JSON record (a source's change envelope), None if a
+    level has no such field."""
+    for name in path:
+        if not isinstance(body, dict):
+            return None
+        body = body.get(name)
+    return body
+
+
+def checked(values: list[Any], rule: RouteRule) -> Routed:
+    """Each value as a route, or why it is none (None: missing; not text; breaking the naming
+    rule; not in ``--routes``)."""
+    routes: list[str | None] = []
     reasons: list[tuple[str, str] | None] = []
     where = rule.spelled
-    for index in range(len(rows)):
-        value = texts[index] if texts is not None else None
-        if value is None:
-            kind = "not text" if column is not None and column.is_valid()[index].as_py() else "missing"
-            reason = (MISSING, f"{where} is {kind}")
+    for value in values:
+        if value is None or not isinstance(value, str):
+            reason = (MISSING, f"{where} is {'missing' if value is None else 'not text'}")
         elif not is_route(value):
             shown = value if len(value) <= 40 else value[:40] + "..."
             rule_text = f"letters, digits, _ and - (at most {MAX_LENGTH}, no leading _)"
@@ -131,9 +147,9 @@ def route_values(rows: pa.StructArray, rule: RouteRule) -> Routed:
             reason = (NOT_LISTED, f"{where} is {value!r}, not one of --routes")
         else:
             reason = None
-        values.append(value if reason is None else None)
+        routes.append(value if reason is None else None)
         reasons.append(reason)
-    return Routed(values, reasons)
+    return Routed(routes, reasons)
 
 
 def _at(rows: pa.Array, path: tuple[str, ...]) -> pa.Array | None:
@@ -166,8 +182,10 @@ __all__ = [
     "Routed",
     "check_path",
     "check_template",
+    "checked",
     "is_route",
     "new_tables",
     "route_values",
     "table_of",
+    "value_at",
 ]

@@ -52,7 +52,8 @@ def targets(context: RunContext, sink: RoutedSink, decode: DecodeSpec) -> tuple[
         fields[route] = found if found is not None else pa.schema([])
     new = sink.new_routes(batch_id)
     new.make_dirs()
-    partition = choose(context.config.partition_by, None, new=True, where="a new table")
+    asked = context.config.partition_by or ("none" if context.config.changes else None)  # as ChangeTable.prepare
+    partition = choose(asked, None, new=True, where="a new table")
     return RouteTargets(Target(new, sink.new_layout(partition, target_bytes)), known), replace(decode, tables=fields)
 
 

@@ -43,3 +43,24 @@ def test_a_source_envelope_decodes_json_by_itself_and_round_trips() -> None:
     assert ChangeSettings.from_json(changes.to_json()) == changes
     assert StreamSettings(stream="s", output="out", format="delta", changes="dynamodb").decoding.decode == "json"
     assert StreamSettings(stream="s", output="out").change_settings is None
+
+
+@pytest.mark.parametrize(
+    ("key", "route", "serves"),
+    [
+        ("orders:order_id;customers:region,id", "customers", ("region", "id")),
+        ("orders:order_id;customers:region,id", "refunds", None),  # dms needs a key: its records are dead letters
+        ("orders:order_id ; id", "refunds", ("id",)),  # the bare key serves every other table
+        ("id", "orders", ("id",)),
+    ],
+)
+def test_each_routed_table_takes_its_own_key_or_the_bare_one(
+    key: str, route: str, serves: tuple[str, ...] | None
+) -> None:
+    settings = ChangeSettings.parse("dms", key)
+    assert settings is not None and ChangeSettings.from_json(settings.to_json()) == settings
+    keyed = settings.for_route(route)
+    assert (keyed.key if keyed else None) == serves
+    assert keyed is None or keyed.route_keys == {}
+    learned = ChangeSettings.parse("dynamodb", "orders:order_id")
+    assert learned is not None and (found := learned.for_route("refunds")) is not None and found.key == ()

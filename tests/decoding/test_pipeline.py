@@ -113,3 +113,19 @@ def test_dms_control_records_and_debezium_tombstones_are_counted_as_skipped_not_
         assert counts.changes["skipped"] == 2, (mode, counts.changes)
         assert (counts.records, counts.dead_letters, counts.filtered) == (4, 0, 0), (mode, counts)
         assert done.rows is not None and done.rows.column("name").to_pylist() == ["update" if mode == "dms" else "u"]
+
+
+def test_a_change_keeps_its_own_envelope_when_a_record_before_it_does_not_decompress() -> None:
+    def dms(operation: str, name: str, second: int) -> bytes:
+        metadata = {"timestamp": f"2026-11-25T10:00:0{second}Z", "record-type": "data", "operation": operation}
+        return json.dumps({"data": {"id": 7, "name": name}, "metadata": metadata}).encode()
+
+    settings = DecodeSettings(decode="json", decompress="gzip")
+    spec = DecodeSpec(settings, changes=ChangeSettings.parse("dms", key="id"))
+    run = Pipeline(spec, shard_id="shardId-7", depth=0, batch_id="b1")
+    payloads = [b"not gzip", gzip.compress(dms("delete", "old", 3)), gzip.compress(dms("insert", "new", 1))]
+    done = run.page(records(*payloads))
+    assert done.dead is not None and done.dead.column("stage").to_pylist() == ["decompress"]
+    assert done.rows is not None  # the delete (second 3) is the key's newest, whatever record came before it
+    assert done.rows.column("change_op").to_pylist() == ["delete"]
+    assert done.rows.column("name").to_pylist() == ["old"]

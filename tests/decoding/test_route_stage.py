@@ -14,7 +14,7 @@ from kinesis_batch.decoding.pipeline import Page
 from kinesis_batch.decoding.routed import RoutedPipeline
 from kinesis_batch.decoding.settings import DecodeSettings
 from kinesis_batch.decoding.spec import DecodeSpec
-from kinesis_batch.errors import BadRecordError, IllegalArgumentError
+from kinesis_batch.errors import BadRecordError
 from kinesis_batch.routing.routes import RouteRule
 from kinesis_batch.shards.model import Record
 
@@ -95,19 +95,19 @@ def test_on_bad_record_fail_stops_at_a_record_with_no_route() -> None:
         run.page(records(b'{"type": "a"}', b'{"kind": "b"}'))
 
 
-def test_a_routed_spec_crosses_to_the_tasks_whole_and_is_not_mixed_with_changes() -> None:
+def test_a_routed_spec_crosses_to_the_tasks_whole_with_each_routes_key() -> None:
     spec = DecodeSpec(
         DecodeSettings(decode="json"),
         routing=RouteRule.of("metadata.table-name", "a,b", 3),
         tables={"a": pa.schema([pa.field("id", pa.int32())])},
     )
     assert DecodeSpec.from_json(spec.to_json()) == spec
-    with pytest.raises(IllegalArgumentError, match="--route-by with --changes"):
-        DecodeSpec(
-            DecodeSettings(decode="json"),
-            routing=RouteRule.of("type"),
-            changes=ChangeSettings(mode="upsert", key=("id",)),
-        )
+    keyed = DecodeSpec(
+        DecodeSettings(decode="json"),
+        routing=RouteRule.of("type"),
+        changes=ChangeSettings(mode="dms", key=("id",), route_keys={"b": ("region", "id")}),
+    )
+    assert DecodeSpec.from_json(keyed.to_json()) == keyed
 
 
 def test_a_record_rejected_before_routing_keeps_that_stages_reason() -> None:

@@ -18,6 +18,7 @@ from kinesis_batch.changes.model import EnvelopeError, Skipped, Unwrapped
 from kinesis_batch.decoding.decoded import Decoded
 from kinesis_batch.decoding.formats.json import JsonDecoder, not_an_object, parse
 from kinesis_batch.decoding.rejects import DECODE, Rejected
+from kinesis_batch.routing.routes import value_at
 
 UNWRAP: dict[str, Callable[[Any], Unwrapped | Skipped]] = {
     "dynamodb": dynamodb.unwrap,
@@ -29,11 +30,16 @@ WHOLE, FRACTION = pa.decimal128(38, 0), pa.decimal128(38, 18)
 
 
 class EnvelopeDecoder:
-    def __init__(self, mode: str, known: pa.Schema | None = None) -> None:
+    """``route_by``: a routed stream's path into the envelope (``metadata.table-name``), whose
+    value each decoded record's route is (:attr:`routes`)."""
+
+    def __init__(self, mode: str, known: pa.Schema | None = None, route_by: tuple[str, ...] = ()) -> None:
         self.unwrap = UNWRAP[mode]
         self.json = JsonDecoder(known)
         self._parse = msgspec.json.Decoder()
-        self.envelopes: dict[int, Unwrapped] = {}  # the last page's, by record position
+        self.route_by = route_by
+        self.envelopes: dict[int, Unwrapped] = {}  # the last page's, by payload position (see renumber)
+        self.routes: dict[int, Any] = {}  # the last page's route values, by payload position
         self.skipped: Counter[str] = Counter()
 
     def learn(self, table: pa.Schema) -> None:
@@ -43,7 +49,7 @@ class EnvelopeDecoder:
         images: list[dict[str, Any]] = []
         positions: list[int] = []
         rejects: list[Rejected] = []
-        self.envelopes = {}
+        self.envelopes, self.routes = {}, {}
         for position, payload in enumerate(payloads):
             body = parse(self._parse, position, payload)
             if isinstance(body, Rejected):
@@ -61,10 +67,18 @@ class EnvelopeDecoder:
                 self.skipped[change.kind] += 1
                 continue
             self.envelopes[position] = change
+            if self.route_by:
+                self.routes[position] = value_at(body, self.route_by)
             images.append(change.image)
             positions.append(position)
         decoded = self.json.values(images, positions, rejects)
         return Decoded(_exact(decoded.values), decoded.positions, decoded.rejects)
+
+    def renumber(self, positions: Sequence[int]) -> None:
+        """Key the last page's envelopes and route values by ``positions[i]`` (the records' own
+        positions in their page) instead of ``i`` (their place among the payloads decoded)."""
+        self.envelopes = {positions[i]: change for i, change in self.envelopes.items()}
+        self.routes = {positions[i]: value for i, value in self.routes.items()}
 
 
 def _exact(values: pa.StructArray) -> pa.StructArray:
