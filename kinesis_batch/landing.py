@@ -20,7 +20,8 @@ class Landing:
     (``--changes``) adds what they did (``changes``: inserted, updated, deleted, expired, ignored,
     duplicates, superseded, skipped) and the ``key`` they were applied by. A routed stream
     (``--route-by``) adds the rows of each table (``tables``, by route) and, with changes, each
-    table's key (``keys``, by route)."""
+    table's key (``keys``) and what its changes did (``table_changes``), by route; its
+    ``changes`` are then what the tasks counted before routing (``skipped``) and in all tables."""
 
     rows: int = 0
     dead_letters: int = 0
@@ -30,6 +31,7 @@ class Landing:
     key: tuple[str, ...] = ()
     tables: Mapping[str, int] = field(default_factory=dict)
     keys: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    table_changes: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, counts: Mapping[str, Any]) -> Landing:
@@ -44,6 +46,10 @@ class Landing:
             key=tuple(counts.get("key") or ()),
             tables={route: int(rows) for route, rows in sorted(dict(counts.get("tables") or {}).items())},
             keys={route: tuple(key) for route, key in sorted(dict(counts.get("keys") or {}).items())},
+            table_changes={
+                route: {kind: int(n) for kind, n in sorted(dict(kinds).items())}
+                for route, kinds in sorted(dict(counts.get("table_changes") or {}).items())
+            },
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -56,6 +62,7 @@ class Landing:
             **({"key": list(self.key)} if self.key else {}),
             **({"tables": dict(self.tables)} if self.tables else {}),
             **({"keys": {route: list(key) for route, key in self.keys.items()}} if self.keys else {}),
+            **({"table_changes": {r: dict(c) for r, c in self.table_changes.items()}} if self.table_changes else {}),
         }
 
     def said(self) -> str:
@@ -78,6 +85,11 @@ class Landing:
         tables = dict(self.tables)
         for route, rows in other.tables.items():
             tables[route] = tables.get(route, 0) + rows
+        table_changes = {route: dict(kinds) for route, kinds in self.table_changes.items()}
+        for route, kinds in other.table_changes.items():
+            mine = table_changes.setdefault(route, {})
+            for kind, count in kinds.items():
+                mine[kind] = mine.get(kind, 0) + count
         return Landing(
             self.rows + other.rows,
             self.dead_letters + other.dead_letters,
@@ -87,6 +99,7 @@ class Landing:
             self.key or other.key,
             dict(sorted(tables.items())),
             dict(sorted({**other.keys, **self.keys}.items())),
+            {route: dict(sorted(kinds.items())) for route, kinds in sorted(table_changes.items())},
         )
 
 

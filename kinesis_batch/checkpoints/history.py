@@ -11,6 +11,7 @@ checkpoint of run X" by looking up the entries of that run.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -75,10 +76,11 @@ class HistoryEntry:
                     if self.landing.changes
                     else {}
                 ),
-                # routed: each table's rows
+                # routed: each table's rows, and (changes) what its changes did
+                **({"tables": _counts(self.landing.tables)} if self.landing.tables else {}),
                 **(
-                    {"tables": {"M": {k: {"N": str(v)} for k, v in self.landing.tables.items()}}}
-                    if self.landing.tables
+                    {"tableChanges": {"M": {r: _counts(c) for r, c in self.landing.table_changes.items()}}}
+                    if self.landing.table_changes
                     else {}
                 ),
             }
@@ -202,8 +204,17 @@ def _landing(item: dict[str, dict[str, Any]]) -> Landing | None:
     reasons = {kind: int(count["N"]) for kind, count in item.get("deadLetterReasons", {}).get("M", {}).items()}
     changes = {kind: int(count["N"]) for kind, count in item.get("changes", {}).get("M", {}).items()}
     tables = {route: int(rows["N"]) for route, rows in sorted(item.get("tables", {}).get("M", {}).items())}
+    table_changes = {
+        route: {kind: int(count["N"]) for kind, count in sorted(kinds["M"].items())}
+        for route, kinds in sorted(item.get("tableChanges", {}).get("M", {}).items())
+    }
     rows, dead, filtered = (int(item[name]["N"]) for name in ("rows", "deadLetters", "filtered"))
-    return Landing(rows, dead, filtered, reasons, changes, tables=tables)
+    return Landing(rows, dead, filtered, reasons, changes, tables=tables, table_changes=table_changes)
+
+
+def _counts(counts: Mapping[str, int]) -> dict[str, Any]:
+    """Counts by name as a DynamoDB map of numbers."""
+    return {"M": {name: {"N": str(count)} for name, count in counts.items()}}
 
 
 def _checkpoint(item: dict[str, dict[str, Any]], prefix: str) -> Checkpoint:

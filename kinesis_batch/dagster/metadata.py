@@ -46,6 +46,11 @@ def materialization(report: RunReport, output: Output) -> dict[str, Any]:
             "dead_letter_reasons": dg.MetadataValue.json(dict(landing.reasons)),
             **({"changes": dg.MetadataValue.json(dict(landing.changes))} if landing.changes else {}),
             **({"rows_by_table": dg.MetadataValue.json(dict(landing.tables))} if landing.tables else {}),
+            **(
+                {"changes_by_table": dg.MetadataValue.json({r: dict(c) for r, c in landing.table_changes.items()})}
+                if landing.table_changes
+                else {}
+            ),
         }
     return {
         "dagster/row_count": landing.rows if landing else report.records,

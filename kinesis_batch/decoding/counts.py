@@ -3,7 +3,7 @@ and each shard's commit its landing: kinesis_batch.landing)."""
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +25,7 @@ class Counts:
     tables: Counter[str] = field(default_factory=Counter)
     table_records: Counter[str] = field(default_factory=Counter)
     keys: dict[str, tuple[str, ...]] = field(default_factory=dict)  # routed --changes: each route's key
+    table_changes: defaultdict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))  # and changes
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -38,6 +39,11 @@ class Counts:
             **({"tables": dict(sorted(self.tables.items()))} if self.tables else {}),
             **({"table_records": dict(sorted(self.table_records.items()))} if self.table_records else {}),
             **({"keys": {route: list(key) for route, key in sorted(self.keys.items())}} if self.keys else {}),
+            **(
+                {"table_changes": {r: dict(sorted(c.items())) for r, c in sorted(self.table_changes.items())}}
+                if self.table_changes
+                else {}
+            ),
         }
 
 

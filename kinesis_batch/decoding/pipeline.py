@@ -97,7 +97,7 @@ class Pipeline:
         self._count(len(records), positions, rejected)
         rows = self._rows(records, positions, fitted.columns, fitted.schema)
         if self.changes is not None and rows is not None:
-            rows = self._folded(rows, marked, self.changes)
+            rows, _ = self._folded(rows, marked, self.changes)
             self.counts.key = self.changes.key
         return Page(rows, self._dead(records, rejected))
 
@@ -167,15 +167,18 @@ class Pipeline:
         columns = [column.take(take) for column in fitted.columns]
         return replace(fitted, columns=columns), [positions[i] for i in marked.kept], marked
 
-    def _folded(self, rows: pa.RecordBatch, marked: Marked, stage: ChangeStage) -> pa.RecordBatch:
-        """The page's rows with their operation and position, one per key (the newest)."""
+    def _folded(self, rows: pa.RecordBatch, marked: Marked, stage: ChangeStage) -> tuple[pa.RecordBatch, Counter[str]]:
+        """The page's rows with their operation and position, one per key (the newest), and how
+        many were dropped (duplicates, superseded), counted in :attr:`counts` too."""
         table = pa.Table.from_batches([rows])
         table = table.append_column(CHANGE_OP, pa.array(marked.ops, type=CHANGE_OP.type))
         table = table.append_column(CHANGE_POSITION, pa.array(marked.positions, type=CHANGE_POSITION.type))
         folded = newest(table, stage.key)
+        dropped: Counter[str] = Counter()
         for counts in folded.dropped.values():
-            self.counts.changes.update(counts)
-        return folded.rows.combine_chunks().to_batches()[0]
+            dropped.update(counts)
+        self.counts.changes.update(dropped)
+        return folded.rows.combine_chunks().to_batches()[0], dropped
 
     def _transformed(
         self, records: Sequence[Record], values: pa.StructArray, positions: list[int], rejected: dict[int, Rejected]

@@ -85,8 +85,9 @@ class RoutedPipeline(Pipeline):
                 if marked is not None:
                     stage = self.stages[route]
                     assert stage is not None
-                    batch = self._folded(batch, marked, stage)
+                    batch, dropped = self._folded(batch, marked, stage)
                     self.counts.keys[route] = stage.key
+                    self.counts.table_changes[route].update(dropped)
                 tables.setdefault(route, []).append(batch)
                 landed += kept
                 held |= {position: route for position in kept if route not in self.known}

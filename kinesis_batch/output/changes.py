@@ -119,7 +119,7 @@ class ChangeTable(TableSink):
             if not written:
                 Tombstones(self.bookkeeping()).write(batch_id, decision.deletes, key)
                 written = True
-            counted = _counted(record, folded, decision)
+            counted = _counted(record, folded, decision, self.route)
             if not self._merge(table, decision, key, counted, target):
                 return False
             if self._key_property(table) is None:  # as loaded before the merge: no second load
@@ -189,14 +189,21 @@ def _without_op(text: str | None) -> str | None:
     )
 
 
-def _counted(record: CommitRecord, folded: Folded, decision: Decision) -> CommitRecord:
-    """``record`` with each shard's change counts (the tasks' own, the batch's folding, the merge's)."""
+def _counted(record: CommitRecord, folded: Folded, decision: Decision, route: str | None) -> CommitRecord:
+    """``record`` with each shard's change counts (the tasks' own, the batch's folding, the
+    merge's); a routed table's (``route``) are its own, in the landing's ``table_changes``."""
     shards = []
     for shard in record.shards:
-        counts: Counter[str] = Counter(shard.landing.changes if shard.landing else {})
+        landing = shard.landing or Landing()
+        said = landing.table_changes.get(route, {}) if route is not None else landing.changes
+        counts: Counter[str] = Counter(said)
         counts.update(folded.dropped.get(shard.shard_id, Counter()))
         counts.update(decision.counts.get(shard.shard_id, Counter()))
-        landing = replace(shard.landing or Landing(), changes=dict(sorted(counts.items())))
+        changes = dict(sorted(counts.items()))
+        if route is None:
+            landing = replace(landing, changes=changes)
+        else:
+            landing = replace(landing, table_changes={**landing.table_changes, route: changes})
         shards.append(replace(shard, landing=landing))
     return replace(record, shards=tuple(shards))
 

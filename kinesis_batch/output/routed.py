@@ -25,6 +25,7 @@ import json
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any
 
 import pyarrow as pa
@@ -32,6 +33,7 @@ import pyarrow as pa
 from kinesis_batch.columns import DEAD_LETTERS, Columns
 from kinesis_batch.errors import InvalidStateError, KinesisBatchError
 from kinesis_batch.events import TABLE_PUBLISHED, Event, emit
+from kinesis_batch.landing import Landing
 from kinesis_batch.output.datafiles import DataFile
 from kinesis_batch.output.formats import drops_identity
 from kinesis_batch.output.layout import FileLayout, PartitionBy
@@ -201,7 +203,7 @@ class RoutedSink(Sink):
         if routes[1:]:
             with ThreadPoolExecutor(min(AT_ONCE, len(routes) - 1), thread_name_prefix="publish") as pool:
                 published += list(pool.map(commit, routes[1:]))
-        return self.home.publish(record, found[1]) or any(published)
+        return self.home.publish(self._counted(record, routes), found[1]) or any(published)
 
     def committed(self, batch_id: str) -> CommitRecord | None:
         record = self.home.committed(batch_id)
@@ -217,11 +219,31 @@ class RoutedSink(Sink):
         try:  # a crash came between two commits, or the publisher is between them right now
             for route, files in by_route.items():
                 self.table(route).publish(record, files)
-            self.home.publish(record, dead)
+            self.home.publish(self._counted(record, by_route), dead)
         except KinesisBatchError:
             if self.home.committed(batch_id) is None:  # not the publisher's own completion meanwhile
                 raise
         return self.home.committed(batch_id) or record
+
+    def _counted(self, record: CommitRecord, routes: Iterable[str]) -> CommitRecord:
+        """The batch's record for the home once every table holds it: with ``--changes``, each
+        route's change counts as its own table's commit gives them (its merge counted them;
+        kinesis_batch.output.changes), whichever table's record ``record`` is."""
+        if not any(shard.landing and shard.landing.keys for shard in record.shards):
+            return record  # events: nothing counted at the tables
+        theirs = {route: self.table(route).committed(record.batch_id) for route in routes}
+        shards = []
+        for shard in record.shards:
+            landing = shard.landing or Landing()
+            counted = dict(landing.table_changes)
+            for route, table_record in theirs.items():
+                if table_record is None:
+                    raise InvalidStateError(f"batch {record.batch_id} is not in table {route} after its publish")
+                said = next((s.landing for s in table_record.shards if s.shard_id == shard.shard_id), None)
+                if said is not None and route in said.table_changes:
+                    counted[route] = said.table_changes[route]
+            shards.append(replace(shard, landing=replace(landing, table_changes=counted)))
+        return replace(record, shards=tuple(shards))
 
     def discard(self, batch_id: str, *, fence: bool = True) -> bool:
         if self.committed(batch_id) is not None:

@@ -36,6 +36,7 @@ from kinesis_batch.spark.files import TaskFiles
 from kinesis_batch.spark.routed_files import RouteTargets, Target
 
 REFUSED = f"{ROUTE}: {TOO_MANY_NEW}"  # the dead letters' reason, as the counts name it
+BY_ROUTE = ("tables", "table_records", "keys", "table_changes")  # a range's counts kept by route
 
 
 def targets(context: RunContext, sink: RoutedSink, decode: DecodeSpec) -> tuple[RouteTargets, DecodeSpec]:
@@ -134,13 +135,17 @@ def refused_counts(counts: dict[str, Any], refused: set[str]) -> dict[str, Any]:
     letters = sum(records.get(route, 0) for route in gone)
     reasons = Counter(counts.get("reasons", {}))
     reasons[REFUSED] += letters
+    changes = Counter(counts.get("changes", {}))  # --changes: what the refused routes' collapsing dropped goes
+    for route in gone:
+        changes.subtract(counts.get("table_changes", {}).get(route, {}))
+    kept = {name: {r: v for r, v in counts[name].items() if r not in refused} for name in BY_ROUTE if name in counts}
     return {
         **counts,
+        **kept,
         "rows": counts.get("rows", 0) - rows,
         "dead_letters": counts.get("dead_letters", 0) + letters,
         "reasons": dict(reasons.most_common()),
-        "tables": {r: n for r, n in tables.items() if r not in refused},
-        "table_records": {r: n for r, n in records.items() if r not in refused},
+        **({"changes": dict(sorted(changes.items()))} if "changes" in counts else {}),
     }
 
 

@@ -203,8 +203,17 @@ def test_entry_round_trips_through_the_table(
         records=42,
         lease_counter=17,
         lag_at_start_ms=None if run_id is None else 90_061,  # entries written before lags were kept have none
-        # a routed decoding run's: its rows per table too
-        landing=Landing(40, 2, 0, {"route: no route": 2}, tables={"click": 25, "view": 15}) if run_id else None,
+        # a routed decoding run's: its rows per table too, and of a stream of changes what they did in each
+        landing=Landing(
+            40,
+            2,
+            0,
+            {"route: no route": 2},
+            tables={"click": 25, "view": 15},
+            table_changes={"click": {"inserted": 20, "superseded": 5}, "view": {"updated": 15}},
+        )
+        if run_id
+        else None,
     )
     dynamodb.transact_write_items(TransactItems=[history.put_request(entry)])
 

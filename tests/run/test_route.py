@@ -41,3 +41,15 @@ def test_refused_routes_records_become_dead_letters_and_leave_the_rows(
     )
     assert counts["records"] == 10 and set(counts["table_records"]) == set(tables)
     assert counts["records"] == sum(counts["table_records"].values()) + counts["dead_letters"] + counts["filtered"]
+
+
+def test_a_refused_route_of_changes_takes_its_key_and_what_its_collapsing_dropped_with_it() -> None:
+    changes = {
+        **COUNTS,
+        "changes": {"skipped": 2, "superseded": 5, "duplicates": 1},
+        "keys": {"a": ["id"], "b": ["id"], "c": ["n"]},
+        "table_changes": {"a": {"superseded": 2}, "b": {"superseded": 3, "duplicates": 1}, "c": {}},
+    }
+    counts = refused_counts(changes, {"b"})
+    assert counts["changes"] == {"duplicates": 0, "skipped": 2, "superseded": 2}
+    assert set(counts["keys"]) == set(counts["table_changes"]) == {"a", "c"}

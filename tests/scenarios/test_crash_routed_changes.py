@@ -6,8 +6,8 @@ duplicates out of order, a ``refunds`` table appearing half-way and malformed re
 killed -9 at each step: once its read made ``refunds``, before any publish, between the
 commits of two tables, after every table, after the commit. Another worker's recovery
 converges: every table equals its oracle (an independent fold of every change sent to it), no
-key is in another table, each malformed record is once a dead letter, nothing pending or
-staged."""
+key is in another table, each malformed record is once a dead letter, the batch's record counts
+what its changes did in each table, nothing pending or staged."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ import pytest
 from kinesis_batch.aws import s3_settings
 from kinesis_batch.config import RunConfig
 from kinesis_batch.events import TABLE_PUBLISHED
+from kinesis_batch.landing import total
 from kinesis_batch.output import Output
 from tests.changes.support import BASE_MILLIS, Sent, oracle, put_changes
 from tests.output.support import read_rows, run_config
@@ -44,6 +45,12 @@ from tests.streams import StreamFactory
 STEPS = ("read", "staged", TABLE_PUBLISHED, "published", "committed")
 ROUTING = ("--route-by", "metadata.table-name", "--changes", "dms", "--key", "id", "--key", "orders:order_id")
 KEYS = {"customers": "id", "orders": "order_id", "refunds": "id"}
+#: What the second batch did in each table: keys 0 and 3 deleted, the others updated (or new).
+CHANGED = {
+    "customers": {"updated": 4, "deleted": 2},
+    "orders": {"updated": 4, "deleted": 2},
+    "refunds": {"inserted": 4, "deleted": 2},
+}
 #: Records no table can take: not DMS's shape, and a table name that cannot name a table.
 MALFORMED = [b'{"data": {"id": 1}}', json.dumps({"data": {"id": 2}, "metadata": {"table-name": "a b"}}).encode()]
 
@@ -149,6 +156,12 @@ def converges_after(crash: RoutedChangesCrash, spark: Any) -> None:
     assert letters == Counter(MALFORMED), "each malformed record once in the dead letters"
     assert pending_batches(crash.stream) == {}
     sink = crash.config.open_sink(s3_settings())
+    last = sink.last_batch()  # the second batch's, however it ended: its record counts each table's changes
+    assert last is not None
+    counted = total([shard.landing for shard in last.shards])
+    assert counted is not None
+    for table, merged in CHANGED.items():
+        assert {kind: counted.table_changes[table].get(kind, 0) for kind in merged} == merged, table
     assert not sink.staging(CRASHED).exists(), "the crashed batch's staging was left"
     for table in KEYS:
         assert not sink.table(table).staging(CRASHED).exists(), f"the crashed batch's staging was left in {table}"  # type: ignore[attr-defined]
