@@ -16,7 +16,8 @@ How it keeps the sink contract, table by table:
   in all of its tables.
 - **Discard** fences in the publish's order: the first table of a batch is its gate, so a late
   publish fails at its first commit and never reaches the others. If a table was published
-  meanwhile, the batch is not discarded but completed.
+  meanwhile, the batch is not discarded but completed. The files a read that died left in
+  tables no result names are cleared too (the tables its tasks were given: :meth:`targeted`).
 """
 
 from __future__ import annotations
@@ -46,8 +47,9 @@ from kinesis_batch.output.staged import StagedFile, files_of, staged
 #: each mostly waits on storage.
 AT_ONCE = 8
 #: In a batch's staging: the folder of its new routes' files (and, in it, of their held dead
-#: letters: no route starts with ``_``), and what the read step decided on them.
-NEW_ROUTES, HELD, DECIDED = "routes", "_held", "_routes.json"
+#: letters: no route starts with ``_``), what the read step decided on them, and the existing
+#: tables its tasks may write into.
+NEW_ROUTES, HELD, DECIDED, TARGETED = "routes", "_held", "_routes.json", "_targets.json"
 #: In the home's bookkeeping: the tables the stream's runs made.
 TABLES = "tables.json"
 
@@ -92,6 +94,15 @@ class RoutedSink(Sink):
         body = {"made": sorted(made), "refused": sorted(refused)}
         self.home.staging(batch_id).write_text(DECIDED, json.dumps(body))
 
+    def targeted(self, batch_id: str, routes: Iterable[str]) -> None:
+        """Record the existing tables a batch's tasks may write into, before they do: a read that
+        dies leaves files no result names, which a discard then still clears."""
+        self.home.staging(batch_id).write_text(TARGETED, json.dumps({"tables": sorted(routes)}))
+
+    def _targeted(self, batch_id: str) -> set[str]:
+        text = self.home.staging(batch_id).read_text(TARGETED)
+        return set(json.loads(text)["tables"]) if text else set()
+
     def table(self, route: str) -> Sink:
         """The sink of one route's table (opened once)."""
         if route not in self._tables:
@@ -116,7 +127,7 @@ class RoutedSink(Sink):
         return self.home.read_manifest(batch_id)
 
     def clear_staged_rows(self, batch_id: str) -> None:
-        for route in self._routes(batch_id):
+        for route in sorted({*self._routes(batch_id), *self._targeted(batch_id)}):
             self.table(route).clear_staged_rows(batch_id)
         self.new_routes(batch_id).delete_all()
         self.home.clear_staged_rows(batch_id)
@@ -250,7 +261,8 @@ class RoutedSink(Sink):
             self.home.discard(batch_id, fence=fence)  # only its bookkeeping goes
             return False
         discarded_any = False
-        for route in self._routes(batch_id):  # the publish's order: the first is the gate
+        routes, targeted = self._routes(batch_id), self._targeted(batch_id)
+        for route in routes:  # the publish's order: the first is the gate
             table = self.table(route)
             if table.discard(batch_id, fence=fence):
                 discarded_any = True
@@ -258,6 +270,8 @@ class RoutedSink(Sink):
                 self.committed(batch_id)  # completes it
                 self.home.discard(batch_id, fence=fence)
                 return False
+        for route in sorted(targeted - set(routes)):  # files of a read that died before its results
+            self.table(route).data(batch_id).delete_all()  # this batch's only: never published there
         return self.home.discard(batch_id, fence=fence) or discarded_any
 
     def last_batch(self) -> CommitRecord | None:
@@ -279,4 +293,4 @@ class RoutedSink(Sink):
         return self.home.is_ours()
 
 
-__all__ = ["AT_ONCE", "DECIDED", "HELD", "NEW_ROUTES", "TABLES", "RoutedSink"]
+__all__ = ["AT_ONCE", "DECIDED", "HELD", "NEW_ROUTES", "TABLES", "TARGETED", "RoutedSink"]

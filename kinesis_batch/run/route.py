@@ -51,6 +51,7 @@ def targets(context: RunContext, sink: RoutedSink, decode: DecodeSpec) -> tuple[
         known[route] = Target(data, table.file_layout(target_bytes))
         found = table.fields()
         fields[route] = found if found is not None else pa.schema([])
+    sink.targeted(batch_id, known)
     new = sink.new_routes(batch_id)
     new.make_dirs()
     asked = context.config.partition_by or ("none" if context.config.changes else None)  # as ChangeTable.prepare

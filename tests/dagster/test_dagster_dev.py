@@ -19,11 +19,11 @@ from typing import Any
 
 import dagster as dg
 import pytest
-from devkit.stack import LOOPBACK, LocalServer, LocalStack, free_port, spawn_server, wait_active
+from devkit.stack import LOOPBACK, LocalServer, LocalStack, free_port, spawn_server
 
 from tests.airflow.ui.test_page_in_chromium import CHROMIUM, CHROMIUM_FLAGS
 from tests.runs import REPO, session_is_gone
-from tests.streams import put
+from tests.streams import StreamFactory, put
 
 QUERY = """{
   assetNodes { assetKey { path } }
@@ -55,14 +55,14 @@ def materialized_once(stack: LocalStack, home: Path, streams_file: Path) -> None
         for name, value in {**stack.env("kinesalite"), "DAGSTER_HOME": str(home)}.items():
             environment.setenv(name, value)
         kinesis = kinesis_client()
-        kinesis.create_stream(StreamName=STREAM, ShardCount=2)
-        wait_active(kinesis, STREAM)
+        streams = StreamFactory(kinesis)  # the UI tests' stream of this name may still be going
+        streams.create(shards=2, name=STREAM)
         put(kinesis, STREAM, 500)
         defs = definitions_from_file(streams_file)
         with dg.DagsterInstance.get() as instance:
             asset = defs.resolve_assets_def(dg.AssetKey(["kinesis_batch", STREAM]))
             assert dg.materialize([asset], instance=instance).success
-        kinesis.delete_stream(StreamName=STREAM)
+        streams.delete_all()
 
 
 @pytest.fixture(scope="module")

@@ -132,3 +132,15 @@ def test_a_batch_that_made_a_table_is_discarded_in_it_too_before_its_results_nam
         routed.publish(record, files)
     reopened = RoutedSink(routed.uri, routed.home, routed.table)
     assert reopened.known == {*ROUTES, "fresh"}, "the stream's tables: those it made, as its bookkeeping records"
+
+
+def test_the_files_a_read_left_in_its_tables_before_any_result_named_them_are_discarded(routed: RoutedSink) -> None:
+    record = commit_record("b-2")
+    routed.home.staging("b-2").make_dirs()
+    routed.targeted("b-2", ROUTES)  # the tables the tasks were given, recorded before they wrote
+    stage(routed.table("users"), record)  # a task's files, and then the read died: no result names them
+    assert routed.table("users").data("b-2").exists()
+
+    routed.discard("b-2")
+    assert not routed.table("users").data("b-2").exists(), "the dead read's files were left in the table"
+    assert rows_by_table(routed) == dict.fromkeys(ROUTES, 0)

@@ -1,10 +1,10 @@
 """Crash safety of a routed run (``--route-by``), whose batch goes to many tables: a first batch
 made the ``click`` table; the second, with ``view`` and ``buy`` new to it and records no route
-can name, is killed -9 at each step: once its read made the new tables and moved their files
-in, before any publish, between the commits of two tables, after every table, after the
-commit, into Iceberg. Another worker's recovery converges: every table holds exactly its
-kind's records, the dead-letter output the rest, no record in two places, nothing pending or
-staged."""
+can name, is killed -9 at each step: while its tasks write into the click table, once its read
+made the new tables and moved their files in, before any publish, between the commits of two
+tables, after every table, after the commit, into Iceberg. Another worker's recovery
+converges: every table holds exactly its kind's records, the dead-letter output the rest, no
+record in two places, nothing pending, staged or left in a table by the discarded batch."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ from tests.scenarios.test_crash import (
 from tests.scenarios.test_routed import event, routed_output, run
 from tests.streams import StreamFactory, put
 
-STEPS = ("read", "staged", TABLE_PUBLISHED, "published", "committed")
+STEPS = ("reading", "read", "staged", TABLE_PUBLISHED, "published", "committed")
 #: Iceberg: the table-by-table publish, completion and fencing are proven on every format in
 #: tests/output/test_routed.py; this proves the whole run's steps on one.
 KINDS = [("iceberg", "local")]
@@ -110,6 +110,8 @@ def converges_after(crash: RoutedCrash, spark: Any) -> None:
     for kind in ("buy", "click", "view"):
         table = sink.table(kind)  # type: ignore[attr-defined]
         assert not table.staging(CRASHED).exists(), f"the crashed batch's staging was left in {kind}"
+        if crash.step in ("reading", "read", "staged"):  # discarded: its files too, named by a result or not
+            assert not table.data(CRASHED).exists(), f"the discarded batch's files were left in {kind}"
 
 
 @pytest.mark.timeout(900)
