@@ -79,6 +79,13 @@ def start_cli(*args: str, fault: tuple[str, str] | None = None) -> subprocess.Po
     )
 
 
+def start_crashing(stream: str, output: tuple[str, ...], step: str, *options: str) -> subprocess.Popen[str]:
+    """``kinesis-batch run`` of ``stream`` into ``output`` (and ``options``) as worker ``crasher``
+    of batch CRASHED, which kills itself -9 at ``step``."""
+    run = ("run", "--stream", stream, *output, "--lease-seconds", str(LEASE_SECONDS), *options)
+    return start_cli(*run, *SUBPROCESS_ARGS, "--worker-id", "crasher", "--run-id", CRASHED, fault=("crash", step))
+
+
 def stopped(process: subprocess.Popen[str], timeout: float = 240.0) -> bool:
     """True once the process stopped itself (ps state T); False if it ended or never stopped."""
     deadline = time.monotonic() + timeout
@@ -146,10 +153,7 @@ class Crash:
     process: subprocess.Popen[str] | None = None
 
     def start(self) -> subprocess.Popen[str]:
-        run = ("run", "--stream", self.stream, *self.output, "--lease-seconds", str(LEASE_SECONDS))
-        self.process = start_cli(
-            *run, *SUBPROCESS_ARGS, "--worker-id", "crasher", "--run-id", CRASHED, fault=("crash", self.step)
-        )
+        self.process = start_crashing(self.stream, self.output, self.step)
         return self.process
 
 

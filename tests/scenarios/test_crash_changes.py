@@ -23,11 +23,10 @@ from tests.runs import session_is_gone
 from tests.scenarios.test_crash import (
     CRASHED,
     LEASE_SECONDS,
-    SUBPROCESS_ARGS,
     after_expiry,
     each_converges,
     pending_batches,
-    start_cli,
+    start_crashing,
 )
 from tests.scenarios.test_crash_decoded import paired_sinks
 from tests.streams import StreamFactory
@@ -48,11 +47,7 @@ class ChangeCrash:
     process: subprocess.Popen[str] | None = None
 
     def start(self) -> subprocess.Popen[str]:
-        run = ("run", "--stream", self.stream, *self.output, "--lease-seconds", str(LEASE_SECONDS))
-        self.process = start_cli(
-            *run, "--changes", "dynamodb", *SUBPROCESS_ARGS, "--worker-id", "crasher", "--run-id", CRASHED,
-            fault=("crash", self.step),
-        )  # fmt: skip
+        self.process = start_crashing(self.stream, self.output, self.step, "--changes", "dynamodb")
         return self.process
 
     def catch_up(self, spark: Any, worker_id: str) -> None:

@@ -25,11 +25,10 @@ from tests.runs import session_is_gone
 from tests.scenarios.test_crash import (
     CRASHED,
     LEASE_SECONDS,
-    SUBPROCESS_ARGS,
     after_expiry,
     each_converges,
     pending_batches,
-    start_cli,
+    start_crashing,
 )
 from tests.streams import StreamFactory
 
@@ -73,10 +72,7 @@ class DecodedCrash:
     process: subprocess.Popen[str] | None = None
 
     def start(self) -> subprocess.Popen[str]:
-        run = ("run", "--stream", self.stream, *self.output, "--lease-seconds", str(LEASE_SECONDS), "--decode", "json")
-        self.process = start_cli(
-            *run, *SUBPROCESS_ARGS, "--worker-id", "crasher", "--run-id", CRASHED, fault=("crash", self.step)
-        )
+        self.process = start_crashing(self.stream, self.output, self.step, "--decode", "json")
         return self.process
 
 

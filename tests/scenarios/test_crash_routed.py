@@ -26,11 +26,10 @@ from tests.runs import session_is_gone
 from tests.scenarios.test_crash import (
     CRASHED,
     LEASE_SECONDS,
-    SUBPROCESS_ARGS,
     after_expiry,
     each_converges,
     pending_batches,
-    start_cli,
+    start_crashing,
 )
 from tests.scenarios.test_routed import event, routed_output, run
 from tests.streams import StreamFactory, put
@@ -53,11 +52,7 @@ class RoutedCrash:
     process: subprocess.Popen[str] | None = None
 
     def start(self) -> subprocess.Popen[str]:
-        run = ("run", "--stream", self.stream, *self.output, "--lease-seconds", str(LEASE_SECONDS))
-        routing = ("--decode", "json", "--route-by", "type")
-        self.process = start_cli(
-            *run, *routing, *SUBPROCESS_ARGS, "--worker-id", "crasher", "--run-id", CRASHED, fault=("crash", self.step)
-        )
+        self.process = start_crashing(self.stream, self.output, self.step, "--decode", "json", "--route-by", "type")
         return self.process
 
 
