@@ -77,6 +77,19 @@ def where_each_landed(config: RunConfig) -> Counter[tuple[int, str]]:
     return found
 
 
+def recovers(config: RunConfig, step: str, spark: Any) -> None:
+    """Another worker, once the crashed run's leases expired, settles its batch as the ``step``
+    it died at says (rolled forward once a table has it, else discarded); one more run reads
+    whatever the recovery left."""
+    recovery = run(config, spark, clock=after_expiry)
+    outcomes = set(recovery.recovered.values())
+    if step in (TABLE_PUBLISHED, "published"):
+        assert "rolled forward" in outcomes, outcomes
+    elif step != "committed":
+        assert outcomes == {"discarded"}, outcomes
+    run(config, spark)
+
+
 def converges_after(crash: RoutedCrash, spark: Any) -> None:
     assert crash.process is not None
     _, stderr = crash.process.communicate(timeout=300)
@@ -86,13 +99,7 @@ def converges_after(crash: RoutedCrash, spark: Any) -> None:
         assert len(rows_of(crash.config, crash.config.output.replace("{route}", "buy")).get("n", [])) > 0
         assert len(rows_of(crash.config, crash.config.output.replace("{route}", "click")).get("n", [])) == 20
 
-    recovery = run(crash.config, spark, clock=after_expiry)
-    outcomes = set(recovery.recovered.values())
-    if crash.step in (TABLE_PUBLISHED, "published"):
-        assert "rolled forward" in outcomes, outcomes
-    elif crash.step != "committed":
-        assert outcomes == {"discarded"}, outcomes
-    run(crash.config, spark)  # one more run: whatever the recovery left to read
+    recovers(crash.config, crash.step, spark)
 
     landed = where_each_landed(crash.config)
     assert [key for key, count in landed.items() if count > 1] == [], "a record twice"
