@@ -95,6 +95,11 @@ def glue_client(session: boto3.Session | None = None, *, endpoint_url: str | Non
     return _client(session or new_session(), "glue", endpoint_url, DYNAMODB_CONFIG)
 
 
+def cloudwatch_client(session: boto3.Session | None = None, *, endpoint_url: str | None = None) -> Any:
+    """CloudWatch, for ``--metrics cloudwatch`` (its endpoint: ``AWS_ENDPOINT_URL_CLOUDWATCH``)."""
+    return _client(session or new_session(), "cloudwatch", endpoint_url, DYNAMODB_CONFIG)
+
+
 def _client(session: boto3.Session, service: str, endpoint_url: str | None, config: Config) -> Any:
     try:
         return session.client(service, endpoint_url=endpoint_url, config=config)  # type: ignore[call-overload]

@@ -14,6 +14,7 @@ from kinesis_batch.aws import S3Settings
 from kinesis_batch.changes.settings import ChangeSettings
 from kinesis_batch.decoding.settings import DecodeSettings
 from kinesis_batch.errors import IllegalArgumentError
+from kinesis_batch.metrics.settings import MetricsSettings
 from kinesis_batch.output import Output, Sink
 from kinesis_batch.parsers import parse_initial_position
 from kinesis_batch.routing.routes import RouteRule
@@ -177,6 +178,11 @@ class RunConfig:
     def routing(self) -> RouteRule | None:
         """Which table each record goes to (None: all to the output; kinesis_batch.routing)."""
         return self.settings.route_rule
+
+    @property
+    def metrics(self) -> MetricsSettings:
+        """Where the run's metrics go (kinesis_batch.metrics)."""
+        return self.settings.metrics_settings
 
     @property
     def changes(self) -> ChangeSettings | None:

@@ -261,4 +261,6 @@ def shard_commit(shard_range: ShardRange, result: ReadResult) -> ShardCommit | N
         result.reached_shard_end,
         result.trimmed_after,
         result.lag_at_start_ms,
+        bytes=result.bytes,
+        millis_behind_latest=result.millis_behind_latest,
     )

@@ -17,6 +17,8 @@ from kinesis_batch import defaults
 from kinesis_batch.changes.settings import ENVELOPES, KEY_SEPARATOR, TOMBSTONE_HOURS, ChangeSettings, check_changes
 from kinesis_batch.decoding.settings import DECODERS, DECOMPRESSION, ON_BAD_RECORD, SCHEMA_EVOLUTION, DecodeSettings
 from kinesis_batch.errors import IllegalArgumentError
+from kinesis_batch.metrics.settings import BACKENDS, NAMESPACE, NONE, SUMMARY, MetricsSettings
+from kinesis_batch.metrics.settings import HELP as METRICS_HELP
 from kinesis_batch.options import AIRFLOW, CLI, DAGSTER, ORCHESTRATED, coerce, flag, kind
 from kinesis_batch.options import option as _option
 from kinesis_batch.output import Output
@@ -161,6 +163,14 @@ class StreamSettings:
         high=1,
         where=ORCHESTRATED,
     )
+    metrics: str = _option(
+        NONE, "where each run's metrics go: none (default), " + METRICS_HELP, choices=BACKENDS, group="metrics"
+    )
+    metrics_level: str = _option(SUMMARY, "summary (default: per stream) or detailed (per shard too)", group="metrics")
+    metrics_namespace: str = _option(
+        NAMESPACE, f"cloudwatch, emf: the namespace (default {NAMESPACE})", group="metrics"
+    )
+    pushgateway: str = _option("", "prometheus: the Pushgateway's URL (http://HOST:9091)", group="metrics")
 
     def __post_init__(self) -> None:
         for option in fields(self):
@@ -188,6 +198,7 @@ class StreamSettings:
             raise IllegalArgumentError(f"--dead-letter-threshold: {self.dead_letter_threshold:g} is not a share (0..1)")
         check_changes(self.change_settings, self.format, self.decode, self.transform)
         check_routing(self.output, self.route_rule, self.decode, self.change_settings, self.dead_letter_output)
+        MetricsSettings(self.metrics, self.metrics_level, self.metrics_namespace, self.pushgateway)  # checked
         if self.routes and not self.route_by:
             raise IllegalArgumentError("--routes goes with --route-by")
         self.destination.dead_letter(self.decoding.dead_letter_output)  # the output and its dead letters: checked
@@ -198,6 +209,11 @@ class StreamSettings:
     def route_rule(self) -> RouteRule | None:
         """Which table each record goes to (None: all to --output)."""
         return RouteRule.of(self.route_by, self.routes, self.max_new_tables) if self.route_by else None
+
+    @property
+    def metrics_settings(self) -> MetricsSettings:
+        """Where the runs' metrics go (kinesis_batch.metrics)."""
+        return MetricsSettings(self.metrics, self.metrics_level, self.metrics_namespace, self.pushgateway)
 
     @property
     def change_settings(self) -> ChangeSettings | None:

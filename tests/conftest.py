@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from devkit.stack import STATIC_ENV, LocalStack, local_stack, migrate_airflow_db
+from devkit.stack import PUSHGATEWAY, STATIC_ENV, LocalStack, local_stack, migrate_airflow_db, start_pushgateway
 
 from kinesis_batch import aws
 from tests.streams import StreamFactory
@@ -31,10 +31,22 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
         yield running
 
 
+@pytest.fixture(scope="session")
+def pushgateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A Prometheus Pushgateway's URL (Debian's, which tools/bootstrap.sh installs as root)."""
+    if not Path(PUSHGATEWAY).exists():
+        pytest.skip(f"{PUSHGATEWAY} is needed (tools/bootstrap.sh installs prometheus-pushgateway as root)")
+    server = start_pushgateway(tmp_path_factory.mktemp("pushgateway-logs"))
+    try:
+        yield server.url
+    finally:
+        server.stop()
+
+
 #: ``make check``: only the tests that start no process (no emulator, moto, Spark or Airflow).
 FAST = os.environ.get("KINESIS_BATCH_TESTS") == "fast"
 #: The fixtures that start processes (directly, or through the stack they need).
-PROCESSES = frozenset({"stack", "emulator", "kinesis", "dynamodb", "streams", "spark", "airflow_home"})
+PROCESSES = frozenset({"stack", "emulator", "kinesis", "dynamodb", "streams", "spark", "airflow_home", "pushgateway"})
 #: Where a fast test's AWS calls go: a closed port, so a test that needs the stack without saying
 #: so fails at once instead of reaching a real endpoint.
 NOWHERE = "http://127.0.0.1:9"

@@ -43,6 +43,12 @@ ROUTED_DMS = {"format": "delta", "output": "/d/{route}", "route_by": "metadata.t
         ({"decode": "json", "output": "/d/{route}", "route_by": "t", "routes": "a,b/c"}, "--routes: 'b/c' cannot"),
         ({"decode": "json", "routes": "a,b"}, "--routes goes with --route-by"),
         ({"decode": "json", "output": "/d/{route}", "route_by": "t", "max_new_tables": -1}, "--max-new-tables -1"),
+        # Metrics: a backend of ours, a level, a Pushgateway exactly for prometheus.
+        ({"metrics": "graphite"}, "--metrics 'graphite': choose one of none, cloudwatch, emf, statsd, prometheus"),
+        ({"metrics_level": "verbose"}, "--metrics-level 'verbose': choose summary or detailed"),
+        ({"metrics": "prometheus"}, "--metrics prometheus needs --pushgateway URL"),
+        ({"metrics": "emf", "pushgateway": "http://gw:9091"}, "--pushgateway goes with --metrics prometheus"),
+        ({"metrics": "prometheus", "pushgateway": "gw:9091"}, "--pushgateway 'gw:9091': an http:// or https:// URL"),
         # Routed changes: --key ROUTE:COL names a route the run may take, of a routed stream.
         ({"format": "delta", "changes": "dms", "key": "orders:id"}, "--key orders:id names a routed table's key: it"),
         (

@@ -40,6 +40,12 @@ if ! command -v chromium >/dev/null && [[ $(id -u) == 0 ]] && command -v apt-get
   apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium >/dev/null
 fi
 
+# Debian's Prometheus Pushgateway, which the tests of --metrics prometheus push to.
+if [[ ! -x /usr/bin/prometheus-pushgateway ]] && [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+  say "installing prometheus-pushgateway (the tests of --metrics prometheus push to it)"
+  apt-get update -qq && apt-get install -y -qq --no-install-recommends prometheus-pushgateway >/dev/null
+fi
+
 command -v node >/dev/null && command -v npm >/dev/null \
   || die "Node.js and npm are needed for the local Kinesis emulators (Debian/Ubuntu: apt-get install nodejs npm)."
 

@@ -89,8 +89,12 @@ def run_steps(make_run: Callable[[], CatchUpRun], *, outlets: Sequence[Any] = ()
 
     @step_task()
     def commit_checkpoints() -> int:
+        """Move the checkpoints to the published batch's ends; then its metrics (--metrics)."""
         run = stoppable(make_run)
         moved: int = stopping_step(run, renewed(run, run.commit))
+        record = run.output.committed(run.run_id)
+        if record is not None:  # each step is a task of its own: its timings are Airflow's
+            run.send_metrics(record.shards, {})
         return moved
 
     @task

@@ -182,6 +182,7 @@ def _settings(parser: argparse.ArgumentParser, table_help: str = "") -> None:
     groups = {
         "decoding": parser.add_argument_group("decoding (raw bytes by default)"),
         "routing": parser.add_argument_group("routing (one table per kind of record; all to --output by default)"),
+        "metrics": parser.add_argument_group("metrics (none by default)"),
     }
     for option in offered(CLI):
         where = groups.get(option.metadata["group"], parser)

@@ -23,6 +23,8 @@ class ShardCommit:
     trimmed_after: str | None = None  # retention had trimmed past ``start`` (read with --allow-gaps)
     lag_at_start_ms: int | None = None  # the shard's lag when the read began (the history keeps it)
     landing: Landing | None = None  # decoded: what its records became (rows, dead letters, filtered)
+    bytes: int = 0  # the records' payload bytes read
+    millis_behind_latest: int | None = None  # the last GetRecords' MillisBehindLatest of the read
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,8 @@ class CommitRecord:
                     trimmed_after=s.get("trimmed_after"),
                     lag_at_start_ms=s.get("lag_at_start_ms"),
                     landing=Landing.from_json(s.get("landing")),
+                    bytes=int(s.get("bytes", 0)),  # records written before it was kept have none
+                    millis_behind_latest=s.get("millis_behind_latest"),
                 )
                 for s in body["shards"]
             ),

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TypeVar
 
@@ -25,6 +25,8 @@ from kinesis_batch.decoding.resolve import resolve
 from kinesis_batch.errors import ShutdownError
 from kinesis_batch.leases.model import Lease
 from kinesis_batch.leases.renewer import LeaseRenewer
+from kinesis_batch.metrics.send import send_metrics
+from kinesis_batch.output.records import ShardCommit
 from kinesis_batch.planning import RunPlan
 from kinesis_batch.run import commit as committing
 from kinesis_batch.run import lease as leasing
@@ -78,7 +80,7 @@ class CatchUpRun(RunContext):
             raise
         self.finish()
         record = self.output.committed(self.run_id) if published else None
-        return RunReport(
+        report = RunReport(
             run_id=self.run_id,
             batch_id=self.run_id,
             published=published,
@@ -92,6 +94,8 @@ class CatchUpRun(RunContext):
             tasks=self.tasks,
             failed_task_attempts=self.failed_task_attempts,
         )
+        self.send_metrics(report.shards, report.timings)
+        return report
 
     def honouring_stop(self, call: Callable[[], T]) -> T:
         """``call`` (every step, or one step run on its own: an Airflow task), then, when a stop
@@ -169,6 +173,12 @@ class CatchUpRun(RunContext):
         plan, elsewhere = leasing.take(self, lineage, leases, decode)
         self.emit("prepared")
         return recovered, plan, elsewhere
+
+    def send_metrics(self, shards: Sequence[ShardCommit], timings: Mapping[str, float]) -> bool:
+        """The run's metrics to ``--metrics``' backend (its shards' commits, its steps' timings);
+        False, after one warning line, when they could not be sent: never an error."""
+        config = self.config
+        return send_metrics(config.metrics, config.stream, shards, timings, cloudwatch=self.cloudwatch)
 
     def survey(self) -> tuple[Lineage, dict[str, Lease]]:
         return surveying.survey(self.kinesis, self.store, self.config.stream)

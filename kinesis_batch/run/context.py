@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
-from kinesis_batch.aws import glue_client, s3_settings
+from kinesis_batch.aws import cloudwatch_client, glue_client, s3_settings
 from kinesis_batch.checkpoints.store import DynamoDBCheckpointStore
 from kinesis_batch.config import RunConfig
 from kinesis_batch.decoding.resolve import resolve
@@ -81,19 +81,22 @@ class RunContext:
         sink: Sink | None = None,
         glue: Callable[[], Any] | None = None,
         stop: StopRequest | None = None,
+        cloudwatch: Callable[[], Any] | None = None,
     ) -> None:
         """``spark`` gives the SparkContext the read uses (started on first use, shared by the
         caller's runs); ``sink``: where batches are published, by default the one ``config``
         names (with its dead-letter output when decoding), reaching S3 as the standard AWS
         environment says; ``glue``: makes the Glue client a ``glue://`` schema is read with;
         ``stop``: asks the run to stop at its next safe point (kinesis_batch.stopping), as the
-        adapters' signal handlers and Airflow's ``on_kill`` do."""
+        adapters' signal handlers and Airflow's ``on_kill`` do; ``cloudwatch``: makes the
+        CloudWatch client ``--metrics cloudwatch`` sends with."""
         self.config = config
         self.kinesis = kinesis
         self.spark = spark
         self.progress = progress
         self.clock = clock
         self.glue = glue or glue_client
+        self.cloudwatch = cloudwatch or cloudwatch_client
         self.store = LeaseStore(dynamodb, config.table)
         self.checkpoints = DynamoDBCheckpointStore(self.store, initial=config.initial_position)
         self.output = sink or config.open_sink(s3_settings())

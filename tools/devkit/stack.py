@@ -161,6 +161,9 @@ def _emulator(package: str) -> Path:
     return path
 
 
+PUSHGATEWAY = "/usr/bin/prometheus-pushgateway"  # Debian's prometheus-pushgateway (tools/bootstrap.sh)
+
+
 def start_moto(log_dir: Path) -> LocalServer:
     """moto_server on a free port (serves DynamoDB, S3 and Glue; its Kinesis is not used)."""
     port = free_port()
@@ -168,6 +171,13 @@ def start_moto(log_dir: Path) -> LocalServer:
     # conditional writes and transactions, as on AWS).
     argv = [sys.executable, "-m", "devkit.moto_serial", "-H", LOOPBACK, "-p", str(port)]
     return spawn_server("moto_server", argv, port=port, cwd=TOOLS, log_dir=log_dir)
+
+
+def start_pushgateway(log_dir: Path, binary: str = PUSHGATEWAY) -> LocalServer:
+    """Debian's Prometheus Pushgateway on a free port, keeping nothing on disk (--metrics prometheus)."""
+    port = free_port()
+    argv = [binary, f"--web.listen-address={LOOPBACK}:{port}", "--persistence.file="]
+    return spawn_server("pushgateway", argv, port=port, log_dir=log_dir)
 
 
 def start_kinesalite(log_dir: Path, *, shard_limit: int = 1000) -> LocalServer:
@@ -229,6 +239,7 @@ class LocalStack:
             # The same moto_server is S3 (Delta and Iceberg tables) and Glue (an Iceberg catalog).
             "AWS_ENDPOINT_URL_S3": self.dynamodb.url,
             "AWS_ENDPOINT_URL_GLUE": self.dynamodb.url,
+            "AWS_ENDPOINT_URL_CLOUDWATCH": self.dynamodb.url,  # --metrics cloudwatch
         }
 
     def airflow_env(self, home: Path, dags: Path, kinesis: str = "kinesalite") -> dict[str, str]:
