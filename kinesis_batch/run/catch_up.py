@@ -25,6 +25,7 @@ from kinesis_batch.decoding.resolve import resolve
 from kinesis_batch.errors import ShutdownError
 from kinesis_batch.leases.model import Lease
 from kinesis_batch.leases.renewer import LeaseRenewer
+from kinesis_batch.lineage.emit import RunLineage
 from kinesis_batch.metrics.send import send_metrics
 from kinesis_batch.output.records import ShardCommit
 from kinesis_batch.planning import RunPlan
@@ -55,6 +56,9 @@ class CatchUpRun(RunContext):
         A stop asked for meanwhile (``stop``) ends it at the next safe point with ShutdownError
         (see :meth:`honouring_stop`)."""
         started = time.monotonic()
+        lineage = self.lineage()
+        if lineage is not None:
+            lineage.start()
 
         def steps() -> tuple[tuple[dict[str, str], RunPlan, dict[str, str]], bool]:
             with self.timings.step("start"):
@@ -71,12 +75,13 @@ class CatchUpRun(RunContext):
 
         try:
             (recovered, plan, elsewhere), published = self.honouring_stop(steps)
-        except ShutdownError:
-            raise
-        except BaseException:
-            if not self.stop.requested:  # else honouring_stop did the stop's teardown already
-                with releasing.after_failure():
-                    self.finish()
+        except BaseException as exc:
+            if lineage is not None:
+                lineage.failed(exc)
+            if isinstance(exc, ShutdownError) or self.stop.requested:  # honouring_stop did the stop's teardown
+                raise
+            with releasing.after_failure():
+                self.finish()
             raise
         self.finish()
         record = self.output.committed(self.run_id) if published else None
@@ -95,6 +100,8 @@ class CatchUpRun(RunContext):
             failed_task_attempts=self.failed_task_attempts,
         )
         self.send_metrics(report.shards, report.timings)
+        if lineage is not None:
+            lineage.complete(self.run_id, report.shards, self.output)
         return report
 
     def honouring_stop(self, call: Callable[[], T]) -> T:
@@ -173,6 +180,15 @@ class CatchUpRun(RunContext):
         plan, elsewhere = leasing.take(self, lineage, leases, decode)
         self.emit("prepared")
         return recovered, plan, elsewhere
+
+    def lineage(self) -> RunLineage | None:
+        """The run's OpenLineage events, when OpenLineage is configured (kinesis_batch.lineage)."""
+
+        def arn() -> str:
+            summary = self.kinesis.describe_stream_summary(StreamName=self.config.stream)
+            return str(summary["StreamDescriptionSummary"]["StreamARN"])
+
+        return RunLineage.of(self.config, self.run_id, arn)
 
     def send_metrics(self, shards: Sequence[ShardCommit], timings: Mapping[str, float]) -> bool:
         """The run's metrics to ``--metrics``' backend (its shards' commits, its steps' timings);

@@ -1,0 +1,90 @@
+"""OpenLineage events of a run, with the client's file transport: a decoding CLI run writes START
+then COMPLETE naming the stream and both its outputs, whose row counts equal the table's rows
+and the dead letters; a run that fails writes FAIL with its one-line error; an endpoint that
+cannot be reached leaves the run exit 0, its output exactly once, with one warning line.
+
+The events are checked for what the OpenLineage spec requires of them (an event time, a
+producer, a run's UUID, a job's and each dataset's namespace and name, each facet's producer
+and schema URL). Against the spec's JSON schema itself they are not: it is published only in
+the OpenLineage repository, which no package registry this project installs from carries."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+from typing import Any
+
+from tests.output.support import read_rows, sink_of
+from tests.runs import assert_exactly_once, cli, read_output
+from tests.streams import StreamFactory, put
+
+RUN = ("--read-limits", "none", "--spark-master", "local[1]")
+
+
+def file_transport(path: Path) -> dict[str, str]:
+    return {
+        "OPENLINEAGE__TRANSPORT__TYPE": "file",
+        "OPENLINEAGE__TRANSPORT__LOG_FILE_PATH": str(path),
+        "OPENLINEAGE__TRANSPORT__APPEND": "true",
+    }
+
+
+def events(path: Path) -> list[dict[str, Any]]:
+    found = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    for event in found:  # what the spec requires of every run event
+        assert event["eventTime"] and event["producer"] and event["schemaURL"].startswith("https://openlineage.io/")
+        assert uuid.UUID(event["run"]["runId"]).version == 5
+        assert event["job"]["namespace"] == "kinesis-batch" and event["job"]["name"]
+        for dataset in event["inputs"] + event["outputs"]:
+            assert dataset["namespace"] and "name" in dataset
+        facets = [*event["run"]["facets"].values()]
+        facets += [f for d in event["outputs"] for f in [*d["facets"].values(), *d["outputFacets"].values()]]
+        assert all(f["_producer"] and f["_schemaURL"] for f in facets)
+    return found
+
+
+def test_a_run_writes_start_then_complete_naming_the_stream_and_its_outputs_with_their_rows(
+    kinesis: Any, streams: StreamFactory, tmp_path: Path
+) -> None:
+    name = streams.create(shards=2)
+    put(kinesis, name, 30, payload=lambda i: json.dumps({"n": i}).encode() if i % 10 else b"{broken")
+    output, log = tmp_path / "out", tmp_path / "lineage.jsonl"
+    done = cli("run", "--stream", name, "--output", str(output), "--decode", "json", *RUN, env=file_transport(log))
+    assert done.returncode == 0, done.stderr
+
+    start, complete = events(log)
+    assert (start["eventType"], complete["eventType"]) == ("START", "COMPLETE")
+    assert start["run"]["runId"] == complete["run"]["runId"]
+    assert complete["inputs"][0]["name"] == name and complete["inputs"][0]["namespace"].startswith("kinesis://")
+    table, dead = complete["outputs"]
+    assert (table["namespace"], table["name"]) == ("file", str(output))
+    assert dead["name"] == f"{output}_dead_letter"
+    rows = read_rows(sink_of(("--output", str(output), "--format", "parquet")))
+    assert table["outputFacets"]["outputStatistics"]["rowCount"] == len(rows["n"]) == 27
+    assert dead["outputFacets"]["outputStatistics"]["rowCount"] == 3
+    assert [(f["name"], f["type"]) for f in table["facets"]["schema"]["fields"]] == [("n", "int64")]  # decoded
+    facet = complete["run"]["facets"]["kinesisBatch"]
+    assert facet["records"] == 30 and facet["deadLetters"] == 3 and len(facet["shards"]) == 2
+
+
+def test_a_failed_run_writes_fail_with_its_one_line_and_an_unreachable_endpoint_is_one_warning(
+    kinesis: Any, streams: StreamFactory, tmp_path: Path
+) -> None:
+    name = streams.create(shards=1)
+    sent = put(kinesis, name, 10)
+    not_a_folder, log = tmp_path / "a-file", tmp_path / "lineage.jsonl"
+    not_a_folder.write_text("")
+    failed = cli("run", "--stream", name, "--output", str(not_a_folder), *RUN, env=file_transport(log))
+    assert failed.returncode == 2, failed.stderr
+    start, fail = events(log)
+    assert (start["eventType"], fail["eventType"]) == ("START", "FAIL")
+    message = fail["run"]["facets"]["errorMessage"]["message"]
+    assert "\n" not in message and message in failed.stderr and str(not_a_folder) in message
+
+    other = tmp_path / "other"
+    down = cli("run", "--stream", name, "--output", str(other), *RUN, env={"OPENLINEAGE_URL": "http://127.0.0.1:9"})
+    assert down.returncode == 0, down.stderr
+    warnings = [line for line in down.stderr.splitlines() if "did not take this run's events" in line]
+    assert len(warnings) == 1 and "Traceback" not in down.stderr, down.stderr
+    assert_exactly_once(read_output(other), sent)
