@@ -67,6 +67,9 @@ def run_steps(make_run: Callable[[], CatchUpRun], *, outlets: Sequence[Any] = ()
     def acquire_leases() -> dict[str, Any]:
         """Recover unfinished batches, plan, take the leases and mark them with this run's batch."""
         run = stoppable(make_run)
+        lineage = run.lineage()  # the DAG run's OpenLineage run: START here, COMPLETE at commit
+        if lineage is not None:
+            lineage.start()
         recovered, plan, elsewhere = stopping_step(run, run.start)
         return {"recovered": recovered, "shards": plan.shard_ids, "leased_elsewhere": elsewhere}
 
@@ -89,12 +92,17 @@ def run_steps(make_run: Callable[[], CatchUpRun], *, outlets: Sequence[Any] = ()
 
     @step_task()
     def commit_checkpoints() -> int:
-        """Move the checkpoints to the published batch's ends; then its metrics (--metrics)."""
+        """Move the checkpoints to the published batch's ends; then its metrics (--metrics) and
+        the run's OpenLineage COMPLETE."""
         run = stoppable(make_run)
         moved: int = stopping_step(run, renewed(run, run.commit))
         record = run.output.committed(run.run_id)
+        shards = record.shards if record is not None else ()
         if record is not None:  # each step is a task of its own: its timings are Airflow's
-            run.send_metrics(record.shards, {})
+            run.send_metrics(shards, {})
+        lineage = run.lineage()
+        if lineage is not None:
+            lineage.complete(run.run_id, shards, run.output)
         return moved
 
     @task

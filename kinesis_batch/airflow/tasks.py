@@ -65,8 +65,15 @@ def renewed(run: CatchUpRun, call: Callable[[], T]) -> Callable[[], T]:
 def stopping_step(run: CatchUpRun, call: Callable[[], Any]) -> Any:
     """:func:`step` of a step that holds the run's leases: when the task is killed meanwhile
     (``on_kill``: the run's stop asked for), it ends at the next safe point with the teardown a
-    stop owes (CatchUpRun.honouring_stop), and fails with its one line."""
-    return step(lambda: run.honouring_stop(call))
+    stop owes (CatchUpRun.honouring_stop), and fails with its one line, which the run's
+    OpenLineage FAIL (or ABORT) event carries when lineage is configured."""
+    try:
+        return step(lambda: run.honouring_stop(call))
+    except BaseException as exc:
+        lineage = run.lineage()
+        if lineage is not None:
+            lineage.failed(exc.__cause__ if isinstance(exc.__cause__, Exception) else exc)
+        raise
 
 
 def catch_up_run(params: dict[str, Any], *, dag_id: str, run_id: str, until: datetime | None) -> CatchUpRun:

@@ -129,7 +129,7 @@ def build_stream_defs(
             log=context.log,
         )
         report = run_all_steps(run, kinesis_batch_spark, kinesis_batch_aws, context.log)
-        return dg.MaterializeResult(metadata=materialization(report, consumer.output))
+        return dg.MaterializeResult(metadata=materialization(report, consumer.output, run.output.table_sink().fields()))
 
     job = dg.define_asset_job(f"{prefix}_catch_up", selection=dg.AssetSelection.assets(key), tags=tags)
     checks_job = dg.define_asset_job(f"{prefix}_checks", selection=dg.AssetSelection.checks_for_assets(key))
@@ -162,7 +162,7 @@ def build_stream_defs(
                 starts = seed_backfill(run, plan, start=config.start, shards=config.shards)
             context.log.info(f"backfill {ids.batch_id}: {len(starts)} shards from {config.start} into {plan.output}")
         report = run_all_steps(run, kinesis_batch_spark, kinesis_batch_aws, context.log)
-        context.add_output_metadata(materialization(report, run.config.destination))
+        context.add_output_metadata(materialization(report, run.config.destination, run.output.table_sink().fields()))
         return {"batch_id": report.batch_id, "records": report.records, "output": plan.output, "table": plan.table}
 
     @dg.job(name=f"{prefix}_backfill", tags=tags, description=f"Read {stream} again from an older position")

@@ -7,14 +7,16 @@ No ``from __future__ import annotations``, as in the rest of the adapter.
 from typing import Any
 
 import dagster as dg
+import pyarrow as pa
 
 from kinesis_batch.output import Output
 from kinesis_batch.run import RunReport
 
 
-def materialization(report: RunReport, output: Output) -> dict[str, Any]:
+def materialization(report: RunReport, output: Output, fields: pa.Schema | None = None) -> dict[str, Any]:
     """A run's metadata: rows (and, decoding, dead letters; a table of current state, what its
-    changes did), batch, where it went, a row per shard read, and the timings."""
+    changes did), batch, where it went, a row per shard read, the timings, and a decoded
+    table's ``fields`` (``dagster/column_schema``)."""
     landing = report.landing
     columns = [
         dg.TableColumn("shard_id", "string"),
@@ -52,6 +54,9 @@ def materialization(report: RunReport, output: Output) -> dict[str, Any]:
                 else {}
             ),
         }
+    if fields is not None and len(fields):
+        schema = dg.TableSchema(columns=[dg.TableColumn(field.name, str(field.type)) for field in fields])
+        landed["dagster/column_schema"] = dg.MetadataValue.table_schema(schema)
     return {
         "dagster/row_count": landing.rows if landing else report.records,
         "records": report.records,

@@ -10,6 +10,7 @@ from kinesis_batch import LeaseStore
 from kinesis_batch.aws import dynamodb_client
 from kinesis_batch.parsers import default_table
 from tests.runs import Intruder, assert_exactly_once, assert_per_key_order, diamond_stream, read_output
+from tests.scenarios.test_lineage import events, file_transport
 from tests.streams import StreamFactory, put, put_kib
 
 AHEAD = timedelta(minutes=1)
@@ -63,9 +64,13 @@ def test_two_dag_runs_read_every_record_once_the_second_only_new_data(
 def test_a_failing_spark_step_still_releases_the_leases_and_the_next_run_recovers(
     dagbag: Any, spark: Any, kinesis: Any, streams: StreamFactory, tmp_path: Path, monkeypatch: Any
 ) -> None:
+    """Each DAG run is an OpenLineage run too: START, then FAIL with the step's line, or COMPLETE."""
     from kinesis_batch import InvalidStateError
     from kinesis_batch.spark import job
 
+    lineage = tmp_path / "lineage.jsonl"
+    for key, value in file_transport(lineage).items():
+        monkeypatch.setenv(key, value)
     name = streams.create(shards=2)
     sent = put(kinesis, name, 200)
     output = tmp_path / "out"
@@ -75,6 +80,7 @@ def test_a_failing_spark_step_still_releases_the_leases_and_the_next_run_recover
     def spark_fails(*_: Any) -> None:
         raise InvalidStateError("injected failure of the Spark job")
 
+    original = job.ReadJob.run
     monkeypatch.setattr(job.ReadJob, "run", spark_fails)
     failed = dag.test(logical_date=datetime.now(UTC) + AHEAD, run_conf=conf)
     states = {ti.task_id: ti.state for ti in failed.get_task_instances()}
@@ -84,10 +90,15 @@ def test_a_failing_spark_step_still_releases_the_leases_and_the_next_run_recover
     assert leases and all(lease.lease_owner is None and lease.pending_batch_id is None for lease in leases)
     assert read_output(output) == {}
 
-    monkeypatch.undo()
+    monkeypatch.setattr(job.ReadJob, "run", original)
     recovered = dag.test(logical_date=datetime.now(UTC) + 2 * AHEAD, run_conf=conf)
     assert recovered.state == "success"
     assert_exactly_once(read_output(output), sent)
+    start, fail, again, complete = events(lineage)
+    assert [e["eventType"] for e in (start, fail, again, complete)] == ["START", "FAIL", "START", "COMPLETE"]
+    assert fail["run"]["runId"] == start["run"]["runId"] != again["run"]["runId"] == complete["run"]["runId"]
+    assert fail["run"]["facets"]["errorMessage"]["message"] == "injected failure of the Spark job"
+    assert complete["outputs"][0]["outputFacets"]["outputStatistics"]["rowCount"] == len(sent)
 
 
 def test_a_read_that_outlives_its_lease_twice_keeps_it_and_no_other_worker_gets_it(
