@@ -32,44 +32,68 @@ def configured(environ: dict[str, str] | None = None) -> bool:
     )
 
 
-class RunLineage:
-    """One run's events: :meth:`start`, then :meth:`complete` or :meth:`failed`. ``client``:
-    what emits (an ``OpenLineageClient``); ``stream``: the input's (namespace, name)."""
+class Sender:
+    """The OpenLineage client of one run: after a failure it warns once and sends no more."""
 
-    def __init__(self, client: Any, config: RunConfig, run_id: str, stream: tuple[str, str]) -> None:
-        self.client, self.config, self.run_id, self.stream = client, config, run_id, stream
+    def __init__(self, client: Any) -> None:
+        self.client = client
 
     @classmethod
-    def of(cls, config: RunConfig, run_id: str, stream_arn: Callable[[], str]) -> RunLineage | None:
-        """The run's lineage when OpenLineage is configured (None otherwise, or after one
-        warning when the client cannot be made or the stream not named)."""
+    def make(cls) -> Sender | None:
+        """None unless OpenLineage is configured, or (one warning) when its client cannot be made."""
         if not configured():
             return None
         try:
             from openlineage.client import OpenLineageClient
 
-            return cls(OpenLineageClient(), config, run_id, stream_dataset(stream_arn()))
-        except Exception as exc:  # no extra installed, a config that does not parse, the stream unknown
-            _warn(exc)
+            return cls(OpenLineageClient())
+        except Exception as exc:  # no extra installed, a config that does not parse
+            warn(exc)
+            return None
+
+    def send(self, make: Callable[[], Any]) -> None:
+        """Send the event ``make`` makes (not even made after a failure)."""
+        if self.client is None:  # it failed before in this run: one warning is enough
+            return
+        try:
+            self.client.emit(make())
+        except Exception as exc:  # whatever the transport (or a table read for columns) raises: never an error
+            warn(exc)
+            self.client = None
+
+
+class RunLineage:
+    """One run's events: :meth:`start`, then :meth:`complete` or :meth:`failed`. ``stream``:
+    the input's (namespace, name)."""
+
+    def __init__(self, sender: Sender, config: RunConfig, run_id: str, stream: tuple[str, str]) -> None:
+        self.sender, self.config, self.run_id, self.stream = sender, config, run_id, stream
+
+    @classmethod
+    def of(cls, config: RunConfig, run_id: str, stream_arn: Callable[[], str]) -> RunLineage | None:
+        """The run's lineage when OpenLineage is configured (None otherwise, or after one
+        warning when the client cannot be made or the stream not named)."""
+        sender = Sender.make()
+        if sender is None:
+            return None
+        try:
+            return cls(sender, config, run_id, stream_dataset(stream_arn()))
+        except Exception as exc:  # the stream unknown, its ARN unreadable
+            warn(exc)
             return None
 
     def start(self) -> None:
         from openlineage.client.event_v2 import RunState
 
-        self._emit(RunState.START)
+        self.sender.send(lambda: self._event(RunState.START))
 
     def complete(self, batch_id: str, shards: tuple[ShardCommit, ...], sink: Sink) -> None:
         from openlineage.client.event_v2 import RunState
 
         from kinesis_batch.lineage.events import run_facet
 
-        try:
-            written = self._written(shards, sink)
-        except Exception as exc:  # a table that cannot be read for its columns
-            _warn(exc)
-            self.client = None
-            return
-        self._emit(RunState.COMPLETE, written, {"kinesisBatch": run_facet(batch_id, shards)})
+        facets = {"kinesisBatch": run_facet(batch_id, shards)}
+        self.sender.send(lambda: self._event(RunState.COMPLETE, self._written(shards, sink), facets))
 
     def failed(self, error: BaseException) -> None:
         """FAIL with the one-line error; ABORT when a lost lease or a stop ended the run."""
@@ -79,7 +103,7 @@ class RunLineage:
 
         state = RunState.ABORT if isinstance(error, LeaseError) else RunState.FAIL
         line = str(error).splitlines()[0] if str(error) else type(error).__name__
-        self._emit(state, facets={"errorMessage": error_facet(line)})
+        self.sender.send(lambda: self._event(state, facets={"errorMessage": error_facet(line)}))
 
     def _written(self, shards: tuple[ShardCommit, ...], sink: Sink) -> list[Any]:
         from kinesis_batch.landing import total
@@ -100,29 +124,18 @@ class RunLineage:
             written.append(Written(*output_dataset(dead.asset_uri), landing.dead_letters))
         return written
 
-    def _emit(self, state: Any, written: list[Any] | None = None, facets: dict[str, Any] | None = None) -> None:
-        if self.client is None:  # it failed before in this run: one warning is enough
-            return
-        from kinesis_batch.lineage.events import event
+    def _event(self, state: Any, written: list[Any] | None = None, facets: dict[str, Any] | None = None) -> Any:
+        from kinesis_batch.lineage.events import event, run_uuid
 
-        try:
-            made = event(
-                state,
-                consumer=self.config.table,
-                run_id=self.run_id,
-                stream=self.stream,
-                written=written or (),
-                facets=facets,
-            )
-            self.client.emit(made)
-        except Exception as exc:  # whatever the transport raises: lineage never fails a run
-            _warn(exc)
-            self.client = None
+        consumer = self.config.table
+        run = run_uuid(consumer, self.run_id)
+        return event(state, job=consumer, run=run, inputs=[self.stream], written=written or (), facets=facets)
 
 
-def _warn(exc: BaseException) -> None:
+def warn(exc: BaseException) -> None:
+    """The one warning line of a run whose events OpenLineage did not take."""
     line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     log.warning("lineage: OpenLineage did not take this run's events (%s); the run is unaffected", line)
 
 
-__all__ = ["RunLineage", "configured"]
+__all__ = ["RunLineage", "Sender", "configured", "warn"]

@@ -51,14 +51,28 @@ class KinesisBatchRunFacet(RunFacet):
         return FACET_SCHEMA
 
 
+@attr.define
+class MaintenanceFacet(RunFacet):
+    """Which maintenance of kinesis-batch a run was (its id names its report and its markers)."""
+
+    maintenanceId: str  # camelCase, as the spec's facets are
+
+    @staticmethod
+    def _get_schema() -> str:
+        return FACET_SCHEMA
+
+
 @dataclass(frozen=True)
 class Written:
-    """One output the run wrote: its OpenLineage name, rows, and columns (None: not known)."""
+    """One output a run wrote: its OpenLineage name, rows, files and bytes (None: not known),
+    and columns (None: not known)."""
 
     namespace: str
     name: str
-    rows: int
+    rows: int | None
     columns: pa.Schema | None = None
+    files: int | None = None
+    size: int | None = None
 
 
 def run_uuid(consumer: str, run_id: str) -> str:
@@ -68,14 +82,13 @@ def run_uuid(consumer: str, run_id: str) -> str:
 def event(
     state: RunState,
     *,
-    consumer: str,
-    run_id: str,
-    stream: tuple[str, str],
+    job: str,
+    run: str,
+    inputs: Sequence[tuple[str, str]],
     written: Sequence[Written] = (),
     facets: Mapping[str, RunFacet] | None = None,
 ) -> RunEvent:
-    """One event of the run ``run_id`` of ``consumer``, reading ``stream`` (namespace, name)."""
-    job = Job(namespace=os.environ.get("OPENLINEAGE_NAMESPACE", "kinesis-batch"), name=consumer)
+    """One event of run ``run`` (a UUID) of ``job``, reading ``inputs`` ((namespace, name) each)."""
     outputs = [
         OutputDataset(
             namespace=w.namespace,
@@ -83,7 +96,7 @@ def event(
             facets={"schema": _schema(w.columns)} if w.columns is not None else {},
             outputFacets={
                 "outputStatistics": output_statistics_output_dataset.OutputStatisticsOutputDatasetFacet(
-                    rowCount=w.rows, producer=PRODUCER
+                    rowCount=w.rows, size=w.size, fileCount=w.files, producer=PRODUCER
                 )
             },
         )
@@ -92,10 +105,10 @@ def event(
     return RunEvent(
         eventType=state,
         eventTime=datetime.now(UTC).isoformat(),
-        run=Run(runId=run_uuid(consumer, run_id), facets=dict(facets or {})),
-        job=job,
+        run=Run(runId=run, facets=dict(facets or {})),
+        job=Job(namespace=os.environ.get("OPENLINEAGE_NAMESPACE", "kinesis-batch"), name=job),
         producer=PRODUCER,
-        inputs=[InputDataset(namespace=stream[0], name=stream[1])],
+        inputs=[InputDataset(namespace=namespace, name=name) for namespace, name in inputs],
         outputs=outputs,
     )
 
@@ -125,4 +138,4 @@ def _schema(columns: pa.Schema) -> schema_dataset.SchemaDatasetFacet:
     return schema_dataset.SchemaDatasetFacet(fields=fields, producer=PRODUCER)
 
 
-__all__ = ["KinesisBatchRunFacet", "Written", "error_facet", "event", "run_facet", "run_uuid"]
+__all__ = ["KinesisBatchRunFacet", "MaintenanceFacet", "Written", "error_facet", "event", "run_facet", "run_uuid"]

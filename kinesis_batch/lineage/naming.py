@@ -24,7 +24,10 @@ def stream_dataset(arn: str) -> tuple[str, str]:
 
 
 def output_dataset(asset_uri: str) -> tuple[str, str]:
-    """An output's asset URI (kinesis_batch.output.Output.asset_uri) as (namespace, name)."""
+    """An output's asset URI (kinesis_batch.output.Output.asset_uri), or a sink's URI (a local
+    table's is its path), as (namespace, name)."""
+    if "://" not in asset_uri:
+        return "file", str(Path(asset_uri).absolute())
     scheme, _, rest = asset_uri.partition("://")
     if scheme == "s3":
         bucket, _, key = rest.partition("/")

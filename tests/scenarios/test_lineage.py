@@ -34,7 +34,7 @@ def events(path: Path) -> list[dict[str, Any]]:
     found = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     for event in found:  # what the spec requires of every run event
         assert event["eventTime"] and event["producer"] and event["schemaURL"].startswith("https://openlineage.io/")
-        assert uuid.UUID(event["run"]["runId"]).version == 5
+        assert uuid.UUID(event["run"]["runId"])
         assert event["job"]["namespace"] == "kinesis-batch" and event["job"]["name"]
         for dataset in event["inputs"] + event["outputs"]:
             assert dataset["namespace"] and "name" in dataset
@@ -55,7 +55,7 @@ def test_a_run_writes_start_then_complete_naming_the_stream_and_its_outputs_with
 
     start, complete = events(log)
     assert (start["eventType"], complete["eventType"]) == ("START", "COMPLETE")
-    assert start["run"]["runId"] == complete["run"]["runId"]
+    assert start["run"]["runId"] == complete["run"]["runId"] and uuid.UUID(start["run"]["runId"]).version == 5
     assert complete["inputs"][0]["name"] == name and complete["inputs"][0]["namespace"].startswith("kinesis://")
     table, dead = complete["outputs"]
     assert (table["namespace"], table["name"]) == ("file", str(output))
