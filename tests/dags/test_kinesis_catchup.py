@@ -7,8 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from kinesis_batch import LeaseStore
-from kinesis_batch.aws import dynamodb_client
+from kinesis_batch.aws import cloudwatch_client, dynamodb_client
 from kinesis_batch.parsers import default_table
+from tests.metrics.test_cloudwatch import sums
 from tests.runs import Intruder, assert_exactly_once, assert_per_key_order, diamond_stream, read_output
 from tests.scenarios.test_lineage import events, file_transport
 from tests.streams import StreamFactory, put, put_kib
@@ -64,7 +65,8 @@ def test_two_dag_runs_read_every_record_once_the_second_only_new_data(
 def test_a_failing_spark_step_still_releases_the_leases_and_the_next_run_recovers(
     dagbag: Any, spark: Any, kinesis: Any, streams: StreamFactory, tmp_path: Path, monkeypatch: Any
 ) -> None:
-    """Each DAG run is an OpenLineage run too: START, then FAIL with the step's line, or COMPLETE."""
+    """Each DAG run is an OpenLineage run too (START, then FAIL with the step's line, or
+    COMPLETE), and sends its metrics once its batch is committed."""
     from kinesis_batch import InvalidStateError
     from kinesis_batch.spark import job
 
@@ -75,7 +77,7 @@ def test_a_failing_spark_step_still_releases_the_leases_and_the_next_run_recover
     sent = put(kinesis, name, 200)
     output = tmp_path / "out"
     dag = dagbag.get_dag("kinesis_catchup")
-    conf = {"stream": name, "output": str(output)}
+    conf = {"stream": name, "output": str(output), "metrics": "cloudwatch", "metrics_namespace": "KinesisBatchDag"}
 
     def spark_fails(*_: Any) -> None:
         raise InvalidStateError("injected failure of the Spark job")
@@ -99,6 +101,9 @@ def test_a_failing_spark_step_still_releases_the_leases_and_the_next_run_recover
     assert fail["run"]["runId"] == start["run"]["runId"] != again["run"]["runId"] == complete["run"]["runId"]
     assert fail["run"]["facets"]["errorMessage"]["message"] == "injected failure of the Spark job"
     assert complete["outputs"][0]["outputFacets"]["outputStatistics"]["rowCount"] == len(sent)
+    # and its metrics, sent by commit_checkpoints (the failed run published nothing: none)
+    figures = sums(cloudwatch_client(), "KinesisBatchDag", ["RecordsProcessed", "RowsWritten"], name)
+    assert figures == {"RecordsProcessed": len(sent), "RowsWritten": len(sent)}
 
 
 def test_a_read_that_outlives_its_lease_twice_keeps_it_and_no_other_worker_gets_it(
