@@ -209,6 +209,11 @@ def from_botocore(exc: Exception, *, operation: str, resource: str = "") -> Kine
 _STORAGE_PERMANENT_WORDS = ("NoSuchBucket", "AccessDenied", "Access Denied", "Forbidden", "403")
 
 
+def first_line(exc: BaseException) -> str:
+    """An error's first line, or its kind's name when it says nothing."""
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
 def from_storage(exc: BaseException, doing: str, *, remote: bool) -> KinesisBatchError:
     """Translate an error of a storage library into this package's tree, as ``doing: <the
     library's first line>``. pyarrow, deltalake and pyiceberg raise OSError, ValueError or
@@ -219,7 +224,7 @@ def from_storage(exc: BaseException, doing: str, *, remote: bool) -> KinesisBatc
     remote store or catalog (S3, Glue, a REST catalog) is DependencyError: it may pass."""
     if isinstance(exc, KinesisBatchError):
         return exc
-    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    text = first_line(exc)
     permanent = (
         not remote
         or isinstance(exc, (PermissionError, ValueError))

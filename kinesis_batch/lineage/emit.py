@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kinesis_batch.config import RunConfig
-from kinesis_batch.errors import LeaseError
+from kinesis_batch.errors import LeaseError, first_line
 from kinesis_batch.lineage.naming import output_dataset, stream_dataset
 from kinesis_batch.output.records import ShardCommit
 from kinesis_batch.output.routed import RoutedSink
@@ -62,12 +62,54 @@ class Sender:
             self.client = None
 
 
-class RunLineage:
-    """One run's events: :meth:`start`, then :meth:`complete` or :meth:`failed`. ``stream``:
-    the input's (namespace, name)."""
+class Lineage:
+    """One OpenLineage run of ``job`` (``run``: its UUID) reading ``inputs`` ((namespace, name)
+    each): :meth:`start`, then its own COMPLETE, or :meth:`failed`."""
+
+    #: The errors that end it as ABORT rather than FAIL.
+    aborts: tuple[type[BaseException], ...] = ()
+
+    def __init__(self, sender: Sender, job: str, run: str, inputs: list[tuple[str, str]]) -> None:
+        self.sender, self.job, self.run, self.inputs = sender, job, run, inputs
+
+    def start(self) -> None:
+        from openlineage.client.event_v2 import RunState
+
+        self._send(RunState.START)
+
+    def failed(self, error: BaseException) -> None:
+        """FAIL (or ABORT, for :attr:`aborts`) with the error's one line."""
+        from openlineage.client.event_v2 import RunState
+
+        from kinesis_batch.lineage.events import error_facet
+
+        state = RunState.ABORT if isinstance(error, self.aborts) else RunState.FAIL
+        self._send(state, facets={"errorMessage": error_facet(first_line(error))})
+
+    def _send(
+        self, state: Any, written: Callable[[], list[Any]] | None = None, facets: dict[str, Any] | None = None
+    ) -> None:
+        """The event, made only when sent (``written``: its outputs, read then)."""
+        from kinesis_batch.lineage.events import event
+
+        def made() -> Any:
+            outputs = written() if written is not None else []
+            return event(state, job=self.job, run=self.run, inputs=self.inputs, written=outputs, facets=facets)
+
+        self.sender.send(made)
+
+
+class RunLineage(Lineage):
+    """A catch-up run's events: ABORT when a lost lease or a stop ended it. ``stream``: the
+    input's (namespace, name)."""
+
+    aborts = (LeaseError,)
 
     def __init__(self, sender: Sender, config: RunConfig, run_id: str, stream: tuple[str, str]) -> None:
-        self.sender, self.config, self.run_id, self.stream = sender, config, run_id, stream
+        from kinesis_batch.lineage.events import run_uuid
+
+        super().__init__(sender, config.table, run_uuid(config.table, run_id), [stream])
+        self.config = config
 
     @classmethod
     def of(cls, config: RunConfig, run_id: str, stream_arn: Callable[[], str]) -> RunLineage | None:
@@ -82,60 +124,40 @@ class RunLineage:
             warn(exc)
             return None
 
-    def start(self) -> None:
-        from openlineage.client.event_v2 import RunState
-
-        self.sender.send(lambda: self._event(RunState.START))
-
     def complete(self, batch_id: str, shards: tuple[ShardCommit, ...], sink: Sink) -> None:
         from openlineage.client.event_v2 import RunState
 
         from kinesis_batch.lineage.events import run_facet
 
         facets = {"kinesisBatch": run_facet(batch_id, shards)}
-        self.sender.send(lambda: self._event(RunState.COMPLETE, self._written(shards, sink), facets))
+        self._send(RunState.COMPLETE, lambda: written_by(self.config, shards, sink), facets)
 
-    def failed(self, error: BaseException) -> None:
-        """FAIL with the one-line error; ABORT when a lost lease or a stop ended the run."""
-        from openlineage.client.event_v2 import RunState
 
-        from kinesis_batch.lineage.events import error_facet
+def written_by(config: RunConfig, shards: tuple[ShardCommit, ...], sink: Sink) -> list[Any]:
+    """The outputs a run's batch (``shards``' commits) wrote into ``sink``, as Written: each
+    table (routed: each the batch wrote) with its rows and columns, and the dead letters."""
+    from kinesis_batch.landing import total
+    from kinesis_batch.lineage.events import Written
 
-        state = RunState.ABORT if isinstance(error, LeaseError) else RunState.FAIL
-        line = str(error).splitlines()[0] if str(error) else type(error).__name__
-        self.sender.send(lambda: self._event(state, facets={"errorMessage": error_facet(line)}))
-
-    def _written(self, shards: tuple[ShardCommit, ...], sink: Sink) -> list[Any]:
-        from kinesis_batch.landing import total
-        from kinesis_batch.lineage.events import Written
-
-        landing = total([s.landing for s in shards])
-        destination = self.config.destination
-        written = []
-        if isinstance(sink, RoutedSink) and landing is not None:
-            for route, rows in landing.tables.items():
-                where = output_dataset(destination.route(route).asset_uri)
-                written.append(Written(*where, rows, sink.table(route).fields()))
-        else:
-            rows = landing.rows if landing is not None else sum(s.records for s in shards)
-            written.append(Written(*output_dataset(destination.asset_uri), rows, sink.table_sink().fields()))
-        if landing is not None:
-            dead = destination.dead_letter(self.config.decoding.dead_letter_output)
-            written.append(Written(*output_dataset(dead.asset_uri), landing.dead_letters))
-        return written
-
-    def _event(self, state: Any, written: list[Any] | None = None, facets: dict[str, Any] | None = None) -> Any:
-        from kinesis_batch.lineage.events import event, run_uuid
-
-        consumer = self.config.table
-        run = run_uuid(consumer, self.run_id)
-        return event(state, job=consumer, run=run, inputs=[self.stream], written=written or (), facets=facets)
+    landing = total([s.landing for s in shards])
+    destination = config.destination
+    written = []
+    if isinstance(sink, RoutedSink) and landing is not None:
+        for route, rows in landing.tables.items():
+            where = output_dataset(destination.route(route).asset_uri)
+            written.append(Written(*where, rows, sink.table(route).fields()))
+    else:
+        rows = landing.rows if landing is not None else sum(s.records for s in shards)
+        written.append(Written(*output_dataset(destination.asset_uri), rows, sink.table_sink().fields()))
+    if landing is not None:
+        dead = destination.dead_letter(config.decoding.dead_letter_output)
+        written.append(Written(*output_dataset(dead.asset_uri), landing.dead_letters))
+    return written
 
 
 def warn(exc: BaseException) -> None:
     """The one warning line of a run whose events OpenLineage did not take."""
-    line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    log.warning("lineage: OpenLineage did not take this run's events (%s); the run is unaffected", line)
+    log.warning("lineage: OpenLineage did not take this run's events (%s); the run is unaffected", first_line(exc))
 
 
-__all__ = ["RunLineage", "Sender", "configured", "warn"]
+__all__ = ["Lineage", "RunLineage", "Sender", "configured", "warn", "written_by"]

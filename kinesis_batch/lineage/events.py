@@ -27,6 +27,7 @@ import pyarrow as pa
 from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run, RunEvent, RunState
 from openlineage.client.facet_v2 import RunFacet, error_message_run, output_statistics_output_dataset, schema_dataset
 
+from kinesis_batch.landing import KEPT_REASONS, Landing, total
 from kinesis_batch.output.records import ShardCommit
 
 #: Who made the events (a URI, as the spec asks; the project has no public address to name).
@@ -114,17 +115,13 @@ def event(
 
 
 def run_facet(batch_id: str, shards: Sequence[ShardCommit]) -> KinesisBatchRunFacet:
-    landings = [s.landing for s in shards if s.landing is not None]
-    reasons: dict[str, int] = {}
-    for landing in landings:
-        for reason, count in landing.reasons.items():
-            reasons[reason] = reasons.get(reason, 0) + count
+    landing = total([s.landing for s in shards]) or Landing()
     return KinesisBatchRunFacet(
         producer=PRODUCER,
         batchId=batch_id,
         records=sum(s.records for s in shards),
-        deadLetters=sum(x.dead_letters for x in landings),
-        reasons=dict(sorted(reasons.items(), key=lambda item: -item[1])[:3]),
+        deadLetters=landing.dead_letters,
+        reasons=dict(sorted(landing.reasons.items(), key=lambda item: -item[1])[:KEPT_REASONS]),
         shards=[{"shardId": s.shard_id, "from": str(s.start), "to": str(s.end), "records": s.records} for s in shards],
     )
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from kinesis_batch.landing import Landing, total
 from kinesis_batch.metrics.settings import DETAILED
 from kinesis_batch.output.records import ShardCommit
 
@@ -52,13 +53,13 @@ def points_of(stream: str, shards: Sequence[ShardCommit], timings: Mapping[str, 
 
 def _counts(shards: Iterable[ShardCommit], where: tuple[tuple[str, str], ...]) -> list[Point]:
     shards = list(shards)
-    landings = [s.landing for s in shards if s.landing is not None]
-    rows = sum(x.rows for x in landings) + sum(s.records for s in shards if s.landing is None)
+    landing = total([s.landing for s in shards]) or Landing()
+    rows = landing.rows + sum(s.records for s in shards if s.landing is None)  # raw: a row per record
     points = [
         Point("RecordsProcessed", sum(s.records for s in shards), COUNT, where),
         Point("BytesProcessed", sum(s.bytes for s in shards), BYTES, where),
         Point("RowsWritten", rows, COUNT, where),
-        Point("DeadLetters", sum(x.dead_letters for x in landings), COUNT, where),
+        Point("DeadLetters", landing.dead_letters, COUNT, where),
     ]
     behind = [s.millis_behind_latest for s in shards if s.millis_behind_latest is not None]
     if behind:

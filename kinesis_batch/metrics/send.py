@@ -9,6 +9,7 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from kinesis_batch.errors import first_line
 from kinesis_batch.metrics.backend import Backend
 from kinesis_batch.metrics.points import points_of
 from kinesis_batch.metrics.settings import CLOUDWATCH, EMF, PROMETHEUS, STATSD, MetricsSettings
@@ -53,7 +54,7 @@ def send_metrics(
     try:
         backend_for(settings, cloudwatch).send(points_of(stream, shards, timings, settings.level))
     except Exception as exc:  # whatever the backend's library raises: a run never fails for its metrics
-        line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        line = first_line(exc)
         log.warning("metrics: %s did not take this run's metrics (%s); the run is unaffected", settings.backend, line)
         return False
     return True
