@@ -44,6 +44,9 @@ KEY_PROPERTY = "kinesis_batch.changes_key"
 #: How many keys a look-up of the table's rows names one by one; more are read by their range
 #: and kept to the batch's keys as they come (a long IN list is slow to plan, or crashes).
 LISTED = 1_000
+#: A new table's layout unless ``--partition-by`` says: unpartitioned, since partitioning by
+#: arrival would move a key's row between partitions on every update.
+NEW_TABLE_LAYOUT = "none"
 #: What is read of the table's rows to compare orders.
 ORDER_COLUMNS = ("change_position", "lineage_depth", "sequence_number", "sub_sequence_number")
 
@@ -97,7 +100,7 @@ class ChangeTable(TableSink):
             said = self._key_property(existing)
             if key and said and said.split(",") != list(key):
                 raise InvalidStateError(f"--changes: {self.uri} is keyed by {said}, not {','.join(key)}")
-        layout = partition_by or (None if existing is not None else "none")
+        layout = partition_by or (None if existing is not None else NEW_TABLE_LAYOUT)
         super().prepare(replace(columns, changes=True), layout)  # type: ignore[safe-super]  # the format's, by the MRO
         if key and self._key_property(self._load()) is None:
             self._set_key_property(key)
@@ -208,4 +211,4 @@ def _counted(record: CommitRecord, folded: Folded, decision: Decision, route: st
     return replace(record, shards=tuple(shards))
 
 
-__all__ = ["KEY_PROPERTY", "LISTED", "ORDER_COLUMNS", "ChangeTable"]
+__all__ = ["KEY_PROPERTY", "LISTED", "NEW_TABLE_LAYOUT", "ORDER_COLUMNS", "ChangeTable"]

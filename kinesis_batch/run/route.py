@@ -26,6 +26,7 @@ import pyarrow.parquet as pq
 from kinesis_batch.columns import decoded
 from kinesis_batch.decoding.rejects import ROUTE
 from kinesis_batch.decoding.spec import DecodeSpec
+from kinesis_batch.output.changes import NEW_TABLE_LAYOUT
 from kinesis_batch.output.layout import FileLayout, choose
 from kinesis_batch.output.place import Place
 from kinesis_batch.output.routed import AT_ONCE, HELD, RoutedSink
@@ -54,7 +55,7 @@ def targets(context: RunContext, sink: RoutedSink, decode: DecodeSpec) -> tuple[
     sink.targeted(batch_id, known)
     new = sink.new_routes(batch_id)
     new.make_dirs()
-    asked = context.config.partition_by or ("none" if context.config.changes else None)  # as ChangeTable.prepare
+    asked = context.config.partition_by or (NEW_TABLE_LAYOUT if context.config.changes else None)
     partition = choose(asked, None, new=True, where="a new table")
     return RouteTargets(Target(new, sink.new_layout(partition, target_bytes)), known), replace(decode, tables=fields)
 
