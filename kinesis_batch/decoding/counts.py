@@ -11,9 +11,10 @@ from typing import Any
 @dataclass
 class Counts:
     """What one range's records became: ``records`` = records of rows + ``dead_letters`` +
-        ``filtered``; ``rows`` counts the rows; ``reasons``: dead letters by ``stage: kind``;
-        ``tables``: routed, the rows of each route, ``table_records`` the records they came from, and
-    ``keys`` (with ``--changes``) the key each route's rows were collapsed by."""
+    ``filtered``; ``rows`` counts the rows; ``reasons``: dead letters by ``stage: kind``;
+    ``tables``: routed, the rows of each route, ``table_records`` the records they came from, and
+    (with ``--changes``) ``keys``, the key each route's rows were collapsed by, and
+    ``table_changes``, what that collapsing dropped."""
 
     records: int = 0
     rows: int = 0
@@ -25,7 +26,7 @@ class Counts:
     tables: Counter[str] = field(default_factory=Counter)
     table_records: Counter[str] = field(default_factory=Counter)
     keys: dict[str, tuple[str, ...]] = field(default_factory=dict)  # routed --changes: each route's key
-    table_changes: defaultdict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))  # and changes
+    table_changes: defaultdict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
 
     def to_json(self) -> dict[str, Any]:
         return {
