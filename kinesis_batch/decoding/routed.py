@@ -69,14 +69,16 @@ class RoutedPipeline(Pipeline):
                 envelopes |= self.envelope.envelopes
             if last:
                 break
-        fitted = {route: self._fitted_pieces(route, found, rejected) for route, found in sorted(pieces.items())}
-        changes = {route: self._route_changes(route, parts, rejected, envelopes) for route, parts in fitted.items()}
+        fitted = {
+            route: self._route_changes(route, self._fitted_pieces(route, found, rejected), rejected, envelopes)
+            for route, found in sorted(pieces.items())
+        }
         self._check(records, rejected)
         tables: dict[str, list[pa.RecordBatch]] = {}
         landed: list[int] = []
         held: dict[int, str] = {}
         for route, parts in fitted.items():
-            for (conformed, kept), marked in zip(parts, changes[route], strict=True):
+            for conformed, kept, marked in parts:
                 batch = self._rows(records, kept, conformed.columns, conformed.schema)
                 if batch is None:
                     continue
@@ -107,12 +109,12 @@ class RoutedPipeline(Pipeline):
         parts: list[tuple[Conformed, list[int]]],
         rejected: dict[int, Rejected],
         envelopes: dict[int, Unwrapped],
-    ) -> list[Marked | None]:
-        """``--changes``: each part of a route's rows through that route's changes stage (the
-        part narrowed to the rows that are changes, in place); None each without ``--changes``.
-        A route no ``--key`` names a key for is dead letters."""
+    ) -> list[tuple[Conformed, list[int], Marked | None]]:
+        """``--changes``: each part of a route's rows through that route's changes stage, narrowed
+        to the rows that are changes, with their marks (without ``--changes``: as they are, no
+        mark). A route no ``--key`` names a key for is dead letters: its parts keep no row."""
         if self.changes is None:
-            return [None] * len(parts)
+            return [(conformed, kept, None) for conformed, kept in parts]
         if route not in self.stages:
             settings = self.changes.settings.for_route(route)
             self.stages[route] = ChangeStage(settings) if settings is not None else None
@@ -120,16 +122,9 @@ class RoutedPipeline(Pipeline):
         if stage is None:
             detail = f"--key names no key for table {route} (give --key {route}:COL or a bare --key)"
             note(rejected, [Rejected(p, CHANGES, "no key", detail) for _, kept in parts for p in kept])
-            parts[:] = [(conformed, []) for conformed, _ in parts]
-            return [None] * len(parts)
-        marks: list[Marked | None] = []
-        for index, (conformed, kept) in enumerate(parts):
-            narrowed, kept, marked = self._changes(
-                conformed, kept, rejected, stage, envelopes if self.envelope else None
-            )
-            parts[index] = (narrowed, kept)
-            marks.append(marked)
-        return marks
+            return [(conformed, [], None) for conformed, _ in parts]
+        given = envelopes if self.envelope is not None else None  # None: --changes upsert
+        return [self._changes(conformed, kept, rejected, stage, given) for conformed, kept in parts]
 
     def _held(self, records: Sequence[Record], routes: dict[int, str]) -> pa.RecordBatch | None:
         """New routes' records as the dead letters they become if their tables are refused."""
