@@ -29,8 +29,7 @@ def option(
 ) -> Any:
     """A field of the settings with what adapters show of it (``repeat``: the command line's
     flag may be given again, its values joined by this)."""
-    meta = {"help": help, "choices": choices, "low": low, "high": high, "where": where, "group": group}
-    meta["repeat"] = repeat
+    meta = dict(help=help, choices=choices, low=low, high=high, where=where, group=group, repeat=repeat)
     if default is MISSING:
         return field(metadata=meta)
     return field(default=default, metadata=meta)

@@ -198,7 +198,7 @@ class StreamSettings:
             raise IllegalArgumentError(f"--dead-letter-threshold: {self.dead_letter_threshold:g} is not a share (0..1)")
         check_changes(self.change_settings, self.format, self.decode, self.transform)
         check_routing(self.output, self.route_rule, self.decode, self.change_settings, self.dead_letter_output)
-        MetricsSettings(self.metrics, self.metrics_level, self.metrics_namespace, self.pushgateway)  # checked
+        _ = self.metrics_settings  # made once here: checked
         if self.routes and not self.route_by:
             raise IllegalArgumentError("--routes goes with --route-by")
         self.destination.dead_letter(self.decoding.dead_letter_output)  # the output and its dead letters: checked
