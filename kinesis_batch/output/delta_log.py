@@ -21,8 +21,12 @@ def log_gone(exc: BaseException | None) -> bool:
     from deltalake.exceptions import DeltaError
 
     while exc is not None:
-        text = str(exc)
-        if isinstance(exc, DeltaError) and "_delta_log/" in text and "not found" in text.lower():
+        text = str(exc).lower()
+        # Two wordings of it: a log file not found, or a version whose commit entry is gone
+        # (deltalake's InvalidVersion, met by a commit's conflict check after a log clean-up).
+        if isinstance(exc, DeltaError) and (
+            ("_delta_log/" in text and "not found" in text) or "invalid table version" in text
+        ):
             return True
         exc = exc.__cause__
     return False
