@@ -2,11 +2,7 @@
 then COMPLETE naming the stream and both its outputs, whose row counts equal the table's rows
 and the dead letters; a run that fails writes FAIL with its one-line error; an endpoint that
 cannot be reached leaves the run exit 0, its output exactly once, with one warning line.
-
-The events are checked for what the OpenLineage spec requires of them (an event time, a
-producer, a run's UUID, a job's and each dataset's namespace and name, each facet's producer
-and schema URL). Against the spec's JSON schema itself they are not: it is published only in
-the OpenLineage repository, which no package registry this project installs from carries."""
+(The events' checks: tests.lineage.support.)"""
 
 from __future__ import annotations
 
@@ -15,33 +11,12 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from tests.lineage.support import events, file_transport
 from tests.output.support import read_rows, sink_of
 from tests.runs import assert_exactly_once, cli, read_output
 from tests.streams import StreamFactory, put
 
 RUN = ("--read-limits", "none", "--spark-master", "local[1]")
-
-
-def file_transport(path: Path) -> dict[str, str]:
-    return {
-        "OPENLINEAGE__TRANSPORT__TYPE": "file",
-        "OPENLINEAGE__TRANSPORT__LOG_FILE_PATH": str(path),
-        "OPENLINEAGE__TRANSPORT__APPEND": "true",
-    }
-
-
-def events(path: Path) -> list[dict[str, Any]]:
-    found = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    for event in found:  # what the spec requires of every run event
-        assert event["eventTime"] and event["producer"] and event["schemaURL"].startswith("https://openlineage.io/")
-        assert uuid.UUID(event["run"]["runId"])
-        assert event["job"]["namespace"] == "kinesis-batch" and event["job"]["name"]
-        for dataset in event["inputs"] + event["outputs"]:
-            assert dataset["namespace"] and "name" in dataset
-        facets = [*event["run"]["facets"].values()]
-        facets += [f for d in event["outputs"] for f in [*d["facets"].values(), *d["outputFacets"].values()]]
-        assert all(f["_producer"] and f["_schemaURL"] for f in facets)
-    return found
 
 
 def test_a_run_writes_start_then_complete_naming_the_stream_and_its_outputs_with_their_rows(

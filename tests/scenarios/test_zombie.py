@@ -1,7 +1,7 @@
 """Fencing: a run frozen (SIGSTOP) past its lease, after its last lease check or in the middle
 of its read, while another worker recovers its batch and reads the same range again, can never
-publish when thawed. It ends with exit 3 and the lease-lost line; the output stays exactly
-once. For every output format."""
+publish when thawed. It ends with exit 3 and the lease-lost line (and its OpenLineage run with
+ABORT); the output stays exactly once. For every output format."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ import pytest
 from kinesis_batch import LeaseStore
 from kinesis_batch.run import CatchUpRun
 from tests import faultpoints
+from tests.lineage.support import events, file_transport
 from tests.output.support import output_args, read_rows, run_config, sink_of
 from tests.runs import REPO, assert_exactly_once, diamond_stream
 from tests.streams import StreamFactory
@@ -45,12 +46,16 @@ def frozen(pid: int, timeout: float = 120.0) -> bool:
     return False
 
 
-def start_zombie(step: str, name: str, output: tuple[str, ...], *extra: str) -> subprocess.Popen[str]:
-    """``kinesis-batch run`` as worker "zombie", in a session of its own, freezing at ``step``."""
+def start_zombie(
+    step: str, name: str, output: tuple[str, ...], *extra: str, env: dict[str, str] | None = None
+) -> subprocess.Popen[str]:
+    """``kinesis-batch run`` as worker "zombie", in a session of its own, freezing at ``step``
+    (``env``: added to this process's environment)."""
     run = ("run", "--stream", name, *output, "--lease-seconds", str(LEASE_SECONDS), "--worker-id", "zombie")
     return subprocess.Popen(
         faultpoints.command("freeze", step, *run, "--read-limits", "none", *extra),
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, cwd=REPO,
+        env={**os.environ, **(env or {})},
     )  # fmt: skip
 
 
@@ -133,7 +138,10 @@ def test_a_run_frozen_while_reading_then_thawed_after_another_worker_finished_ex
 
     # The zombie freezes mid-read (its driver, JVM and the Python worker that wrote rows): the
     # lease renewer stops with it, and its leases lapse.
-    zombie = start_zombie("reading", name, output, "--spark-master", "local[1]", "--run-id", ZOMBIE)
+    lineage = tmp_path / "lineage.jsonl"
+    zombie = start_zombie(
+        "reading", name, output, "--spark-master", "local[1]", "--run-id", ZOMBIE, env=file_transport(lineage)
+    )
     try:
         assert frozen(zombie.pid), f"the run did not freeze: {zombie.communicate(timeout=60)[1][-2000:]}"
         report = recoverer(name, output, kinesis, dynamodb, spark).run()
@@ -147,6 +155,9 @@ def test_a_run_frozen_while_reading_then_thawed_after_another_worker_finished_ex
     assert "Traceback" not in stderr and "PythonException" not in stderr, stderr[-3000:]
     assert len(lines) == 1, stderr[-3000:]
     assert "lost the leases of shardId-" in lines[0] and "nothing was published" in lines[0], lines
+    start, abort = events(lineage)  # a lost lease ends its OpenLineage run as ABORT, with the line
+    assert (start["eventType"], abort["eventType"]) == ("START", "ABORT")
+    assert abort["run"]["facets"]["errorMessage"]["message"] in lines[0]
     assert f"to recoverer (which committed batch {report.batch_id} and let go)" in lines[0], lines
     sink = sink_of(output, app=f"kinesis-batch-{name}", stream=name)
     rows = read_rows(sink)
