@@ -47,7 +47,8 @@ from benchmarks.common import (
     plain_client,
     raw_read,
 )
-from benchmarks.typed import TYPED_HEAD, TypedRow, measure_typed
+from benchmarks.typed import GIB, TYPED_HEAD, TypedRow, measure_typed
+from kinesis_batch.shards.page import READERS
 
 STEPS = ("spark_start", "read", "publish", "commit")
 WIDTHS = {step: max(len(step), 7) for step in STEPS}
@@ -139,7 +140,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--typed", help="encodings landed typed beside raw (default json,avro,protobuf; --quick json)")
     parser.add_argument("--only-typed", action="store_true", help="the typed landings only")
+    parser.add_argument(
+        "--readers",
+        default=",".join(READERS),
+        help=f"the typed landings' ways of parsing GetRecords pages (default {','.join(READERS)}; --quick fast)",
+    )
     args = parser.parse_args(argv)
+    readers = ("fast",) if args.quick else tuple(r for r in args.readers.split(",") if r)
+    if set(readers) - set(READERS) or not readers:
+        parser.error(f"--readers {args.readers}: choose from {', '.join(READERS)}")
     records = args.records or (20_000 if args.quick else 200_000)
     typed = tuple(name for name in (args.typed or ("json" if args.quick else "json,avro,protobuf")).split(",") if name)
     if set(typed) - {"json", "avro", "protobuf"}:
@@ -154,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
         sizes = (records,) if args.quick else (records, 1_000_000)
         rounds = [] if args.only_typed else [measure(size, Path(scratch), formats=formats if size == records else ())
                                              for size in sizes]  # fmt: skip
-        typed_rounds = [measure_typed(size, Path(scratch), typed) for size in sizes] if typed else []
+        typed_rounds = [measure_typed(size, Path(scratch), typed, readers) for size in sizes] if typed else []
     if rounds:
         raw_summary(rounds)
     if typed_rounds:
@@ -193,8 +202,14 @@ def typed_summary(rounds: list[list[TypedRow]]) -> None:
                 print(row.users_line())
     if len(rounds) > 1:
         first, last = rounds[0], rounds[-1]
+        print("CPU s per GiB at the margin (the larger run's CPU beyond the smaller's, per GiB more; start-up "
+              "cancels out):")  # fmt: skip
+        for a, b in zip(first, last, strict=True):
+            more = (b.raw.payload_bytes - a.raw.payload_bytes) / GIB
+            print(f"  {a.encoding} {a.reader}: raw {(b.raw.cpu_seconds - a.raw.cpu_seconds) / more:.1f}, "
+                  f"typed {(b.typed.cpu_seconds - a.typed.cpu_seconds) / more:.1f}")  # fmt: skip
         ratios = ", ".join(
-            f"{a.encoding} raw {b.raw.worker_peak / a.raw.worker_peak:.2f} "
+            f"{a.encoding} {a.reader} raw {b.raw.worker_peak / a.raw.worker_peak:.2f} "
             f"typed {b.typed.worker_peak / a.typed.worker_peak:.2f}"
             for a, b in zip(first, last, strict=True)
         )

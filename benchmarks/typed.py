@@ -6,6 +6,9 @@ a merge in its history is landed twice by ``kinesis-batch run`` into parquet fol
 a lease table of its own: raw (``--decode raw``) and typed. For JSON, users' own path is
 measured too: the raw landing, then a PySpark ``from_json`` job over it (:mod:`benchmarks.from_json`).
 
+Each landing is made once for each way of parsing GetRecords pages asked for (``readers``:
+``KINESIS_BATCH_READER``, kinesis_batch.shards.page), on the same backlog.
+
 Per run: its time with and without start-up, the CPU seconds of its process tree per GiB of
 payload landed, and the peak resident memory of its largest Python worker (the Spark task).
 Every run is checked: every record a row (no dead letters), every ``event_time`` a timestamp.
@@ -14,6 +17,7 @@ Every run is checked: every record a row (no dead letters), every ``event_time``
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -24,6 +28,7 @@ from typing import Any
 from benchmarks.common import MIB, REPO, RUN, backlog_with_split_and_merge, plain_client
 from benchmarks.events import encodings
 from benchmarks.processes import ProcessTree
+from kinesis_batch.shards.page import READER_ENV
 
 GIB = 1024 * MIB
 
@@ -50,6 +55,7 @@ class TypedRow:
     """One encoding at one size: raw and typed landing, and users' path (JSON only)."""
 
     encoding: str
+    reader: str
     raw: Measured
     typed: Measured
     users_job: Measured | None
@@ -57,7 +63,7 @@ class TypedRow:
     def row(self) -> str:
         raw, typed = self.raw, self.typed
         return (
-            f"| {self.encoding:<8} | {raw.records:>9,} | {raw.payload_bytes / raw.records:>5,.0f} "
+            f"| {self.encoding:<8} | {self.reader:<8} | {raw.records:>9,} | {raw.payload_bytes / raw.records:>5,.0f} "
             f"| {raw.seconds:6.1f} | {typed.seconds:6.1f} | {raw.records / raw.working:>9,.0f} "
             f"| {typed.records / typed.working:>9,.0f} | **{raw.working / typed.working:.2f}** "
             f"| {raw.seconds / typed.seconds:.2f} | {raw.cpu_per_gib:6.0f} | {typed.cpu_per_gib:6.0f} "
@@ -77,14 +83,17 @@ class TypedRow:
 
 
 TYPED_HEAD = (
-    "| decode   |   records |  B/rec |  raw s | typed s | raw rec/s ex. | typed rec/s ex. | typed/raw ex. "
+    "| decode   | reader   |   records |  B/rec |  raw s | typed s | raw rec/s ex. | typed rec/s ex. | typed/raw ex. "
     "| typed/raw | CPU s/GiB raw | CPU s/GiB typed | worker MiB raw | worker MiB typed |\n"
-    "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 )
 
 
-def measure_typed(records: int, scratch: Path, names: tuple[str, ...]) -> list[TypedRow]:
-    """Each of ``names`` (json, avro, protobuf) at ``records``, printed as it finishes."""
+def measure_typed(
+    records: int, scratch: Path, names: tuple[str, ...], readers: tuple[str, ...] = ("fast",)
+) -> list[TypedRow]:
+    """Each of ``names`` (json, avro, protobuf) at ``records``, landed by each of ``readers``,
+    printed as it finishes."""
     kinesis = plain_client("kinesis")
     schemas = scratch / f"schemas-{records}"
     schemas.mkdir(parents=True, exist_ok=True)
@@ -96,22 +105,27 @@ def measure_typed(records: int, scratch: Path, names: tuple[str, ...]) -> list[T
         size = backlog_with_split_and_merge(kinesis, stream, records, payload=codes[name].payload)
         print(f"backlog: {records:,} {name} records, {size / records:,.0f} B each on average, "
               f"put in {time.monotonic() - took:.1f} s", flush=True)  # fmt: skip
-        raw_root = scratch / f"raw-{name}-{records}"
-        raw = _landing(stream, raw_root, ("--table", f"{stream}-raw"), records, size)
-        typed_root = scratch / f"typed-{name}-{records}"
-        typed = _landing(stream, typed_root, ("--table", f"{stream}-typed", *codes[name].flags), records, size)
-        _check_typed(typed_root, records)
-        users = _users_job(raw_root, scratch / f"users-{name}-{records}", records, size) if name == "json" else None
+        for reader in readers:
+            env = {READER_ENV: reader}
+            raw_root = scratch / f"raw-{name}-{records}-{reader}"
+            raw = _landing(stream, raw_root, ("--table", f"{stream}-raw-{reader}"), records, size, env)
+            typed_root = scratch / f"typed-{name}-{records}-{reader}"
+            flags = ("--table", f"{stream}-typed-{reader}", *codes[name].flags)
+            typed = _landing(stream, typed_root, flags, records, size, env)
+            _check_typed(typed_root, records)
+            users = None
+            if name == "json" and reader == readers[0]:  # the users' job reads files: the same either way
+                users = _users_job(raw_root, scratch / f"users-{name}-{records}", records, size)
+            row = TypedRow(name, reader, raw, typed, users)
+            print(f"{row.row()}\n{row.users_line()}".rstrip(), flush=True)
+            rows.append(row)
         kinesis.delete_stream(StreamName=stream)  # the emulator keeps every record in memory
-        row = TypedRow(name, raw, typed, users)
-        print(f"{row.row()}\n{row.users_line()}".rstrip(), flush=True)
-        rows.append(row)
     return rows
 
 
-def _landing(stream: str, root: Path, extra: tuple[str, ...], records: int, size: int) -> Measured:
+def _landing(stream: str, root: Path, extra: tuple[str, ...], records: int, size: int, env: dict[str, str]) -> Measured:
     command = [*RUN, "--stream", stream, "--output", str(root), "--read-limits", "none", "--json", *extra]
-    seconds, tree, out = _watched(command)
+    seconds, tree, out = _watched(command, env)
     report = json.loads(out)
     if report["records"] != records or report.get("dead_letters", 0) or report.get("rows", records) != records:
         landed = f"{report.get('rows')} rows, {report.get('dead_letters')} dead letters ({report.get('reasons')})"
@@ -128,11 +142,12 @@ def _users_job(raw_root: Path, out: Path, records: int, size: int) -> Measured:
     return Measured(records, size, seconds, job["job_seconds"], tree.cpu_seconds, tree.peak("python worker"))
 
 
-def _watched(command: list[str]) -> tuple[float, ProcessTree, str]:
+def _watched(command: list[str], env: dict[str, str] | None = None) -> tuple[float, ProcessTree, str]:
     started = time.monotonic()
     process = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO, start_new_session=True
-    )
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO, start_new_session=True,
+        env={**os.environ, **(env or {})},
+    )  # fmt: skip
     with ProcessTree(process.pid) as tree:
         out, err = process.communicate()
     seconds = time.monotonic() - started

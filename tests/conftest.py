@@ -22,6 +22,11 @@ from kinesis_batch import aws
 from tests.streams import StreamFactory
 
 EMULATORS = ("kinesalite", "kinesis-local")
+#: The emulator of every test that does not ask for both: kinesalite, unless
+#: ``KINESIS_BATCH_TEST_KINESIS=kinesis-local`` runs the whole suite (or a part) on the other.
+DEFAULT_EMULATOR = os.environ.get("KINESIS_BATCH_TEST_KINESIS") or "kinesalite"
+if DEFAULT_EMULATOR not in EMULATORS:
+    raise pytest.UsageError(f"KINESIS_BATCH_TEST_KINESIS={DEFAULT_EMULATOR!r}: expected one of {', '.join(EMULATORS)}")
 DAGS = Path(__file__).resolve().parents[1] / "dags"
 
 
@@ -54,7 +59,7 @@ NOWHERE = "http://127.0.0.1:9"
 
 @pytest.fixture(autouse=True)
 def aws_env(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Point the standard AWS environment at the stack (kinesalite by default); reset moto after.
+    """Point the standard AWS environment at the stack (DEFAULT_EMULATOR); reset moto after.
     In the fast tier there is no stack: the environment points nowhere."""
     for name in [k for k in os.environ if k.startswith("AWS_")]:
         monkeypatch.delenv(name)
@@ -65,13 +70,13 @@ def aws_env(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
         yield
         return
     stack: LocalStack = request.getfixturevalue("stack")
-    for name, value in stack.env("kinesalite").items():
+    for name, value in stack.env(DEFAULT_EMULATOR).items():
         monkeypatch.setenv(name, value)
     yield
     urllib.request.urlopen(urllib.request.Request(f"{stack.dynamodb.url}/moto-api/reset", method="POST"), timeout=10)
 
 
-@pytest.fixture(params=["kinesalite"])
+@pytest.fixture(params=[DEFAULT_EMULATOR])
 def emulator(request: pytest.FixtureRequest, stack: LocalStack, monkeypatch: pytest.MonkeyPatch) -> str:
     """The Kinesis emulator a test runs on; parametrize with ``indirect=True`` to run on both."""
     name: str = request.param

@@ -46,7 +46,7 @@ def run_benchmark(name: str) -> str:
                 r"20,000 records: kinesis-batch / raw = [\d.]+ without start-up",
                 FORMAT_ROW.format(kind="parquet"),
                 # typed JSON beside raw (every record a row, every event_time a timestamp), and users' path
-                r"\| json +\| +20,000 \| +[\d,]+ \| +[\d.]+ \| +[\d.]+ \|",
+                r"\| json +\| fast +\| +20,000 \| +[\d,]+ \| +[\d.]+ \| +[\d.]+ \|",
                 r"json, 20,000 records: users' path = raw landing [\d.]+ s \+ from_json job [\d.]+ s",
             ),
         ),
@@ -62,6 +62,16 @@ def run_benchmark(name: str) -> str:
             (
                 r"peak at 4N / peak at N: driver [\d.]+, jvm [\d.]+, python worker [\d.]+",
                 r"typed json: largest Python worker [\d,]+ MiB at N, [\d,]+ MiB at 4N: 4N / N [\d.]+",
+            ),
+        ),
+        # Both parses gave the same page (the benchmark asserts it).
+        (
+            "page_parse",
+            (
+                r"\| parse: botocore, our timestamps \(JSON\), before \| [\d.]+ \| [\d.]+ \|",
+                r"\| parse: msgspec, typed \(JSON\), the fast path \| [\d.]+ \| [\d.]+ \|",
+                r"\| parse: cbor2 \(CBOR\), then columns \| [\d.]+ \| [\d.]+ \|",
+                r"\| rows: columns at once \| [\d.]+ \| [\d.]+ \|",
             ),
         ),
         # Each run read every record put before it (the benchmark asserts it).

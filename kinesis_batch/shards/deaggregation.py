@@ -32,6 +32,25 @@ MAGIC = b"\xf3\x89\x9a\xc2"
 _DIGEST_SIZE = 16
 
 
+def sub_records(data: bytes) -> list[tuple[str, bytes, str | None]] | None:
+    """The (partition key, data, explicit hash key) of each user record inside one Kinesis
+    record's ``data``, in order (their sub-sequence numbers 0, 1, ...); None when it is not
+    an aggregate."""
+    aggregated = _parse(data)
+    if aggregated is None:
+        return None
+    keys = aggregated.partition_key_table
+    hash_keys = aggregated.explicit_hash_key_table
+    return [
+        (
+            keys[sub.partition_key_index],
+            sub.data,
+            hash_keys[sub.explicit_hash_key_index] if sub.HasField("explicit_hash_key_index") else None,
+        )
+        for sub in aggregated.records
+    ]
+
+
 def user_records(
     shard_id: str,
     sequence_number: str,
@@ -41,24 +60,12 @@ def user_records(
     explicit_hash_key: str | None = None,
 ) -> Iterator[Record]:
     """The user records inside one Kinesis record, with their sub-sequence numbers (0, 1, ...)."""
-    aggregated = _parse(data)
-    if aggregated is None:
+    subs = sub_records(data)
+    if subs is None:
         yield Record(shard_id, sequence_number, 0, partition_key, data, arrival, explicit_hash_key)
         return
-    keys = aggregated.partition_key_table
-    hash_keys = aggregated.explicit_hash_key_table
-    for index, sub in enumerate(aggregated.records):
-        yield Record(
-            shard_id=shard_id,
-            sequence_number=sequence_number,
-            sub_sequence_number=index,
-            partition_key=keys[sub.partition_key_index],
-            data=sub.data,
-            approximate_arrival_timestamp=arrival,
-            explicit_hash_key=(
-                hash_keys[sub.explicit_hash_key_index] if sub.HasField("explicit_hash_key_index") else None
-            ),
-        )
+    for index, (key, sub_data, hash_key) in enumerate(subs):
+        yield Record(shard_id, sequence_number, index, key, sub_data, arrival, hash_key)
 
 
 def _parse(data: bytes) -> messages_pb2.AggregatedRecord | None:

@@ -12,6 +12,9 @@ Contract (:class:`PageFetcher`, one per shard read):
 - Replaces an expired iterator (at most three times in a row) with one after the last record
   of the pages fetched so far, or at the read's start when nothing was fetched; a LATEST start
   resumes at the time its first iterator was taken, so nothing that arrived since is skipped.
+- Returns each page as a :class:`~kinesis_batch.shards.page.Page`, parsed the way ``reader``
+  says (kinesis_batch.shards.page: ``fast`` or ``botocore``; by default as
+  ``KINESIS_BATCH_READER`` asks, read when the fetcher is made).
 - With ``page_bytes``, asks for about that many bytes a page, at the average record size so
   far (1 KiB before the first page), never more than the limits' ``records_per_call``.
 """
@@ -28,6 +31,7 @@ from kinesis_batch._backoff import Backoff
 from kinesis_batch.aws import Handler, aws_call
 from kinesis_batch.errors import DependencyError, KinesisBatchError, StreamNotFoundError, ThrottledError
 from kinesis_batch.shards.limits import ReadLimits
+from kinesis_batch.shards.page import Page, chosen, parse_pages
 from kinesis_batch.shards.positions import StartKind, StartPosition
 
 if TYPE_CHECKING:
@@ -49,8 +53,10 @@ class PageFetcher:
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
         page_bytes: int | None = None,
+        reader: str | None = None,
     ) -> None:
         self._client = client
+        parse_pages(client, reader or chosen())
         self._stream = stream_name
         self._shard_id = shard_id
         self._start = start
@@ -72,7 +78,7 @@ class PageFetcher:
             self._latest_taken_at = datetime.now(UTC)
         return self._shard_iterator(self._start.iterator_request())
 
-    def fetch(self, iterator: str) -> dict[str, Any]:
+    def fetch(self, iterator: str) -> Page:
         """One page, read with ``iterator`` or, if that expired, a renewed one."""
         attempt = 0
         renewals_in_a_row = 0
@@ -82,7 +88,7 @@ class PageFetcher:
             started = self._clock()
             self._next_call_at = started + self._limits.pause_after(0)
             try:
-                page: dict[str, Any] = dict(
+                page = Page.from_botocore(
                     self._call("GetRecords", partial(self._get_records, iterator), ExpiredIteratorException=_Expired)
                 )
             except _Expired as expired:
@@ -96,11 +102,10 @@ class PageFetcher:
                 self.throttled_calls += isinstance(exc, ThrottledError)
                 attempt = self._retry_or_raise(exc, attempt)
                 continue
-            raw_records = page.get("Records", [])
-            size = sum(len(r["Data"]) + len(r["PartitionKey"]) for r in raw_records)
-            self._fetched = (self._fetched[0] + len(raw_records), self._fetched[1] + size)
-            if raw_records:
-                self._fetched_through = raw_records[-1]["SequenceNumber"]
+            size = page.size
+            self._fetched = (self._fetched[0] + len(page), self._fetched[1] + size)
+            if len(page):
+                self._fetched_through = page.sequence_numbers[-1]
             self._next_call_at = started + self._limits.pause_after(size)
             return page
 

@@ -2,7 +2,8 @@
 
 Contract:
 - Yields user records (KPL aggregates de-aggregated) in shard order, each at most once, never
-  one at or below the start checkpoint, never one past the end bound.
+  one at or below the start checkpoint, never one past the end bound: as objects
+  (iterating), or a page's at a time as columns (:meth:`ShardReader.chunks`).
 - Holds at most two GetRecords pages at a time (the one being consumed and, with ``prefetch``,
   the next one, fetched meanwhile), so memory does not grow with the backlog. With
   ``page_bytes``, each page asks for about that many bytes of records, so that a task reading
@@ -31,10 +32,11 @@ from kinesis_batch._ahead import Ahead
 from kinesis_batch._backoff import Backoff
 from kinesis_batch.errors import TrimmedDataError
 from kinesis_batch.shards import shard_end
-from kinesis_batch.shards.deaggregation import user_records
+from kinesis_batch.shards.chunk import Chunk, unpack
 from kinesis_batch.shards.fetcher import PageFetcher
 from kinesis_batch.shards.limits import ReadLimits
 from kinesis_batch.shards.model import Record, Shard
+from kinesis_batch.shards.page import Page, arrival
 from kinesis_batch.shards.positions import EndBound, StartPosition
 
 if TYPE_CHECKING:
@@ -81,6 +83,7 @@ class ShardReader:
         allow_gaps: bool = False,
         prefetch: bool = True,
         page_bytes: int | None = None,
+        reader: str | None = None,
     ) -> None:
         self._fetcher = PageFetcher(
             client,
@@ -92,6 +95,7 @@ class ShardReader:
             clock=clock,
             sleep=sleep,
             page_bytes=page_bytes,
+            reader=reader,
         )
         self._shard = shard
         self._shard_id = shard.shard_id
@@ -141,15 +145,29 @@ class ShardReader:
         )
 
     def __iter__(self) -> Iterator[Record]:
+        """The records, one object each (:meth:`chunks` hands on columns instead), each counted
+        as it is handed on."""
+        for chunk in self._chunks():
+            for record in chunk.records():
+                self._counted(record.sequence_number, record.sub_sequence_number, 1, len(record.data), chunk)
+                yield record
+
+    def chunks(self) -> Iterator[Chunk]:
+        """The records, a page's at a time as columns (never an empty chunk), each chunk
+        counted as it is handed on."""
+        for chunk in self._chunks():
+            self._count(chunk)
+            yield chunk
+
+    def _chunks(self) -> Iterator[Chunk]:
         skip_through = self._start.skip_through()
         self._began_at = datetime.now(UTC)
         fetch = self._fetcher.fetch
         pending = Ahead(fetch, self._fetcher.first_iterator(), ahead=False)
         empty_tip_pages = 0
         while True:
-            page = pending.result()
-            raw_records = page.get("Records", [])
-            self.millis_behind_latest = page.get("MillisBehindLatest")
+            page: Page = pending.result()
+            self.millis_behind_latest = page.millis_behind_latest
             if self.first_millis_behind_latest is None:
                 self.first_millis_behind_latest = self.millis_behind_latest
             # Decide from the page alone whether another follows, and fetch it while this one is
@@ -158,47 +176,51 @@ class ShardReader:
                 shard_end.Page.of(page), closed=self._shard.closed, empty_tip_pages_before=empty_tip_pages
             )
             empty_tip_pages = verdict.empty_tip_pages
-            last = raw_records[-1] if raw_records else None
-            # The end bound falls inside this page: nothing after it is wanted.
-            bounded = last is not None and self._end.excludes(
-                last["SequenceNumber"], last["ApproximateArrivalTimestamp"]
-            )
-            if not (verdict.last_page or bounded):
-                pending = Ahead(fetch, page.get("NextShardIterator"), ahead=self._prefetch)
-            for raw in raw_records:
-                sequence_number = raw["SequenceNumber"]
-                if skip_through is not None and self._last_raw_sequence is None:
-                    self._check_not_trimmed(sequence_number)
-                arrival = raw["ApproximateArrivalTimestamp"]
-                if self._end.excludes(sequence_number, arrival):
-                    return
-                for record in user_records(
-                    self._shard_id,
-                    sequence_number,
-                    raw["PartitionKey"],
-                    raw["Data"],
-                    arrival,
-                    raw.get("ExplicitHashKey"),
-                ):
-                    if skip_through is not None and record.position <= skip_through:
-                        continue
-                    self._count(record)
-                    yield record
-                self._last_raw_sequence = sequence_number
+            # The end bound falls inside this page: nothing from its first record past it is wanted.
+            stop = self._bound(page)
+            if not (verdict.last_page or stop < len(page)):
+                pending = Ahead(fetch, page.next_shard_iterator, ahead=self._prefetch)
+            if len(page) and skip_through is not None and self._last_raw_sequence is None:
+                self._check_not_trimmed(page.sequence_numbers[0])
+            chunk = unpack(self._shard_id, page, stop)
+            if skip_through is not None:
+                chunk = chunk.after(skip_through)
+                skip_through = None if len(chunk) else skip_through  # past it: no more to compare
+            if stop:
+                self._last_raw_sequence = page.sequence_numbers[stop - 1]
+            if len(chunk):
+                yield chunk
+            if stop < len(page):
+                return
             if verdict.drained:
                 self.reached_shard_end = True
                 return
             if verdict.at_tip:
                 return  # an open shard's tip: nothing more for now
 
-    def _count(self, record: Record) -> None:
+    def _bound(self, page: Page) -> int:
+        """How many of ``page``'s records come before the end bound (all, mostly: only the last
+        record is compared unless it is past the bound)."""
+        n = len(page)
+        if not n or not self._end.excludes(page.sequence_numbers[-1], arrival(page.arrivals_ms[-1])):
+            return n
+        for index, (sequence, ms) in enumerate(zip(page.sequence_numbers, page.arrivals_ms, strict=True)):
+            if self._end.excludes(sequence, arrival(ms)):
+                return index
+        return n  # unreachable: the last one is past it
+
+    def _count(self, chunk: Chunk) -> None:
+        self._counted(chunk.sequence_numbers[-1], chunk.sub_sequence_numbers[-1], len(chunk), chunk.size, chunk)
+
+    def _counted(self, last: str, last_sub: int, records: int, size: int, chunk: Chunk) -> None:
+        """``records`` more handed on (``size`` bytes of data, through ``last``/``last_sub``),
+        from ``chunk`` (whose first record is the read's first when it is the first counted)."""
         if self.lag_at_start_ms is None:
-            age = self._began_at - record.approximate_arrival_timestamp
+            age = self._began_at - arrival(chunk.arrivals_ms[0])
             self.lag_at_start_ms = max(0, int(age.total_seconds() * 1000))  # clocks differ
-        self.last_sequence_number = record.sequence_number
-        self.last_sub_sequence_number = record.sub_sequence_number
-        self.records += 1
-        self.bytes += len(record.data)
+        self.last_sequence_number, self.last_sub_sequence_number = last, last_sub
+        self.records += records
+        self.bytes += size
 
     def _check_not_trimmed(self, first_sequence_number: str) -> None:
         """A resume starts AT the checkpoint's record, so it must come first; if a later record

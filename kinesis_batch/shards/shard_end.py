@@ -25,9 +25,11 @@ ChildShards in the page.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kinesis_batch.shards import page as fetched
 
 #: Empty pages at the tip of a closed shard, in a row, that end it (moto never ends one). Not
 #: one: on AWS an empty page may come from a sparse stretch of the shard.
@@ -44,12 +46,13 @@ class Page:
     child_shards: bool = False
 
     @classmethod
-    def of(cls, response: Mapping[str, Any]) -> Page:
+    def of(cls, page: fetched.Page) -> Page:
+        """From a fetched page (kinesis_batch.shards.page)."""
         return cls(
-            records=len(response.get("Records", [])),
-            next_iterator=bool(response.get("NextShardIterator")),
-            millis_behind_latest=response.get("MillisBehindLatest"),
-            child_shards=bool(response.get("ChildShards")),
+            records=len(page),
+            next_iterator=bool(page.next_shard_iterator),
+            millis_behind_latest=page.millis_behind_latest,
+            child_shards=bool(page.child_shards),
         )
 
 

@@ -12,8 +12,9 @@ from collections.abc import Iterable, Iterator
 
 import pyarrow as pa
 
-from kinesis_batch.columns import BATCH_ID, ROW_SCHEMA, record_columns
+from kinesis_batch.columns import ARRIVAL, BATCH_ID, ROW_SCHEMA
 from kinesis_batch.errors import ShutdownError
+from kinesis_batch.shards.chunk import Chunk
 from kinesis_batch.shards.model import Record
 
 MIB = 1024 * 1024
@@ -31,35 +32,54 @@ def buffer_bytes(ranges: int) -> int:
     return max(MIN_BUFFER_BYTES, min(MAX_BUFFER_BYTES, TASK_BUFFER_BYTES // (3 * max(ranges, 1))))
 
 
-def pages(records: Iterable[Record], stop: threading.Event, most_bytes: int) -> Iterator[list[Record]]:
-    """``records`` in pages of at most ROWS_PER_ROW_GROUP records or about ``most_bytes`` of
-    data. Raises ShutdownError at the next record once ``stop`` is set (another shard of the
-    task failed)."""
-    page: list[Record] = []
-    size = 0
-    for record in records:
+def batches(chunks: Iterable[Chunk], stop: threading.Event, most_bytes: int) -> Iterator[Chunk]:
+    """``chunks`` (a shard's pages) joined and cut into batches of at most ROWS_PER_ROW_GROUP
+    records or about ``most_bytes`` of data. Raises ShutdownError at the next page once
+    ``stop`` is set (another shard of the task failed)."""
+    held: list[Chunk] = []
+    rows = size = 0
+    for chunk in chunks:
         if stop.is_set():
-            raise ShutdownError(f"shard {record.shard_id}: another shard of this task failed")
-        page.append(record)
-        size += len(record.data)
-        if len(page) >= ROWS_PER_ROW_GROUP or size >= most_bytes:
-            yield page
-            page, size = [], 0
-    if page:
-        yield page
+            raise ShutdownError(f"shard {chunk.shard_id}: another shard of this task failed")
+        while len(chunk):
+            room = ROWS_PER_ROW_GROUP - rows
+            part, chunk = chunk.cut(0, min(room, len(chunk))), chunk.cut(min(room, len(chunk)), len(chunk))
+            held.append(part)
+            rows, size = rows + len(part), size + part.size
+            if rows >= ROWS_PER_ROW_GROUP or size >= most_bytes:
+                yield Chunk.join(held)
+                held, rows, size = [], 0, 0
+    if held:
+        yield Chunk.join(held)
+
+
+def pages(chunks: Iterable[Chunk], stop: threading.Event, most_bytes: int) -> Iterator[list[Record]]:
+    """:func:`batches` of records, one object each (what decoding works on)."""
+    for batch in batches(chunks, stop, most_bytes):
+        yield list(batch.records())
 
 
 def row_groups(
-    records: Iterable[Record], depth: int, batch_id: str | None, stop: threading.Event, most_bytes: int
+    chunks: Iterable[Chunk], depth: int, batch_id: str | None, stop: threading.Event, most_bytes: int
 ) -> Iterator[pa.RecordBatch]:
-    """``records`` as raw rows (kinesis_batch.columns.ROW_SCHEMA), a record batch per
-    page; ``batch_id`` as a column when given."""
+    """``chunks`` as raw rows (kinesis_batch.columns.ROW_SCHEMA), a record batch per
+    :func:`batches`' batch, each column built at once; ``batch_id`` as a column when given."""
     schema = ROW_SCHEMA.append(BATCH_ID) if batch_id else ROW_SCHEMA
-    for page in pages(records, stop, most_bytes):
-        columns = record_columns(page, depth, data=True)
+    for batch in batches(chunks, stop, most_bytes):
+        n = len(batch)
+        arrivals = pa.array(batch.arrivals_ms, pa.int64()).cast(pa.timestamp("ms", tz="UTC"))
+        columns = [
+            pa.repeat(pa.scalar(batch.shard_id, pa.string()), n),
+            pa.array(batch.sequence_numbers, pa.string()),
+            pa.array(batch.sub_sequence_numbers, pa.int64()),
+            pa.array(batch.partition_keys, pa.string()),
+            pa.array(batch.data, pa.binary()),
+            arrivals.cast(ARRIVAL.type),
+            pa.repeat(pa.scalar(depth, pa.int32()), n),
+        ]
         if batch_id:
-            columns["batch_id"] = [batch_id] * len(page)
-        yield pa.RecordBatch.from_pydict(columns, schema=schema)
+            columns.append(pa.repeat(pa.scalar(batch_id, pa.string()), n))
+        yield pa.RecordBatch.from_arrays(columns, schema=schema)
 
 
-__all__ = ["MIB", "TASK_BUFFER_BYTES", "buffer_bytes", "pages", "row_groups"]
+__all__ = ["MIB", "TASK_BUFFER_BYTES", "batches", "buffer_bytes", "pages", "row_groups"]

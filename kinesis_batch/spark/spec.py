@@ -2,8 +2,9 @@
 task's error as one marker line in Spark's failure text that the driver turns back into the
 library's own typed error (so a user never sees Spark's wrapper).
 
-The driver passes Kinesis' endpoint and region in the spec: Python workers do not see
-environment changes made in the driver after the JVM started.
+The driver passes Kinesis' endpoint and region in the spec, and the way its pages are parsed
+(``KINESIS_BATCH_READER``): Python workers do not see environment changes made in the driver
+after the JVM started, nor, on a cluster, the driver's environment at all.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from kinesis_batch.config import RunConfig
 from kinesis_batch.errors import KinesisBatchError
 from kinesis_batch.output.layout import FileLayout
 from kinesis_batch.output.place import Place
+from kinesis_batch.shards import page
 
 if TYPE_CHECKING:
     from mypy_boto3_kinesis import KinesisClient
@@ -58,6 +60,7 @@ class GroupSpec:
     files: dict[str, Any] = field(default_factory=dict)  # the sink's FileLayout as JSON
     dead_files: dict[str, Any] | None = None  # the dead-letter output's FileLayout as JSON
     routes: dict[str, Any] | None = None  # routed: kinesis_batch.spark.routed_files.RouteTargets as JSON
+    reader: str = "fast"  # how GetRecords pages are parsed (kinesis_batch.shards.page), the driver's choice
 
     @classmethod
     def of(
@@ -93,6 +96,7 @@ class GroupSpec:
             files=(files or FileLayout()).to_json(),
             dead_files=dead_files.to_json() if dead_files else None,
             routes=routes,
+            reader=page.chosen(),
         )
 
     def to_json(self) -> str:

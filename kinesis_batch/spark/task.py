@@ -13,7 +13,7 @@ Contract (the driver side is kinesis_batch.spark.job, the wire format kinesis_ba
 - The task returns one row per range read: its RangeResult (kinesis_batch.output.staged). The
   task's files are all named in the first range's result (a task's results are kept or
   dropped together: kinesis_batch.spark.job).
-- The first error of any thread stops the others (at their next record) and fails the whole
+- The first error of any thread stops the others (at their next page) and fails the whole
   task; Spark retries a task as a whole, and a retry rereads every range of the group from its
   start. A library error crosses to the driver as a marker line (spec.task_error).
 - Observers of the run (kinesis_batch.events) that the driver shipped are told
@@ -125,11 +125,13 @@ def _read_range(
     # Gaps are reported, not raised, here: the driver decides (fail, or --allow-gaps).
     share = buffer_bytes(len(group.ranges))  # every range, also children that wait: an upper bound
     limits = ReadLimits(**group.limits)
-    reader = ShardReader(client, group.stream, shard, start, end, limits=limits, allow_gaps=True, page_bytes=share)
+    reader = ShardReader(
+        client, group.stream, shard, start, end, limits=limits, allow_gaps=True, page_bytes=share, reader=group.reader
+    )
     batch_id = group.batch_id if group.batch_column else None
     reading = _Once(lambda: emit(Event("reading", group.batch_id, spec.shard_id), observers))
     if group.decode is None:
-        for rows in row_groups(reader, spec.depth, batch_id, stop, share):
+        for rows in row_groups(reader.chunks(), spec.depth, batch_id, stop, share):
             files.write(rows)
             reading()
         return RangeResult(reader.result())
@@ -138,7 +140,7 @@ def _read_range(
     pipeline = kind(
         decode, shard_id=spec.shard_id, depth=spec.depth, batch_id=batch_id, registry=_registry(group.decode)
     )
-    for page in pages(reader, stop, share):
+    for page in pages(reader.chunks(), stop, share):
         done = pipeline.page(page)
         if done.rows is not None:
             files.write(done.rows)

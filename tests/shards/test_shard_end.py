@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from kinesis_batch.shards import page as fetched_page
 from kinesis_batch.shards.shard_end import CLOSED_SHARD_EMPTY_TIP_PAGES, Page, Verdict, judge
 
 EMPTY_AT_TIP = dict(records=0, next_iterator=True, millis_behind_latest=0)
@@ -48,10 +49,12 @@ def test_each_way_a_shard_ends_is_judged_from_the_page_alone(
     assert judge(page, closed=closed, empty_tip_pages_before=before) == verdict
 
 
-def test_a_page_is_read_from_the_getrecords_response_as_botocore_returns_it() -> None:
-    response = {"Records": [{}, {}], "MillisBehindLatest": 0, "ChildShards": [{"ShardId": "shardId-1"}]}
+def test_a_page_is_judged_from_the_fetched_page() -> None:
+    fetched = fetched_page.Page(
+        sequence_numbers=["1", "2"], millis_behind_latest=0, child_shards=({"ShardId": "shardId-1"},)
+    )
 
-    assert Page.of(response) == Page(records=2, next_iterator=False, millis_behind_latest=0, child_shards=True)
+    assert Page.of(fetched) == Page(records=2, next_iterator=False, millis_behind_latest=0, child_shards=True)
 
 
 def test_the_last_page_is_the_shards_end_or_an_open_shards_tip() -> None:
