@@ -58,7 +58,14 @@ def test_a_failed_run_writes_fail_with_its_one_line_and_an_unreachable_endpoint_
     assert "\n" not in message and message in failed.stderr and str(not_a_folder) in message
 
     other = tmp_path / "other"
-    down = cli("run", "--stream", name, "--output", str(other), *RUN, env={"OPENLINEAGE_URL": "http://127.0.0.1:9"})
+    # The client's own HTTP transport, configured by its variables, without its retries (five,
+    # 9 s of backoff against a closed port: the client's default, which OPENLINEAGE_URL takes).
+    nowhere = {
+        "OPENLINEAGE__TRANSPORT__TYPE": "http",
+        "OPENLINEAGE__TRANSPORT__URL": "http://127.0.0.1:9",
+        "OPENLINEAGE__TRANSPORT__RETRY__TOTAL": "0",
+    }
+    down = cli("run", "--stream", name, "--output", str(other), *RUN, env=nowhere)
     assert down.returncode == 0, down.stderr
     warnings = [line for line in down.stderr.splitlines() if "did not take this run's events" in line]
     assert len(warnings) == 1 and "Traceback" not in down.stderr, down.stderr

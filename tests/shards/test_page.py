@@ -17,7 +17,7 @@ from unittest import mock
 
 import pyarrow as pa
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from kinesis_batch._backoff import Backoff
@@ -88,14 +88,17 @@ def seconds(ms: int, scientific: bool) -> str:
 
 
 def body(records: list[Drawn], next_page: int | None, scientific: bool) -> bytes:
-    """A GetRecords response of ``records``; the shard's last page (no next) names no child."""
+    """A GetRecords response of ``records``; the shard's last page (no next) names no child.
+    A page before the last says records follow (MillisBehindLatest above 0), as AWS does: an
+    empty page at the tip (0) is how the reader learns a shard that never ends has ended."""
     items = [
         f'{{"SequenceNumber":"{seq}","ApproximateArrivalTimestamp":{seconds(ms, scientific)},'
         f'"Data":"{base64.b64encode(data).decode()}","PartitionKey":{json.dumps(key)},"EncryptionType":"NONE"}}'
         for seq, ms, data, key in records
     ]
     tail = f',"NextShardIterator":"page-{next_page}"' if next_page is not None else ',"ChildShards":[]'
-    return f'{{"Records":[{",".join(items)}],"MillisBehindLatest":0{tail}}}'.encode()
+    behind = 1000 if next_page is not None else 0
+    return f'{{"Records":[{",".join(items)}],"MillisBehindLatest":{behind}{tail}}}'.encode()
 
 
 sizes = st.one_of(st.integers(0, 64), st.sampled_from([0, 1, MIB - 1, MIB]), st.integers(0, MIB))
@@ -138,8 +141,10 @@ def landed(url: str, how: str, backoff: Backoff = Backoff(base=0.01, cap=0.01, a
     return pa.Table.from_batches(batches) if batches else pa.table({})
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+# Derandomized: CI meets the same 40 examples (edges included) every time, not a new draw.
+@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(shard=shards(), scientific=st.booleans())
+@example(shard=([(0, 0, b"", "0")], [None], [0, 0, 0, 0]), scientific=False)  # empty pages before the records
 def test_the_fast_parse_and_botocores_land_the_same_rows_the_records_stand_for(
     stub: StubKinesis, shard: tuple[list[Drawn], list[Users | None], list[int]], scientific: bool
 ) -> None:
