@@ -15,9 +15,9 @@ How it keeps the sink contract, table by table:
   answers, so every caller (the publish step retried, recovery, the teardown) finds the batch
   in all of its tables.
 - **Discard** fences in the publish's order: the first table of a batch is its gate, so a late
-  publish fails at its first commit and never reaches the others. If a table was published
-  meanwhile, the batch is not discarded but completed. The files a read that died left in
-  tables no result names are cleared too (the tables its tasks were given: :meth:`targeted`).
+  publish fails at its first commit and never reaches the others. A batch a table holds is not
+  discarded but completed (or left to its publisher, completing it that moment). Files a dead
+  read left in tables no result names are cleared too (:meth:`targeted`).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from typing import Any
 import pyarrow as pa
 
 from kinesis_batch.columns import DEAD_LETTERS, Columns
-from kinesis_batch.errors import InvalidStateError, KinesisBatchError
+from kinesis_batch.errors import InvalidStateError, KinesisBatchError, LeaseLostError
 from kinesis_batch.events import TABLE_PUBLISHED, Event, emit
 from kinesis_batch.landing import Landing
 from kinesis_batch.output.datafiles import DataFile
@@ -58,16 +58,11 @@ class RoutedSink(Sink):
     format = "routed"
 
     def __init__(
-        self,
-        template: str,
-        home: Sink,
-        table: Callable[[str], Sink],
-        known: Iterable[str] | None = None,
+        self, template: str, home: Sink, table: Callable[[str], Sink], known: Iterable[str] | None = None
     ) -> None:
-        """``table(route)`` opens a route's table, of the home's format (one template, one
-        format); ``known``: the routes whose tables exist (what :meth:`data_files` and
-        :meth:`check_place` cover; default: those the home's bookkeeping records as made by the
-        stream's runs)."""
+        """``table(route)`` opens a route's table, of the home's format; ``known``: the routes whose
+        tables exist (what :meth:`data_files` and :meth:`check_place` cover; default: those the
+        home's bookkeeping records as made by the stream's runs)."""
         self.uri, self.home, self._open = template, home, table
         self.widens = home.widens  # the tables' format's
         self._known = set(known) if known is not None else None
@@ -89,8 +84,7 @@ class RoutedSink(Sink):
         return self.home.staging(batch_id).child(NEW_ROUTES)
 
     def decided(self, batch_id: str, made: Iterable[str], refused: Iterable[str]) -> None:
-        """Record the new tables a batch made (before any file moves into them, so that a
-        discard finds them) and the new values it refused."""
+        """Record the new tables a batch made (before a file moves in: a discard finds them), and refusals."""
         body = {"made": sorted(made), "refused": sorted(refused)}
         self.home.staging(batch_id).write_text(DECIDED, json.dumps(body))
 
@@ -173,9 +167,8 @@ class RoutedSink(Sink):
         self._remember(columns)
 
     def _remember(self, routes: Iterable[str]) -> None:
-        """Add ``routes`` to the stream's tables (the home's bookkeeping, read again first: another
-        run may have made tables since). Two runs adding at once may lose a name: that route is
-        then new again to the next run, which finds its table and checks it (no row is lost)."""
+        """Add ``routes`` to the stream's tables (the home's bookkeeping, read again first). Two runs
+        adding at once may lose a name: the next run finds that table again and checks it."""
         self._known = None
         if set(routes) - self.known:
             self.known.update(routes)
@@ -257,8 +250,10 @@ class RoutedSink(Sink):
         return replace(record, shards=tuple(shards))
 
     def discard(self, batch_id: str, *, fence: bool = True) -> bool:
-        if self.committed(batch_id) is not None:
-            self.home.discard(batch_id, fence=fence)  # only its bookkeeping goes
+        decided = self._completed(batch_id)
+        if decided is not False:
+            if decided:
+                self.home.discard(batch_id, fence=fence)  # only its bookkeeping goes
             return False
         discarded_any = False
         routes, targeted = self._routes(batch_id), self._targeted(batch_id)
@@ -266,13 +261,21 @@ class RoutedSink(Sink):
             table = self.table(route)
             if table.discard(batch_id, fence=fence):
                 discarded_any = True
-            elif table.committed(batch_id) is not None:  # a late publish got there first
-                self.committed(batch_id)  # completes it
-                self.home.discard(batch_id, fence=fence)
+            elif table.committed(batch_id) is not None:  # a late publish got there first: decided
+                if self._completed(batch_id):
+                    self.home.discard(batch_id, fence=fence)
                 return False
         for route in sorted(targeted - set(routes)):  # files of a read that died before its results
             self.table(route).data(batch_id).delete_all()  # this batch's only: never published there
         return self.home.discard(batch_id, fence=fence) or discarded_any
+
+    def _completed(self, batch_id: str) -> bool | None:
+        """:meth:`committed` (completing it): True; False: not published; None: its publisher is
+        completing it this moment (moved a table's files first), and needs its bookkeeping."""
+        try:
+            return self.committed(batch_id) is not None
+        except LeaseLostError:  # committed() raises only for a batch a table holds: decided
+            return None
 
     def last_batch(self) -> CommitRecord | None:
         return self.home.last_batch()

@@ -144,3 +144,35 @@ def test_the_files_a_read_left_in_its_tables_before_any_result_named_them_are_di
     routed.discard("b-2")
     assert not routed.table("users").data("b-2").exists(), "the dead read's files were left in the table"
     assert rows_by_table(routed) == dict.fromkeys(ROUTES, 0)
+
+
+class _MovedFirst:
+    """A table whose publish of the batch finds its files moved by the publisher, which is
+    completing the same batch at this moment (what a table's publish then raises)."""
+
+    def __init__(self, sink: object) -> None:
+        self.sink = sink
+
+    def publish(self, record: CommitRecord, files: list[StagedFile]) -> bool:
+        raise LeaseLostError(f"batch {record.batch_id} was discarded by another worker's recovery")
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.sink, name)
+
+
+def test_a_discard_meeting_a_decided_batch_whose_publisher_is_completing_it_leaves_it_to_the_publisher(
+    routed: RoutedSink,
+) -> None:
+    record = commit_record("b-3")
+    files = staged_in_three_tables(routed, record)
+    gate = sorted(ROUTES)[0]
+    routed.table(gate).publish(record, [f for f in files if f.route == gate])  # the late publish got there first
+
+    racing = RoutedSink(
+        routed.uri, routed.home, lambda r: _MovedFirst(routed.table(r)) if r != gate else routed.table(r)
+    )
+    assert racing.discard("b-3") is False, "a decided batch is not discarded"
+    assert routed.home.committed("b-3") is None and routed.home.staging("b-3").exists(), "its bookkeeping stays"
+
+    assert routed.committed("b-3") is not None  # whoever looks next completes it
+    assert {route for route in ROUTES if routed.table(route).committed("b-3") is not None} == set(ROUTES)
