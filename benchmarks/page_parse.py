@@ -114,12 +114,12 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit("botocore's parse and the fast one differ")
 
     def per_record() -> Any:  # before: a Record per user record, columns built from them
-        chunk = unpack("shardId-0", Page.from_botocore(parsed), len(fast))
+        chunk = unpack("shardId-0", Page.from_botocore(parsed).records)
         rows = list(chunk.records())
         return pa.RecordBatch.from_pydict(record_columns(rows, 0, data=True))
 
     def at_once() -> Any:
-        chunk = unpack("shardId-0", fast, len(fast))
+        chunk = unpack("shardId-0", fast.records)
         return list(row_groups([chunk], 0, None, threading.Event(), 1 << 30))
 
     steps = [

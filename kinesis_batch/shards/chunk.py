@@ -1,6 +1,6 @@
 """A page's user records as columns: what a read hands on, with no object per record.
 
-Pure: a :class:`Chunk` is made from a fetched page (KPL aggregates unpacked, kinesis_batch.shards.
+Pure: a :class:`Chunk` is made from a fetched page's records (KPL aggregates unpacked, kinesis_batch.shards.
 deaggregation), trimmed of what a resume already read, cut at a row count, and joined with
 others; its records are made one by one only for a caller that asks (:meth:`Chunk.records`).
 """
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from kinesis_batch.shards.deaggregation import MAGIC, sub_records
 from kinesis_batch.shards.model import Record
-from kinesis_batch.shards.page import Page, arrival
+from kinesis_batch.shards.page import RecordColumns, arrival
 
 
 @dataclass(frozen=True)
@@ -97,11 +97,11 @@ class Chunk:
         )
 
 
-def unpack(shard_id: str, page: Page, stop: int) -> Chunk:
-    """The user records of ``page``'s first ``stop`` records: each KPL aggregate unpacked into
-    its sub-records (sub-sequence numbers 0, 1, ...), every other record as it is (0)."""
-    sequences, arrivals = page.sequence_numbers[:stop], page.arrivals_ms[:stop]
-    keys, data = page.partition_keys[:stop], page.data[:stop]
+def unpack(shard_id: str, records: RecordColumns) -> Chunk:
+    """The user records of a page's ``records``: each KPL aggregate unpacked into its
+    sub-records (sub-sequence numbers 0, 1, ...), every other record as it is (0)."""
+    sequences, arrivals = records.sequence_numbers, records.arrivals_ms
+    keys, data = records.partition_keys, records.data
     if not any(d.startswith(MAGIC) for d in data):  # the common case: columns as they came
         return Chunk(shard_id, sequences, [0] * len(sequences), keys, data, arrivals)
     rows: list[tuple[str, int, str, bytes, int, str | None]] = []

@@ -105,7 +105,7 @@ class PageFetcher:
             size = page.size
             self._fetched = (self._fetched[0] + len(page), self._fetched[1] + size)
             if len(page):
-                self._fetched_through = page.sequence_numbers[-1]
+                self._fetched_through = page.records.sequence_numbers[-1]
             self._next_call_at = started + self._limits.pause_after(size)
             return page
 

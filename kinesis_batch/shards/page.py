@@ -38,64 +38,11 @@ _HANDLER_ID = "kinesis-batch-fast-page"
 
 
 @dataclass(frozen=True)
-class Page:
-    """One GetRecords response: its records as parallel columns, in shard order.
-
-    ``arrivals_ms``: each record's ApproximateArrivalTimestamp in epoch milliseconds (Kinesis'
-    own precision). ``data``: the record's bytes as sent (a KPL aggregate not yet unpacked)."""
-
-    sequence_numbers: Sequence[str] = ()
-    arrivals_ms: Sequence[int] = ()
-    partition_keys: Sequence[str] = ()
-    data: Sequence[bytes] = ()
-    next_shard_iterator: str | None = None
-    millis_behind_latest: int | None = None
-    child_shards: Sequence[Mapping[str, Any]] = field(default_factory=tuple)
-
-    def __len__(self) -> int:
-        return len(self.sequence_numbers)
-
-    @property
-    def size(self) -> int:
-        """The bytes of its records' data and partition keys (what the read limits count)."""
-        return sum(map(len, self.data)) + sum(map(len, self.partition_keys))
-
-    @classmethod
-    def from_botocore(cls, response: Mapping[str, Any]) -> Page:
-        """The page of a GetRecords response as botocore returns it (its ``Records`` columns
-        already, when :func:`parse_pages` made them). Raises DependencyError for an answer that
-        is not a page: botocore parses a body that is not JSON (a proxy's error page) as an
-        empty response, which would otherwise read as an empty page without a next iterator:
-        the end of a closed shard."""
-        records = response.get("Records")
-        if isinstance(records, RecordColumns):
-            columns = records
-        else:
-            try:
-                columns = RecordColumns(
-                    [r["SequenceNumber"] for r in records],  # type: ignore[union-attr]
-                    [epoch_ms(r["ApproximateArrivalTimestamp"]) for r in records],  # type: ignore[union-attr]
-                    [r["PartitionKey"] for r in records],  # type: ignore[union-attr]
-                    [r["Data"] for r in records],  # type: ignore[union-attr]
-                )
-            except (TypeError, KeyError) as exc:
-                missing = "Records" if records is None else f"a record's {exc}"
-                raise DependencyError(f"GetRecords: the answer is not a page of records (no {missing})") from exc
-        return cls(
-            sequence_numbers=columns.sequence_numbers,
-            arrivals_ms=columns.arrivals_ms,
-            partition_keys=columns.partition_keys,
-            data=columns.data,
-            next_shard_iterator=response.get("NextShardIterator"),
-            millis_behind_latest=response.get("MillisBehindLatest"),
-            child_shards=tuple(response.get("ChildShards") or ()),
-        )
-
-
-@dataclass(frozen=True)
 class RecordColumns(Sequence[Mapping[str, Any]]):
-    """A page's records as the fast parse leaves them: columns, that index like botocore's
-    list of record dicts (``ApproximateArrivalTimestamp`` a datetime, as botocore's)."""
+    """A page's records as parallel columns, which index like botocore's list of record dicts
+    (``ApproximateArrivalTimestamp`` a datetime, as botocore's) for whatever asks (a test's
+    fault). ``arrivals_ms``: epoch milliseconds (Kinesis' own precision); ``data``: the bytes as
+    sent (a KPL aggregate not yet unpacked)."""
 
     sequence_numbers: Sequence[str]
     arrivals_ms: Sequence[int]
@@ -121,6 +68,53 @@ class RecordColumns(Sequence[Mapping[str, Any]]):
 
     def _columns(self) -> tuple[Sequence[Any], ...]:
         return self.sequence_numbers, self.arrivals_ms, self.partition_keys, self.data
+
+
+@dataclass(frozen=True)
+class Page:
+    """One GetRecords response: its records (as columns, in shard order) and what it says of
+    the shard."""
+
+    records: RecordColumns
+    next_shard_iterator: str | None = None
+    millis_behind_latest: int | None = None
+    child_shards: Sequence[Mapping[str, Any]] = field(default_factory=tuple)
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    @property
+    def size(self) -> int:
+        """The bytes of its records' data and partition keys (what the read limits count)."""
+        return sum(map(len, self.records.data)) + sum(map(len, self.records.partition_keys))
+
+    @classmethod
+    def from_botocore(cls, response: Mapping[str, Any]) -> Page:
+        """The page of a GetRecords response as botocore returns it (its ``Records`` columns
+        already, when :func:`parse_pages` made them). Raises DependencyError for an answer that
+        is not a page: botocore parses a body that is not JSON (a proxy's error page) as an
+        empty response, which would otherwise read as an empty page without a next iterator:
+        the end of a closed shard."""
+        records = response.get("Records")
+        if isinstance(records, RecordColumns):
+            columns = records
+        else:
+            try:
+                columns = RecordColumns(
+                    [r["SequenceNumber"] for r in records],  # type: ignore[union-attr]
+                    [epoch_ms(r["ApproximateArrivalTimestamp"]) for r in records],  # type: ignore[union-attr]
+                    [r["PartitionKey"] for r in records],  # type: ignore[union-attr]
+                    [r["Data"] for r in records],  # type: ignore[union-attr]
+                )
+            except (TypeError, KeyError) as exc:
+                missing = "Records" if records is None else f"a record's {exc}"
+                raise DependencyError(f"GetRecords: the answer is not a page of records (no {missing})") from exc
+        return cls(
+            records=columns,
+            next_shard_iterator=response.get("NextShardIterator"),
+            millis_behind_latest=response.get("MillisBehindLatest"),
+            child_shards=tuple(response.get("ChildShards") or ()),
+        )
 
 
 def epoch_ms(value: datetime | float) -> int:

@@ -181,13 +181,13 @@ class ShardReader:
             if not (verdict.last_page or stop < len(page)):
                 pending = Ahead(fetch, page.next_shard_iterator, ahead=self._prefetch)
             if len(page) and skip_through is not None and self._last_raw_sequence is None:
-                self._check_not_trimmed(page.sequence_numbers[0])
-            chunk = unpack(self._shard_id, page, stop)
+                self._check_not_trimmed(page.records.sequence_numbers[0])
+            chunk = unpack(self._shard_id, page.records[:stop])
             if skip_through is not None:
                 chunk = chunk.after(skip_through)
                 skip_through = None if len(chunk) else skip_through  # past it: no more to compare
             if stop:
-                self._last_raw_sequence = page.sequence_numbers[stop - 1]
+                self._last_raw_sequence = page.records.sequence_numbers[stop - 1]
             if len(chunk):
                 yield chunk
             if stop < len(page):
@@ -201,10 +201,10 @@ class ShardReader:
     def _bound(self, page: Page) -> int:
         """How many of ``page``'s records come before the end bound (all, mostly: only the last
         record is compared unless it is past the bound)."""
-        n = len(page)
-        if not n or not self._end.excludes(page.sequence_numbers[-1], arrival(page.arrivals_ms[-1])):
+        n, numbers, arrivals = len(page), page.records.sequence_numbers, page.records.arrivals_ms
+        if not n or not self._end.excludes(numbers[-1], arrival(arrivals[-1])):
             return n
-        for index, (sequence, ms) in enumerate(zip(page.sequence_numbers, page.arrivals_ms, strict=True)):
+        for index, (sequence, ms) in enumerate(zip(numbers, arrivals, strict=True)):
             if self._end.excludes(sequence, arrival(ms)):
                 return index
         return n  # unreachable: the last one is past it

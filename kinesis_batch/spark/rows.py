@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 
 import pyarrow as pa
 
-from kinesis_batch.columns import ARRIVAL, BATCH_ID, ROW_SCHEMA
+from kinesis_batch.columns import BATCH_ID, ROW_SCHEMA, chunk_columns
 from kinesis_batch.errors import ShutdownError
 from kinesis_batch.shards.chunk import Chunk
 from kinesis_batch.shards.model import Record
@@ -66,19 +66,9 @@ def row_groups(
     :func:`batches`' batch, each column built at once; ``batch_id`` as a column when given."""
     schema = ROW_SCHEMA.append(BATCH_ID) if batch_id else ROW_SCHEMA
     for batch in batches(chunks, stop, most_bytes):
-        n = len(batch)
-        arrivals = pa.array(batch.arrivals_ms, pa.int64()).cast(pa.timestamp("ms", tz="UTC"))
-        columns = [
-            pa.repeat(pa.scalar(batch.shard_id, pa.string()), n),
-            pa.array(batch.sequence_numbers, pa.string()),
-            pa.array(batch.sub_sequence_numbers, pa.int64()),
-            pa.array(batch.partition_keys, pa.string()),
-            pa.array(batch.data, pa.binary()),
-            arrivals.cast(ARRIVAL.type),
-            pa.repeat(pa.scalar(depth, pa.int32()), n),
-        ]
+        columns = chunk_columns(batch, depth)
         if batch_id:
-            columns.append(pa.repeat(pa.scalar(batch_id, pa.string()), n))
+            columns.append(pa.repeat(pa.scalar(batch_id, BATCH_ID.type), len(batch)))
         yield pa.RecordBatch.from_arrays(columns, schema=schema)
 
 

@@ -11,16 +11,16 @@ import pytest
 from kinesis_batch.shards.chunk import Chunk, unpack
 from kinesis_batch.shards.deaggregation import MAGIC
 from kinesis_batch.shards.model import Record
-from kinesis_batch.shards.page import Page
+from kinesis_batch.shards.page import RecordColumns
 from tests.shards.test_deaggregation import aggregate
 
 SHARD = "shardId-000000000007"
 AGGREGATE = aggregate(("a", b"one"), ("b", b"two", "170141183460469231731687303715884105728"))[2]
 
 
-def page(*records: tuple[str, bytes]) -> Page:
-    """A page of (sequence number, data) records, arriving 1 ms apart from 1 s."""
-    return Page(
+def page(*records: tuple[str, bytes]) -> RecordColumns:
+    """A page's records, (sequence number, data) each, arriving 1 ms apart from 1 s."""
+    return RecordColumns(
         sequence_numbers=[s for s, _ in records],
         arrivals_ms=[1_000 + n for n in range(len(records))],
         partition_keys=[f"k{s}" for s, _ in records],
@@ -56,15 +56,15 @@ def rows(chunk: Chunk) -> list[tuple[str, int, str, bytes, int]]:
 def test_a_page_unpacks_to_its_user_records(
     records: list[tuple[str, bytes]], stop: int, expected: list[tuple[str, int, str, bytes, int]]
 ) -> None:
-    assert rows(unpack(SHARD, page(*records), stop)) == expected
+    assert rows(unpack(SHARD, page(*records)[:stop])) == expected
 
 
 def test_an_aggregates_explicit_hash_keys_are_kept_and_absent_ones_are_no_column() -> None:
-    assert unpack(SHARD, page(("1", AGGREGATE)), 1).explicit_hash_keys == [
+    assert unpack(SHARD, page(("1", AGGREGATE))).explicit_hash_keys == [
         None,
         "170141183460469231731687303715884105728",
     ]
-    assert unpack(SHARD, page(("1", b"x")), 1).explicit_hash_keys is None
+    assert unpack(SHARD, page(("1", b"x"))).explicit_hash_keys is None
 
 
 @pytest.mark.parametrize(
@@ -73,12 +73,12 @@ def test_an_aggregates_explicit_hash_keys_are_kept_and_absent_ones_are_no_column
     ids=["before-all", "first-sub", "whole-aggregate", "all", "past-all"],
 )
 def test_a_resume_drops_what_it_already_read(position: tuple[int, int], left: int) -> None:
-    chunk = unpack(SHARD, page(("1", AGGREGATE), ("2", b"y")), 2)
+    chunk = unpack(SHARD, page(("1", AGGREGATE), ("2", b"y")))
     assert rows(chunk.after(position)) == rows(chunk)[3 - left :]
 
 
 def test_cut_and_joined_chunks_are_the_chunk_again() -> None:
-    chunk = unpack(SHARD, page(("1", AGGREGATE), ("2", b"y"), ("3", b"z")), 3)
+    chunk = unpack(SHARD, page(("1", AGGREGATE), ("2", b"y"), ("3", b"z")))
     parts = [chunk.cut(0, 1), chunk.cut(1, 1), chunk.cut(1, 4)]
     assert rows(Chunk.join(parts)) == rows(chunk)
     assert Chunk.join(parts).explicit_hash_keys == chunk.explicit_hash_keys
@@ -86,7 +86,7 @@ def test_cut_and_joined_chunks_are_the_chunk_again() -> None:
 
 
 def test_its_records_are_the_readers_record_objects() -> None:
-    chunk = unpack(SHARD, page(("1", AGGREGATE), ("2", b"y")), 2)
+    chunk = unpack(SHARD, page(("1", AGGREGATE), ("2", b"y")))
     second = datetime(1970, 1, 1, 0, 0, 1, tzinfo=UTC)
     assert list(chunk.records()) == [
         Record(SHARD, "1", 0, "a", b"one", second),

@@ -189,7 +189,9 @@ def test_an_unknown_parse_is_refused_naming_the_choices() -> None:
 
 def test_a_body_decodes_to_botocores_keys_with_its_records_as_columns() -> None:
     page = Page.from_botocore(decode_json(body([(7, 1_000, b"\x00", "k")], None, scientific=True)))
-    assert (list(page.sequence_numbers), list(page.arrivals_ms), list(page.data)) == (["7"], [1_000], [b"\x00"])
+    records = page.records
+    assert (list(records.sequence_numbers), list(records.arrivals_ms)) == (["7"], [1_000])
+    assert list(records.data) == [b"\x00"]
     assert (page.next_shard_iterator, page.millis_behind_latest, page.child_shards) == (None, 0, ())
 
 

@@ -51,7 +51,9 @@ def test_each_way_a_shard_ends_is_judged_from_the_page_alone(
 
 def test_a_page_is_judged_from_the_fetched_page() -> None:
     fetched = fetched_page.Page(
-        sequence_numbers=["1", "2"], millis_behind_latest=0, child_shards=({"ShardId": "shardId-1"},)
+        fetched_page.RecordColumns(["1", "2"], [0, 0], ["k", "k"], [b"", b""]),
+        millis_behind_latest=0,
+        child_shards=({"ShardId": "shardId-1"},),
     )
 
     assert Page.of(fetched) == Page(records=2, next_iterator=False, millis_behind_latest=0, child_shards=True)

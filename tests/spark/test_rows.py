@@ -12,7 +12,7 @@ import pytest
 from kinesis_batch.columns import BATCH_ID, ROW_SCHEMA, record_columns
 from kinesis_batch.errors import ShutdownError
 from kinesis_batch.shards.chunk import Chunk, unpack
-from kinesis_batch.shards.page import Page
+from kinesis_batch.shards.page import RecordColumns
 from kinesis_batch.spark import rows
 from kinesis_batch.spark.rows import batches, row_groups
 from tests.shards.test_deaggregation import aggregate
@@ -23,7 +23,8 @@ SHARD = "shardId-000000000003"
 def chunk(first: int, n: int, size: int = 1) -> Chunk:
     """``n`` records of ``size`` bytes, sequence numbers from ``first``."""
     numbers = [str(2**128 + s) for s in range(first, first + n)]
-    return unpack(SHARD, Page(numbers, [1_795_690_590_088 + s for s in range(n)], ["k"] * n, [b"x" * size] * n), n)
+    arrivals = [1_795_690_590_088 + s for s in range(n)]
+    return unpack(SHARD, RecordColumns(numbers, arrivals, ["k"] * n, [b"x" * size] * n))
 
 
 @pytest.mark.parametrize(
@@ -61,8 +62,8 @@ def test_a_stop_ends_the_batches_at_the_next_page() -> None:
 @pytest.mark.parametrize("batch_id", [None, "batch-1"])
 def test_columns_built_at_once_equal_those_built_record_by_record(batch_id: str | None) -> None:
     packed = aggregate(("a", b"one"), ("b", b""))[2]
-    page = Page(["1", str(2**128)], [0, 1_795_690_590_088], ["p", "q"], [packed, b"\x00" * 1024])
-    chunks = [unpack(SHARD, page, 2)]
+    records = RecordColumns(["1", str(2**128)], [0, 1_795_690_590_088], ["p", "q"], [packed, b"\x00" * 1024])
+    chunks = [unpack(SHARD, records)]
     built = list(row_groups(chunks, 2, batch_id, threading.Event(), 1 << 20))
 
     records = list(chunks[0].records())
