@@ -32,7 +32,8 @@ from kinesis_batch.errors import DependencyError, IllegalArgumentError
 
 #: The environment variable that chooses the parse: ``fast`` (the default) or ``botocore``.
 READER_ENV = "KINESIS_BATCH_READER"
-READERS = ("fast", "botocore")
+DEFAULT_READER = "fast"
+READERS = (DEFAULT_READER, "botocore")
 _EVENT = "before-parse.kinesis.GetRecords"
 _HANDLER_ID = "kinesis-batch-fast-page"
 
@@ -170,7 +171,7 @@ def decode_json(body: bytes) -> dict[str, Any]:
 
 def chosen(environ: Mapping[str, str] | None = None) -> str:
     """The parse the environment asks for (``KINESIS_BATCH_READER``), ``fast`` when unset."""
-    value = (os.environ if environ is None else environ).get(READER_ENV, "").strip().lower() or "fast"
+    value = (os.environ if environ is None else environ).get(READER_ENV, "").strip().lower() or DEFAULT_READER
     if value not in READERS:
         raise IllegalArgumentError(f"{READER_ENV}={value!r}: expected one of {', '.join(READERS)}")
     return value
@@ -180,7 +181,7 @@ def parse_pages(client: Any, how: str) -> None:
     """Make ``client``'s GetRecords responses Pages the fast way (``how``: ``fast``), or leave
     them to botocore (``botocore``). Idempotent; every fetcher of the client asks alike."""
     events = client.meta.events
-    if how == "fast":
+    if how == DEFAULT_READER:
         events.register(_EVENT, _parse_fast, unique_id=_HANDLER_ID)
     else:
         events.unregister(_EVENT, unique_id=_HANDLER_ID)
@@ -200,6 +201,7 @@ def _parse_fast(response_dict: dict[str, Any], customized_response_dict: dict[st
 
 
 __all__ = [
+    "DEFAULT_READER",
     "READERS",
     "READER_ENV",
     "Page",

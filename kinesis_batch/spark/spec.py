@@ -60,7 +60,7 @@ class GroupSpec:
     files: dict[str, Any] = field(default_factory=dict)  # the sink's FileLayout as JSON
     dead_files: dict[str, Any] | None = None  # the dead-letter output's FileLayout as JSON
     routes: dict[str, Any] | None = None  # routed: kinesis_batch.spark.routed_files.RouteTargets as JSON
-    reader: str = "fast"  # how GetRecords pages are parsed (kinesis_batch.shards.page), the driver's choice
+    reader: str = page.DEFAULT_READER  # how GetRecords pages are parsed (shards.page): the driver's choice
 
     @classmethod
     def of(
