@@ -38,9 +38,11 @@ def storable(kind: pa.DataType) -> pa.DataType | None:
 def unify(first: pa.DataType, second: pa.DataType) -> pa.DataType | None:
     """The type one column of both would have (as Arrow's own inference makes it: mixed integer
     and floating numbers become float64), or None when they cannot share a column."""
-    if first == second or is_empty(second):
+    # Only null joins any type: an empty list or object joins lists or objects only (below), or
+    # a record of [] where the table has text would pass here and fail its conversion later.
+    if first == second or pa.types.is_null(second):
         return first
-    if is_empty(first):
+    if pa.types.is_null(first):
         return second
     if _is_number(first) and _is_number(second):
         if pa.types.is_integer(first) and pa.types.is_integer(second):

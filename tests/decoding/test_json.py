@@ -43,6 +43,25 @@ def test_records_that_disagree_keep_the_first_type_and_the_rest_is_rejected_nami
     assert "n.x is string" in reject.detail
 
 
+@pytest.mark.parametrize(
+    ("payloads", "rows", "reasons"),
+    [
+        ([b'{"a": "x"}', b'{"a": []}'], [{"a": "x"}], ["schema: type changed"]),
+        ([b'{"n": []}', b'{"n": {"id": false}}'], [{"n": []}], ["schema: type changed"]),
+        ([b'{"x": 0.5}', b'{"x": 9007199254740993}'], [{"x": 0.5}], ["decode: unreadable value"]),
+        ([b'{"s": "\xff"}', b'{"s": "ok"}'], [{"s": "ok"}], ["decode: not JSON"]),
+    ],
+    ids=["empty-list-for-text", "empty-list-then-object", "past-2**53-among-floats", "not-utf-8"],
+)
+def test_a_record_that_cannot_join_the_page_is_a_dead_letter_not_a_failed_page(
+    payloads: list[bytes], rows: list[dict[str, Any]], reasons: list[str]
+) -> None:
+    # Each of these failed the whole page (and so the run) before: an exception, not a dead letter.
+    decoded = JsonDecoder().decode(payloads)
+    assert decoded.values.to_pylist() == rows
+    assert [f"{r.stage}: {r.kind}" for r in decoded.rejects] == reasons
+
+
 def test_the_tables_types_decide_which_records_changed_theirs() -> None:
     decoder = JsonDecoder(pa.schema([("a", pa.string())]))
     decoded = decoder.decode([b'{"a": 1}', b'{"a": "text"}', b'{"a": true}'])

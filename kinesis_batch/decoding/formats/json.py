@@ -1,5 +1,9 @@
 """JSON records into Arrow rows.
 
+A page whose records are each one object on a line is read whole by pyarrow's JSON reader
+(kinesis_batch.decoding.formats.json_pages), which gives the same rows as what follows or gives
+up on the page. What follows is the general way.
+
 A record holds one JSON object (one row), or an array of objects (a row each). Parsing is
 msgspec's, one call per record; the rows become Arrow in one call per page, whose inference
 (nested objects as structs, arrays as lists, integers as exact int64, integers mixed with
@@ -23,6 +27,7 @@ import pyarrow as pa
 
 from kinesis_batch.decoding import timestamps
 from kinesis_batch.decoding.decoded import Decoded
+from kinesis_batch.decoding.formats.json_pages import read_page
 from kinesis_batch.decoding.rejects import DECODE, SCHEMA, TYPE_CHANGED, Rejected
 from kinesis_batch.decoding.types import describe, family, is_list, unify
 
@@ -34,7 +39,7 @@ def parse(decoder: msgspec.json.Decoder[Any], position: int, payload: bytes) -> 
     """The JSON value of the record at ``position``, or its rejection (a Rejected) as not JSON."""
     try:
         return decoder.decode(payload)
-    except msgspec.DecodeError as exc:
+    except (msgspec.DecodeError, UnicodeDecodeError) as exc:  # msgspec raises the latter for bytes not UTF-8
         return Rejected(position, DECODE, "not JSON", str(exc))
 
 
@@ -45,10 +50,12 @@ def not_an_object(position: int, value: Any) -> Rejected:
 
 class JsonDecoder:
     """Decodes pages of JSON records; ``known``: the table's fields (the reference a record's
-    types are checked against when a page's records disagree)."""
+    types are checked against when a page's records disagree); ``whole_pages``: read a page in
+    one call where it can (False: record by record always, which the tests compare it with)."""
 
-    def __init__(self, known: pa.Schema | None = None) -> None:
+    def __init__(self, known: pa.Schema | None = None, *, whole_pages: bool = True) -> None:
         self._decoder = msgspec.json.Decoder()
+        self._whole_pages = whole_pages
         self.learn(known or pa.schema([]))
 
     def learn(self, table: pa.Schema) -> None:
@@ -57,6 +64,9 @@ class JsonDecoder:
         self._times = list(_time_paths(pa.struct(list(table)), ()))
 
     def decode(self, payloads: Sequence[bytes]) -> Decoded:
+        whole = read_page(payloads, self._known, self._times) if self._whole_pages else None
+        if whole is not None:
+            return Decoded(whole, list(range(len(payloads))), [])
         rows: list[Any] = []
         positions: list[int] = []
         rejects: list[Rejected] = []
@@ -131,7 +141,17 @@ class JsonDecoder:
             current = merged
             kept.append(index)
         kept = sorted(index for index in kept if positions[index] not in bad)  # a record rejected: all its rows
-        values = pa.array([rows[index] for index in kept], type=current)
+        try:
+            values = pa.array([rows[index] for index in kept], type=current)
+        except _UNREADABLE:  # a value its column's type cannot hold exactly (2**53 + 1 among floats)
+            for index in kept:
+                try:
+                    pa.array([rows[index]], type=current)
+                except _UNREADABLE as exc:
+                    rejects.append(Rejected(positions[index], DECODE, "unreadable value", _one_line(exc)))
+                    bad.add(positions[index])
+            kept = [index for index in kept if positions[index] not in bad]
+            values = pa.array([rows[index] for index in kept], type=current)
         return Decoded(values, [positions[index] for index in kept], sorted(rejects, key=lambda r: r.position))
 
 
