@@ -11,7 +11,9 @@ masters, where the JVM only schedules the Python tasks and passes their small re
   instead of loading and verifying thousands of classes from Spark's jars: about 4 s less.
   ``python -m kinesis_batch.spark.session --class-archive`` makes it (tools/bootstrap.sh does,
   into the virtual environment); without it a context starts as before. An archive of another
-  Java or Spark is refused by the JVM, silently, and the context starts without it.
+  Java or Spark is refused by the JVM, silently, and the context starts without it;
+- the Python workers are forked by kinesis_batch.spark.daemon, which imports pyspark and the
+  task code once, compiled, before it forks.
 """
 
 from __future__ import annotations
@@ -79,6 +81,7 @@ def spark_context(
         conf.set(key, value)
     if master.startswith("local"):
         conf.set("spark.driver.extraJavaOptions", f"{jvm_options or local_jvm_options()} {QUIET_LOGS}")
+        conf.set("spark.python.daemon.module", "kinesis_batch.spark.daemon")  # workers that start cheaply
     with _own_sigint_handler():
         context = SparkContext.getOrCreate(conf)
     # A failed task is reported by the run itself, as one line with the task's own error; Spark's
