@@ -37,11 +37,6 @@ def serialize_dynamodb(app: WSGIApp) -> WSGIApp:
     return serve
 
 
-class _QuietHandler:  # mixed into moto's handler in main(): its class is imported there
-    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
-        pass
-
-
 def main(argv: list[str] | None = None) -> None:
     import logging
 
@@ -52,14 +47,17 @@ def main(argv: list[str] | None = None) -> None:
     modules = tuple(backends.list_of_moto_modules())
     backends.list_of_moto_modules = lambda: modules
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
-    handler = type("QuietMotoRequestHandler", (_QuietHandler, MotoRequestHandler), {})
+
+    class QuietHandler(MotoRequestHandler):
+        def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+            pass
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-H", "--host", default="127.0.0.1")
     parser.add_argument("-p", "--port", type=int, required=True)
     args = parser.parse_args(argv)
     app = serialize_dynamodb(DomainDispatcherApplication(create_backend_app))
-    run_simple(args.host, args.port, app, threaded=True, request_handler=handler)
+    run_simple(args.host, args.port, app, threaded=True, request_handler=QuietHandler)
 
 
 if __name__ == "__main__":

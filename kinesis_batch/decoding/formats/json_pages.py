@@ -22,7 +22,7 @@ None, and then that way runs. So it gives up on every page it might read otherwi
 from __future__ import annotations
 
 import io
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import msgspec
 import pyarrow as pa
@@ -113,38 +113,35 @@ def _plain(kind: pa.DataType) -> bool:
     return kind in (pa.null(), pa.bool_(), pa.int64(), pa.float64(), pa.string())
 
 
-def _filled(array: pa.Array) -> bool:
-    """Whether every list and object column in ``array``, at every depth, holds a value
+def _filled(values: pa.StructArray) -> bool:
+    """Whether every list and object column in ``values``, at every depth, holds a value
     somewhere. The other way infers a column of only empty objects, empty lists or nulls as
     holding nothing, and lands it as null; this reader gives each row an object of nulls or an
     empty list."""
-    if pa.types.is_struct(array.type):
-        children = [array.field(i) for i in range(array.type.num_fields)]
-        return all(_filled(child) and _holds(child) for child in children if _nested(child.type))
-    if pa.types.is_list(array.type):
-        items = array.flatten()
-        return not _nested(items.type) or (_filled(items) and _holds(items))
-    return True
+    nested = (column for column in _columns(values) if column is not values and _nested(column.type))
+    return all(_holds(column) for column in nested)
 
 
-def _exact(array: pa.Array) -> bool:
-    """Whether every float in ``array`` is below :data:`EXACT` in magnitude."""
-    if pa.types.is_struct(array.type):
-        return all(_exact(child) for child in array.flatten())
-    if pa.types.is_list(array.type):
-        return _exact(array.flatten())
-    if not pa.types.is_floating(array.type) or array.null_count == len(array):
-        return True
-    return bool(pc.max(pc.abs(array)).as_py() < EXACT)
+def _exact(values: pa.StructArray) -> bool:
+    """Whether every float in ``values`` is below :data:`EXACT` in magnitude."""
+    floats = (c for c in _columns(values) if pa.types.is_floating(c.type) and c.null_count < len(c))
+    return all(pc.max(pc.abs(column)).as_py() < EXACT for column in floats)
 
 
 def _holds(array: pa.Array) -> bool:
     """Whether ``array`` has a value (not null) anywhere inside it."""
+    return any(not _nested(c.type) and c.null_count < len(c) for c in _columns(array))
+
+
+def _columns(array: pa.Array) -> Iterator[pa.Array]:
+    """``array``, then its columns at every depth: a struct's fields as its rows see them (null
+    where the object is), a list's items."""
+    yield array
     if pa.types.is_struct(array.type):
-        return any(_holds(child) for child in array.flatten())
-    if pa.types.is_list(array.type):
-        return _holds(array.flatten())
-    return bool(array.null_count < len(array))
+        for child in array.flatten():
+            yield from _columns(child)
+    elif pa.types.is_list(array.type):
+        yield from _columns(array.flatten())
 
 
 def _nested(kind: pa.DataType) -> bool:
