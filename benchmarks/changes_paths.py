@@ -15,6 +15,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from benchmarks.changes_theirs import FIELDS, versions
 from kinesis_batch.aws import s3_settings
 from kinesis_batch.changes.settings import ChangeSettings
 from kinesis_batch.decoding.pipeline import Pipeline
@@ -30,7 +31,6 @@ from kinesis_batch.spark.files import TaskFiles
 
 SETTINGS = ChangeSettings.parse("upsert", key="id", sequence_by="version", delete_when="deleted=true")
 SPEC = DecodeSpec(DecodeSettings(decode="json"), changes=SETTINGS)
-FIELDS = ["id", "version", "name", "amount", "deleted"]
 SHARDS, PAGE, TARGET_BYTES = 4, 10_000, 128 * 1024 * 1024
 FIRST_SEQUENCE = 49680451707726228688800280510064766505084075351574839298
 
@@ -164,21 +164,17 @@ class Ours:
             raise SystemExit(f"{self.sink.uri}: the publish of batch {batch_id} did not commit")
 
     def current(self) -> pa.Table:
-        return _read(self.sink, FIELDS)
+        return read_table(self.sink, FIELDS)
 
     def current_versions(self) -> dict[int, int]:
-        return versions(_read(self.sink, ["id", "version"]))
+        return versions(read_table(self.sink, ["id", "version"]))
 
 
-def _read(sink: Sink, columns: list[str]) -> pa.Table:
+def read_table(sink: Sink, columns: list[str]) -> pa.Table:
     if sink.format == "delta":
         return sink._load().to_pyarrow_table(columns=columns)  # type: ignore[attr-defined]
     table = sink.catalog.load_table(sink.identifier)  # type: ignore[attr-defined]
     return table.scan(selected_fields=tuple(columns)).to_arrow()
 
 
-def versions(table: pa.Table) -> dict[int, int]:
-    return dict(zip(table.column("id").to_pylist(), table.column("version").to_pylist(), strict=True))
-
-
-__all__ = ["FIELDS", "BatchResult", "Changes", "Ours", "versions"]
+__all__ = ["BatchResult", "Changes", "Ours", "read_table"]

@@ -1,20 +1,27 @@
 """The users' own path that benchmarks.changes measures beside kinesis-batch's: land the change
 records raw (an append of their bytes), then a second job reads the batch back, decodes it,
 keeps each key's newest change and merges it with deltalake's MERGE, or pyiceberg's delete and
-append, into a table of its own."""
+append, into a table of its own (made by its first merge). benchmarks.changes_job is that job
+as a process of its own, over what ``kinesis-batch run`` landed.
+
+Light imports on purpose: the job's start-up is part of what benchmarks.changes_runs measures."""
 
 from __future__ import annotations
 
 import io
 import time
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pa_json
 
-from benchmarks.changes_paths import FIELDS, versions
 from kinesis_batch.aws import s3_settings
-from kinesis_batch.shards.model import Record
+
+if TYPE_CHECKING:
+    from kinesis_batch.shards.model import Record
+
+FIELDS = ["id", "version", "name", "amount", "deleted"]
 
 
 class Theirs:
@@ -34,7 +41,7 @@ class Theirs:
         if self.format == "delta":
             from deltalake import write_deltalake
 
-            write_deltalake(self.target, rows, storage_options=self._options())
+            write_deltalake(self.target, rows, storage_options=self.storage_options())
             return
         self.catalog.create_namespace_if_not_exists(self.target.split(".")[0])
         for name, schema in ((self.target, rows.schema), (self.target + "_landing", LANDING)):
@@ -54,27 +61,49 @@ class Theirs:
             schema=LANDING,
         )
         self._land(raw)
-        changes = pa_json.read_json(io.BytesIO(b"\n".join(self._landed(self.batches).column("data").to_pylist())))
-        self._merge(_newest(changes))
+        self.merge(parsed(self._landed(self.batches)))
         return time.monotonic() - started
+
+    def merge(self, changes: pa.Table) -> None:
+        """Each key's newest change of ``changes`` merged in; the table made if it is not there."""
+        newest = _newest(changes)
+        if self._exists():
+            self._merge(newest)
+            return
+        upserts = newest.filter(pc.invert(newest.column("deleted"))).select(FIELDS)
+        if self.format == "delta":
+            from deltalake import write_deltalake
+
+            write_deltalake(self.target, upserts, storage_options=self.storage_options())
+            return
+        self.catalog.create_namespace_if_not_exists(self.target.split(".")[0])
+        self.catalog.create_table(self.target, schema=upserts.schema).append(upserts)
 
     def current_versions(self) -> dict[int, int]:
         if self.format == "delta":
             from deltalake import DeltaTable
 
-            table = DeltaTable(self.target, storage_options=self._options()).to_pyarrow_table(columns=["id", "version"])
+            delta = DeltaTable(self.target, storage_options=self.storage_options())
+            table = delta.to_pyarrow_table(columns=["id", "version"])
         else:
             table = self.catalog.load_table(self.target).scan(selected_fields=("id", "version")).to_arrow()
         return versions(table)
 
-    def _options(self) -> dict[str, str] | None:
+    def _exists(self) -> bool:
+        if self.format == "delta":
+            from deltalake import DeltaTable
+
+            return bool(DeltaTable.is_deltatable(self.target, storage_options=self.storage_options()))
+        return bool(self.catalog.table_exists(self.target))
+
+    def storage_options(self) -> dict[str, str] | None:
         return self.s3.object_store_options() if self.target.startswith("s3://") else None
 
     def _land(self, raw: pa.Table) -> None:
         if self.format == "delta":
             from deltalake import write_deltalake
 
-            write_deltalake(self.target + "_landing", raw, mode="append", storage_options=self._options())
+            write_deltalake(self.target + "_landing", raw, mode="append", storage_options=self.storage_options())
         else:
             self.catalog.load_table(self.target + "_landing").append(raw)
 
@@ -82,7 +111,7 @@ class Theirs:
         if self.format == "delta":
             from deltalake import DeltaTable
 
-            landing = DeltaTable(self.target + "_landing", storage_options=self._options())
+            landing = DeltaTable(self.target + "_landing", storage_options=self.storage_options())
             return landing.to_pyarrow_table(columns=["data"], filters=[("batch", "=", batch)])
         return self.catalog.load_table(self.target + "_landing").scan(row_filter=f"batch == {batch}").to_arrow()
 
@@ -91,7 +120,7 @@ class Theirs:
         if self.format == "delta":
             from deltalake import DeltaTable
 
-            table = DeltaTable(self.target, storage_options=self._options())
+            table = DeltaTable(self.target, storage_options=self.storage_options())
             source = newest.select(FIELDS).cast(pa.schema(table.schema().to_arrow()))  # type: ignore[arg-type]
             (
                 table.merge(source, "t.id = s.id", source_alias="s", target_alias="t")
@@ -114,6 +143,15 @@ LANDING = pa.schema(
 )
 
 
+def parsed(landed: pa.Table) -> pa.Table:
+    """The change records of a landing's ``data`` column, parsed by pyarrow's JSON reader."""
+    return pa_json.read_json(io.BytesIO(b"\n".join(landed.column("data").to_pylist())))
+
+
+def versions(table: pa.Table) -> dict[int, int]:
+    return dict(zip(table.column("id").to_pylist(), table.column("version").to_pylist(), strict=True))
+
+
 def _newest(changes: pa.Table) -> pa.Table:
     """Each id's change of the greatest version."""
     ordered = changes.sort_by([("id", "ascending"), ("version", "descending")])
@@ -128,4 +166,4 @@ def _newest(changes: pa.Table) -> pa.Table:
     return kept
 
 
-__all__ = ["Theirs"]
+__all__ = ["FIELDS", "Theirs", "parsed", "versions"]

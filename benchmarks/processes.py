@@ -8,8 +8,11 @@ under the truth for runs of seconds. Processes outside the tree (the emulators) 
 
 from __future__ import annotations
 
+import os
+import subprocess
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 
@@ -61,6 +64,22 @@ class ProcessTree:
                 if rss > self.peaks.get(process.pid, ("", 0))[1]:
                     self.peaks[process.pid] = (role, rss)
             time.sleep(0.05)
+
+
+def watched(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, ProcessTree, str]:
+    """Run ``command`` in a session of its own, watched: its wall seconds, its tree, its stdout.
+    A failure ends the benchmark with the command's stderr."""
+    started = time.monotonic()
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd, start_new_session=True,
+        env={**os.environ, **(env or {})},
+    )  # fmt: skip
+    with ProcessTree(process.pid) as tree:
+        out, err = process.communicate()
+    seconds = time.monotonic() - started
+    if process.returncode != 0:
+        raise SystemExit(f"{' '.join(command[:4])} ... failed ({process.returncode}): {err[-2000:]}")
+    return seconds, tree, out
 
 
 def _role(process: Any, root: Any) -> str:

@@ -17,8 +17,6 @@ Every run is checked: every record a row (no dead letters), every ``event_time``
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -27,7 +25,7 @@ from typing import Any
 
 from benchmarks.common import MIB, REPO, RUN, backlog_with_split_and_merge, plain_client
 from benchmarks.events import encodings
-from benchmarks.processes import ProcessTree
+from benchmarks.processes import watched
 from kinesis_batch.shards.page import READER_ENV
 
 GIB = 1024 * MIB
@@ -125,7 +123,7 @@ def measure_typed(
 
 def _landing(stream: str, root: Path, extra: tuple[str, ...], records: int, size: int, env: dict[str, str]) -> Measured:
     command = [*RUN, "--stream", stream, "--output", str(root), "--read-limits", "none", "--json", *extra]
-    seconds, tree, out = _watched(command, env)
+    seconds, tree, out = watched(command, REPO, env)
     report = json.loads(out)
     if report["records"] != records or report.get("dead_letters", 0) or report.get("rows", records) != records:
         landed = f"{report.get('rows')} rows, {report.get('dead_letters')} dead letters ({report.get('reasons')})"
@@ -136,24 +134,10 @@ def _landing(stream: str, root: Path, extra: tuple[str, ...], records: int, size
 
 
 def _users_job(raw_root: Path, out: Path, records: int, size: int) -> Measured:
-    seconds, tree, printed = _watched([sys.executable, "-m", "benchmarks.from_json", str(raw_root), str(out)])
+    seconds, tree, printed = watched([sys.executable, "-m", "benchmarks.from_json", str(raw_root), str(out)], REPO)
     _check_typed(out, records, hive=False)
     job = json.loads(printed.strip().splitlines()[-1])
     return Measured(records, size, seconds, job["job_seconds"], tree.cpu_seconds, tree.peak("python worker"))
-
-
-def _watched(command: list[str], env: dict[str, str] | None = None) -> tuple[float, ProcessTree, str]:
-    started = time.monotonic()
-    process = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO, start_new_session=True,
-        env={**os.environ, **(env or {})},
-    )  # fmt: skip
-    with ProcessTree(process.pid) as tree:
-        out, err = process.communicate()
-    seconds = time.monotonic() - started
-    if process.returncode != 0:
-        raise SystemExit(f"{' '.join(command[:4])} ... failed ({process.returncode}): {err[-2000:]}")
-    return seconds, tree, out
 
 
 def _check_typed(root: Path, records: int, *, hive: bool = True) -> None:

@@ -104,6 +104,15 @@ def run_benchmark(name: str) -> str:
                 r"every batch left both tables with the same keys at the same versions: 8",
             ),
         ),
+        # The same, end to end: each path's processes on the local stack; after each batch both tables
+        # hold the keys and versions sent (the benchmark asserts it).
+        (
+            "changes_runs",
+            (
+                r"\| delta-local \| 4,000 \| 1,000 \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \|",
+                r"every batch left both tables with the keys and versions sent: 1",
+            ),
+        ),
         # DuckDB counted the same rows in each layout (the benchmark asserts it) and maintain compacted.
         (
             "tables",

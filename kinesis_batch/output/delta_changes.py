@@ -27,7 +27,6 @@ from kinesis_batch.output.delta import DeltaSink
 from kinesis_batch.output.records import CommitRecord
 
 
-#: Up to this many keys, the look-up names them (files are skipped by each key); more, by their range.
 class DeltaChanges(ChangeTable, DeltaSink):
     def _existing(self) -> Any:
         return self._load(missing_ok=True)

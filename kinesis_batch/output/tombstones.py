@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
 
 import pyarrow as pa
@@ -38,6 +39,8 @@ from kinesis_batch.errors import DependencyError
 from kinesis_batch.output.place import Place
 
 FOLDER = "_tombstones"
+#: How many tombstone files are read at once.
+READERS = 16
 #: What a tombstone keeps beside the key: the delete's order, its shard, and when it arrived.
 KEPT = (
     SHARD_ID.name,
@@ -88,13 +91,22 @@ class Tombstones:
         return kept.num_rows, found.num_rows - young.num_rows
 
     def _read_all(self, attempts: int = 5) -> tuple[list[str], pa.Table | None]:
-        """Every file's name and their rows together (None: no file)."""
+        """Every file's name and their rows together (None: no file).
+
+        The files are read side by side: until maintenance compacts them there is one per batch
+        that deleted (a week of hourly batches: 168), and on S3 each read is a round trip."""
+        filesystem = self.place.filesystem()
+
+        def one(name: str) -> pa.Table:
+            return pq.read_table(self.place.child(name).path, filesystem=filesystem)
+
         for _ in range(attempts):
             names = self._files()
             if not names:
                 return [], None
             try:
-                tables = [pq.read_table(self.place.child(n).path, filesystem=self.place.filesystem()) for n in names]
+                with ThreadPoolExecutor(min(READERS, len(names))) as pool:
+                    tables = list(pool.map(one, names))
             except OSError:  # S3 says a missing object in its own words: look again
                 if set(self._files()) >= set(names):
                     raise

@@ -18,7 +18,7 @@ from kinesis_batch.columns import (
     SUB_SEQUENCE_NUMBER,
 )
 from kinesis_batch.output.place import Place
-from kinesis_batch.output.tombstones import Tombstones
+from kinesis_batch.output.tombstones import READERS, Tombstones
 
 NOW = datetime(2026, 11, 26, 12, tzinfo=UTC)
 
@@ -96,3 +96,13 @@ def test_a_read_beside_an_expiry_sees_every_fact(
     monkeypatch.setattr(tombstones, "_files", stale_first)
     assert keys_of(tombstones.read(["pk"])) == ["a", "b"]
     assert len(calls) == 3  # listed, a file gone (listed to see), listed again
+
+
+def test_a_read_sees_every_batchs_file_when_there_are_more_than_it_reads_at_once(tombstones: Tombstones) -> None:
+    count = READERS * 2 + 3
+    for number in range(count):
+        tombstones.write(f"b{number}", deletes([f"k{number}"], hours_ago=1, sequence=number), ["pk"])
+
+    found = tombstones.read(["pk"], pa.table({"pk": [f"k{number}" for number in range(count)] + ["none"]}))
+    assert keys_of(found) == sorted(f"k{number}" for number in range(count))
+    assert found is not None and sorted(found.column(CHANGE_POSITION.name).to_pylist()) == [[n] for n in range(count)]
