@@ -61,7 +61,7 @@ class Theirs:
             schema=LANDING,
         )
         self._land(raw)
-        self.merge(parsed(self._landed(self.batches)))
+        self._merge(_newest(parsed(self._landed(self.batches))))  # load() made the table
         return time.monotonic() - started
 
     def merge(self, changes: pa.Table) -> None:

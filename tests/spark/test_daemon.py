@@ -1,6 +1,6 @@
 """A local context's Python workers are forked by kinesis_batch.spark.daemon: they run pyspark
 from this environment's compiled files, not from the zip Spark puts first on their path, with
-the task code already imported."""
+the task code (and pandas, which pyarrow imports on its first conversion) already imported."""
 
 from __future__ import annotations
 
@@ -26,14 +26,15 @@ def test_the_zip_archives_go_after_everything_else_in_their_order(path: list[str
     assert installed_first(path) == expected
 
 
-def _where_the_worker_found_its_modules(_: Any) -> tuple[str, bool]:
+def _where_the_worker_found_its_modules(_: Any) -> tuple[str, bool, bool]:
     import sys
 
     import pyspark
 
-    return pyspark.__file__ or "", "kinesis_batch.spark.task" in sys.modules
+    return pyspark.__file__ or "", "kinesis_batch.spark.task" in sys.modules, "pandas" in sys.modules
 
 
 def test_a_local_contexts_workers_import_pyspark_compiled_and_the_task_code_before_any_task(spark: Any) -> None:
     found = spark.parallelize([0, 1], 2).map(_where_the_worker_found_its_modules).collect()
-    assert all(".zip" not in where and loaded for where, loaded in found), found
+    # pandas: what pyarrow imports on a worker's first conversion of Python values
+    assert all(".zip" not in where and task and pandas for where, task, pandas in found), found
