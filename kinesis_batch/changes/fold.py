@@ -12,7 +12,7 @@ Contract of :func:`newest`:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +24,7 @@ from kinesis_batch.columns import SHARD_ID
 
 DUPLICATES, SUPERSEDED = "duplicates", "superseded"
 INDEX = "__index"  # a row's place in its input
+FILTERED_ROWS = 262_144  # rows of a scan that kept_among holds at once
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,29 @@ def among(table: pa.Table, keys: pa.Table, key: Sequence[str], *, inside: bool =
     found = numbered.join(wanted, names, join_type="left semi" if inside else "left anti", use_threads=False)
     at = found.column(INDEX)
     return table.take(at.take(pc.sort_indices(at)))
+
+
+def kept_among(pages: Iterable[pa.RecordBatch], schema: pa.Schema, column: str, values: pa.Array) -> pa.Table:
+    """The rows of ``pages`` whose ``column`` is one of ``values``, in their order. Filtered
+    FILTERED_ROWS at a time, not page by page: ``is_in`` builds its set of ``values`` on every
+    call, and a scan's pages are small (8,192 rows), so page by page 45,000 keys among 4,000,000
+    rows cost more than the scan itself (0.4 s of 0.47)."""
+    kept: list[pa.Table] = []
+    held: list[pa.RecordBatch] = []
+    rows = 0
+    for page in pages:
+        held.append(page)
+        rows += page.num_rows
+        if rows >= FILTERED_ROWS:
+            kept.append(_filtered(pa.Table.from_batches(held, schema=schema), column, values))
+            held, rows = [], 0
+    if held:
+        kept.append(_filtered(pa.Table.from_batches(held, schema=schema), column, values))
+    return pa.concat_tables(kept) if kept else schema.empty_table()
+
+
+def _filtered(table: pa.Table, column: str, values: pa.Array) -> pa.Table:
+    return table.filter(pc.is_in(table.column(column), value_set=values))
 
 
 def newest(table: pa.Table, key: Sequence[str]) -> Folded:
@@ -119,6 +143,7 @@ __all__ = [
     "SUPERSEDED",
     "Folded",
     "among",
+    "kept_among",
     "keys_of",
     "newest",
     "starts_of_keys",

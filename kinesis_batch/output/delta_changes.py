@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from kinesis_batch.changes.apply import Decision
-from kinesis_batch.changes.fold import among
+from kinesis_batch.changes.fold import among, kept_among
 from kinesis_batch.columns import CHANGE_OP
 from kinesis_batch.errors import from_storage
 from kinesis_batch.output.changes import KEY_PROPERTY, LISTED, ORDER_COLUMNS, ChangeTable
@@ -70,8 +70,7 @@ class DeltaChanges(ChangeTable, DeltaSink):
         )
         schema = pa.schema([pa.field(f.name, _plain(f.type)) for f in reader.schema])
         wanted = values.cast(schema.field(0).type)
-        kept = (page.filter(pc.is_in(page.column(0), value_set=wanted)) for page in map(_cast(schema), reader))
-        rows = pa.Table.from_batches(list(kept), schema=schema)
+        rows = kept_among(map(_cast(schema), reader), schema, key[0], wanted)
         return rows if len(key) == 1 else among(rows, keys, key)
 
     def _merge(

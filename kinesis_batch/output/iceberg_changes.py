@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from kinesis_batch.changes.apply import Decision
-from kinesis_batch.changes.fold import among, keys_of
+from kinesis_batch.changes.fold import among, kept_among, keys_of
 from kinesis_batch.columns import CHANGE_OP
 from kinesis_batch.output.changes import KEY_PROPERTY, LISTED, ORDER_COLUMNS, ChangeTable
 from kinesis_batch.output.iceberg import IcebergSink, _catalog_errors
@@ -55,8 +55,7 @@ class IcebergChanges(ChangeTable, IcebergSink):
         with _catalog_errors(f"Iceberg table {self.identifier}"):
             reader = table.scan(row_filter=row_filter, selected_fields=(*key, *ORDER_COLUMNS)).to_arrow_batch_reader()
             wanted = values.cast(reader.schema.field(key[0]).type)
-            pages = [page.filter(pc.is_in(page.column(key[0]), value_set=wanted)) for page in reader]
-        rows = pa.Table.from_batches(pages, schema=reader.schema)
+            rows = kept_among(reader, reader.schema, key[0], wanted)
         return rows if len(key) == 1 else among(rows, keys, key)
 
     def _merge(

@@ -10,7 +10,8 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from kinesis_batch.changes.fold import newest
+from kinesis_batch.changes import fold
+from kinesis_batch.changes.fold import kept_among, newest
 from kinesis_batch.changes.model import order
 from tests.changes.support import BIG, Change, changes
 
@@ -102,3 +103,36 @@ def test_random_batches_fold_as_the_contract_says(seed: int) -> None:
     assert {shard: dict(counts) for shard, counts in folded.dropped.items()} == {
         shard: dict(counts) for shard, counts in dropped.items()
     }
+
+
+SCANNED = pa.schema([("id", pa.int64()), ("sequence_number", pa.string()), ("change_position", pa.list_(pa.int64()))])
+
+
+def scanned(ids: list[int], page: int) -> list[pa.RecordBatch]:
+    rows = pa.table(
+        {"id": ids, "sequence_number": [str(10**55 + i) for i in ids], "change_position": [[i] for i in ids]},
+        schema=SCANNED,
+    )
+    return rows.to_batches(max_chunksize=page)
+
+
+@pytest.mark.parametrize(
+    ("ids", "page", "held", "wanted"),
+    [
+        ([], 4, 8, [1]),  # nothing scanned: an empty table of the scan's columns
+        ([5, 1, 9, 3, 7], 2, 8, []),  # nothing wanted
+        ([5, 1, 9, 3, 7], 2, 8, [9, 5, 42]),  # in the scan's order; 42 not there
+        ([5, 1, 9, 3, 7], 2, 3, [7, 5, 1, 3]),  # filtered in chunks of 2 pages, then the rest
+        ([5, 1, 9, 3, 7], 1, 1, [3, 1]),  # a chunk a page
+        (list(range(100)), 7, 20, list(range(0, 100, 3))),
+    ],
+)
+def test_the_scans_rows_of_the_wanted_keys_are_kept_in_order_whatever_the_chunk(
+    ids: list[int], page: int, held: int, wanted: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(fold, "FILTERED_ROWS", held)
+    got = kept_among(scanned(ids, page), SCANNED, "id", pa.array(wanted, pa.int64()))
+    assert got.schema == SCANNED
+    expected = [i for i in ids if i in wanted]
+    assert got.column("id").to_pylist() == expected
+    assert got.column("change_position").to_pylist() == [[i] for i in expected]
