@@ -50,7 +50,7 @@ class DeltaChanges(ChangeTable, DeltaSink):
         """Through deltalake's SQL, which skips files by their statistics (pyarrow's dataset
         cannot filter the string_view statistics deltalake writes): up to LISTED keys by an IN
         list, more by the batch's key range (DataFusion overflows its stack on IN lists of some
-        30,000 values), each page of the scan kept to the batch's keys as it comes. Keys without
+        30,000 values), the scan kept to the batch's keys as it comes (kept_among). Keys without
         exact literals (binary, times) are matched after reading every row's key."""
         from deltalake import QueryBuilder
 

@@ -49,7 +49,7 @@ class IcebergChanges(ChangeTable, IcebergSink):
     def _rows_of(self, table: Any, key: Sequence[str], keys: pa.Table) -> pa.Table:
         """By the key's first column, which pyiceberg skips files by: up to LISTED values by an
         IN, more by their range (pyiceberg binds an IN's every value again for each manifest:
-        seconds for tens of thousands), each page of the scan kept to the batch's keys."""
+        seconds for tens of thousands), the scan kept to the batch's keys as it comes (kept_among)."""
         values = keys.column(key[0]).combine_chunks().unique()
         row_filter = _matching(keys, key[:1]) if len(values) <= LISTED else _within(values, key[0])
         with _catalog_errors(f"Iceberg table {self.identifier}"):
