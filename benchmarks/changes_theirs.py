@@ -38,15 +38,10 @@ class Theirs:
         self.batches = 0
 
     def load(self, rows: pa.Table) -> None:
-        if self.format == "delta":
-            from deltalake import write_deltalake
-
-            write_deltalake(self.target, rows, storage_options=self.storage_options())
-            return
-        self.catalog.create_namespace_if_not_exists(self.target.split(".")[0])
-        for name, schema in ((self.target, rows.schema), (self.target + "_landing", LANDING)):
-            self.catalog.create_table(name, schema=schema)
-        self.catalog.load_table(self.target).append(rows)
+        """The table made with ``rows``, and (Iceberg) the raw landing table beside it."""
+        self._create(rows)
+        if self.format == "iceberg":
+            self.catalog.create_table(self.target + "_landing", schema=LANDING)
 
     def timed_apply(self, records: list[Record]) -> float:
         started = time.monotonic()
@@ -70,14 +65,16 @@ class Theirs:
         if self._exists():
             self._merge(newest)
             return
-        upserts = newest.filter(pc.invert(newest.column("deleted"))).select(FIELDS)
+        self._create(newest.filter(pc.invert(newest.column("deleted"))).select(FIELDS))
+
+    def _create(self, rows: pa.Table) -> None:
         if self.format == "delta":
             from deltalake import write_deltalake
 
-            write_deltalake(self.target, upserts, storage_options=self.storage_options())
+            write_deltalake(self.target, rows, storage_options=self.storage_options())
             return
         self.catalog.create_namespace_if_not_exists(self.target.split(".")[0])
-        self.catalog.create_table(self.target, schema=upserts.schema).append(upserts)
+        self.catalog.create_table(self.target, schema=rows.schema).append(rows)
 
     def current_versions(self) -> dict[int, int]:
         if self.format == "delta":
