@@ -55,15 +55,16 @@ class DeltaChanges(ChangeTable, DeltaSink):
         from deltalake import QueryBuilder
 
         values = keys.column(key[0]).combine_chunks().unique()
-        literals = [_literal(value) for value in values.to_pylist()]
-        if not literals:
-            where = "FALSE"
-        elif not all(literals):
-            where = "TRUE"
-        elif len(literals) <= LISTED:
-            where = f"`{key[0]}` IN ({', '.join(str(v) for v in literals)})"
-        else:
+        if len(values) > LISTED:  # the range's two literals only (none for a type without: every row)
             where = " AND ".join(_key_range(keys, key[0], alias="")) or "TRUE"
+        else:
+            literals = [_literal(value) for value in values.to_pylist()]
+            if not literals:
+                where = "FALSE"
+            elif not all(literals):
+                where = "TRUE"
+            else:
+                where = f"`{key[0]}` IN ({', '.join(str(v) for v in literals)})"
         columns = ", ".join(f"`{name}`" for name in (*key, *ORDER_COLUMNS))
         reader = pa.RecordBatchReader.from_stream(
             QueryBuilder().register("t", table).execute(f"SELECT {columns} FROM t WHERE {where}")

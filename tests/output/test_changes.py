@@ -88,10 +88,11 @@ def test_batches_of_more_keys_than_the_look_up_lists_end_in_the_state_the_change
     first = [body(i, 1) for i in range(KEYS)]
     batches.publish(first)
     # Every other key updated (with a new field), every fifth deleted, as many new keys inserted,
-    # and one key changed twice in the batch, the newer change first.
+    # one key changed twice in the batch, the newer change first, and one by a change older than
+    # the table's row (which only the look-up of the table's rows knows to ignore).
     second = [body(i, 2, note="second") for i in range(0, KEYS, 2)]
     second += [body(i, 3, deleted=True) for i in range(0, KEYS, 5)]
-    second += [body(i, 2) for i in range(KEYS, 2 * KEYS)] + [body(1, 5), body(1, 4)]
+    second += [body(i, 2) for i in range(KEYS, 2 * KEYS)] + [body(1, 5), body(1, 4), body(3, 0)]
     batches.publish(second)
 
     newest: dict[int, dict[str, Any]] = {}
