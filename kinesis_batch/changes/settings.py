@@ -143,13 +143,27 @@ def parse_keys(text: str) -> tuple[tuple[str, ...], dict[str, tuple[str, ...]]]:
 
 
 def parse_delete_when(text: str) -> tuple[str, str] | None:
-    """``FIELD=VALUE`` (``deleted=true``, ``op=d``)."""
+    """``FIELD=VALUE`` (``deleted=true``, ``op=d``): one field, one value, compared as text
+    (case folded). Anything else is refused rather than read as a value no record has: ``==``,
+    ``!=``, ``<``, a list (``a=1,b=2``, ``op=d,r``), spaces inside the field's name."""
     if not text.strip():
         return None
     name, equals, value = text.partition("=")
-    if not equals or not name.strip() or not value.strip():
-        raise IllegalArgumentError(f"--delete-when {text!r}: write FIELD=VALUE, for example deleted=true or op=d")
-    return name.strip(), value.strip()
+    name, value = name.strip(), value.strip()
+    fix = "write FIELD=VALUE, one field and one value, for example deleted=true or op=d"
+    if not equals or not name or not value:
+        raise IllegalArgumentError(f"--delete-when {text!r}: {fix}")
+    if value.startswith("=") or name.endswith(("!", "<", ">")):
+        raise IllegalArgumentError(f"--delete-when {text!r}: one '=' only, it compares for equality; {fix}")
+    odd = sorted({c for c in value if c in _NOT_IN_VALUE} | {c for c in name if c in _NOT_IN_NAME or c.isspace()})
+    if odd:
+        said = " ".join(repr(c) for c in odd)
+        raise IllegalArgumentError(f"--delete-when {text!r}: {said} cannot be in it (no lists or operators); {fix}")
+    return name, value
+
+
+_NOT_IN_NAME = frozenset("=!<>,;|&()[]{}")
+_NOT_IN_VALUE = frozenset("=,;|&")
 
 
 def validate_tombstone_hours(hours: object) -> None:

@@ -11,7 +11,11 @@ and ``plan`` (run), ``backfill``, ``status`` and ``history`` (inspect), ``reset`
 from __future__ import annotations
 
 import logging
+import os
 import sys
+import tempfile
+import time
+import traceback
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -34,21 +38,40 @@ def main(argv: Sequence[str] | None = None, *, spark: Callable[[], Any] | None =
         return int(exc.code or 0)
     stop = StopRequest()
     if args.command not in STOPPABLE:
-        return exit_code(lambda: _command(args.command)(args, spark, stop))
+        return exit_code(lambda: _command(args.command)(args, spark, stop), verbose=args.verbose)
     with stopping_on_signals(stop, timeout=args.stop_timeout, say=say_on_stderr):
-        return exit_code(lambda: _command(args.command)(args, spark, stop))
+        return exit_code(lambda: _command(args.command)(args, spark, stop), verbose=args.verbose)
 
 
-def exit_code(command: Callable[[], int]) -> int:
-    """``command``'s exit code; an error is one line on stderr and its classified exit code."""
+def exit_code(command: Callable[[], int], *, verbose: bool = False) -> int:
+    """``command``'s exit code; an error is one line on stderr and its classified exit code. An
+    unexpected one (not of our error tree: a bug, or a library's error we do not translate) also
+    keeps its traceback: on stderr before the line with ``verbose``, else in a log file the
+    line names."""
     try:
         return command()
     except KinesisBatchError as exc:
         return _fail(str(exc), classify(exc).exit_code)
-    except Exception as exc:  # e.g. a Spark failure: one line for the user, the details in the log
-        logging.getLogger("kinesis_batch").debug("unexpected error", exc_info=True)
+    except Exception as exc:  # e.g. a Spark failure: one line for the user, the details where it says
         first = str(exc).splitlines()[0] if str(exc) else ""
-        return _fail(f"{type(exc).__name__}: {first}", classify(exc).exit_code)
+        told = traceback.format_exc()
+        if verbose:
+            print(told, end="", file=sys.stderr)
+            where = "traceback above"
+        else:
+            where = f"traceback in {_kept(told)}; --verbose prints it"
+        return _fail(f"{type(exc).__name__}: {first} ({where})", classify(exc).exit_code)
+
+
+def _kept(told: str) -> str:
+    """Write an unexpected error's traceback to a file of its own; its path."""
+    folder = os.path.join(tempfile.gettempdir(), "kinesis-batch")
+    os.makedirs(folder, exist_ok=True)
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+    handle, path = tempfile.mkstemp(prefix=f"error-{stamp}-", suffix=".log", dir=folder)
+    with os.fdopen(handle, "w") as file:
+        file.write(told)
+    return path
 
 
 def _fail(message: str, code: int) -> int:

@@ -97,6 +97,10 @@ def build_parser() -> argparse.ArgumentParser:
     backfill.add_argument("--json", action="store_true", help="print the run report as JSON")
     _handover(commands)
     _maintain(commands)
+    for command in commands.choices.values():
+        command.add_argument(
+            "--verbose", action="store_true", help="an unexpected error's traceback on stderr, not in a log file"
+        )
     return parser
 
 

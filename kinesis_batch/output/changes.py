@@ -102,19 +102,33 @@ class ChangeTable(TableSink):
                 raise InvalidStateError(f"--changes: {self.uri} is keyed by {said}, not {','.join(key)}")
         layout = partition_by or (None if existing is not None else NEW_TABLE_LAYOUT)
         super().prepare(replace(columns, changes=True), layout)  # type: ignore[safe-super]  # the format's, by the MRO
-        if key and self._key_property(self._load()) is None:
-            self._set_key_property(key)
+        table = self._load()
+        if key and self._key_property(table) is None and set(key) <= set(self._schema(table).names):
+            self._set_key_property(key)  # a declared schema's key; else the first batch with rows sets it
 
     def publish(self, record: CommitRecord, files: Sequence[StagedFile]) -> bool:
+        """A batch of no change (every record a dead letter, or skipped) commits the marker
+        alone, with its counts, and needs no key: it never fails on a key no record had, nor
+        gives the table one."""
         batch_id = record.batch_id
         folded: Folded | None = None  # the batch folded across its shards, once
         written = False
 
         def merge(table: Any, target: pa.Schema | None) -> bool:
             nonlocal folded, written
+            staged = self._staged_changes(record, files, table) if folded is None else None
+            if folded is None and staged is not None and staged.num_rows == 0:
+                folded = Folded(staged)
+            if folded is not None and folded.rows.num_rows == 0:
+                counted = _counted(record, folded, _NOTHING, self.route)
+                if not self._merge(table, _NOTHING, (), counted, None):
+                    return False
+                self._published[batch_id] = counted
+                return True
             key = self._key(table, record)
             if folded is None:
-                folded = newest(self._staged_changes(record, files, table), key)
+                assert staged is not None
+                folded = newest(staged, key)
             keys = folded.rows.select(list(key))
             have = set(self._schema(table).names)  # a new table gets its key columns with the first batch
             rows = self._rows_of(table, key, keys) if have >= set(key) else keys.slice(0, 0)
@@ -179,6 +193,10 @@ class ChangeTable(TableSink):
         """The table's schema once it holds ``files``' rows, without their operation column
         (the staged files' only)."""
         return super()._target(table, [replace(file, schema=_without_op(file.schema)) for file in files])
+
+
+#: A batch with no change to merge.
+_NOTHING = Decision(pa.table({}), pa.table({}), {})
 
 
 def _without_op(text: str | None) -> str | None:

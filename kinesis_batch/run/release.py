@@ -28,25 +28,32 @@ def finish(context: RunContext) -> list[str]:
             return []  # refused at its start: nothing of that table is this run's
     manager, batch_id = context.manager, context.run_id
     manager.adopt()
-    if context.output.committed(batch_id) is None:
-        context.output.discard(batch_id)
-        for key in sorted(manager.held()):
-            try:
-                with manager.fenced(key) as settle:
-                    settle(context.checkpoints.abort(manager.lease(key), batch_id))
-            except KinesisBatchError as exc:  # recovery by the next run clears what is left
-                log.warning("could not clear pending batch %s on %s: %s", batch_id, key, exc)
+    try:
+        if context.output.committed(batch_id) is None:
+            context.output.discard(batch_id)
+            for key in sorted(manager.held()):
+                try:
+                    with manager.fenced(key) as settle:
+                        settle(context.checkpoints.abort(manager.lease(key), batch_id))
+                except KinesisBatchError as exc:  # recovery by the next run clears what is left
+                    log.warning("could not clear pending batch %s on %s: %s", batch_id, key, exc)
+    except BaseException:
+        # The batch could not be settled (its roll-forward or discard failed): the next run's
+        # recovery settles it from the pending marks, which a released lease keeps. Holding the
+        # leases would only make every run until they lapse skip the shards.
+        manager.release()
+        raise
     return manager.release()
 
 
 @contextmanager
 def after_failure() -> Iterator[None]:
-    """Around the teardown after a step failed: the step's error is the one to report, so a
-    failure of the teardown itself is only logged."""
+    """Around the teardown after a step failed: the step's error is the one to report (and
+    raised on), so a failure of the teardown itself is logged beside it, whatever its kind."""
     try:
         yield
-    except KinesisBatchError as exc:
-        log.warning("teardown after a failed run also failed: %s", exc)
+    except Exception as exc:
+        log.warning("teardown after a failed run also failed: %s: %s", type(exc).__name__, exc)
 
 
 __all__ = ["after_failure", "finish"]

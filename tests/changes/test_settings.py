@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kinesis_batch.changes.settings import ChangeSettings
+from kinesis_batch.changes.settings import ChangeSettings, parse_delete_when
 from kinesis_batch.errors import IllegalArgumentError
 from kinesis_batch.settings import StreamSettings
 
@@ -64,3 +64,27 @@ def test_each_routed_table_takes_its_own_key_or_the_bare_one(
     assert keyed is None or keyed.route_keys == {}
     learned = ChangeSettings.parse("dynamodb", "orders:order_id")
     assert learned is not None and (found := learned.for_route("refunds")) is not None and found.key == ()
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("deleted==true", "one '=' only"),
+        ("deleted!=false", "one '=' only"),
+        ("deleted=true,op=d", "',' '='"),
+        ("op=d,r", "','"),
+        ("op = d", None),  # spaces around the '=' are the user's layout: taken
+        ("is deleted=true", "' '"),
+        ("op=", "write FIELD=VALUE"),
+        ("deleted", "write FIELD=VALUE"),
+    ],
+)
+def test_delete_when_is_one_field_equal_to_one_value_and_refuses_what_it_would_not_mean(
+    text: str, said: str | None
+) -> None:
+    if said is None:
+        assert parse_delete_when(text) == ("op", "d")
+        return
+    with pytest.raises(IllegalArgumentError) as raised:
+        parse_delete_when(text)
+    assert said in str(raised.value) and "FIELD=VALUE" in str(raised.value) and "\n" not in str(raised.value)

@@ -8,6 +8,7 @@ malformed lease item); they use the shared Spark session.
 from __future__ import annotations
 
 import re
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -300,3 +301,28 @@ def test_an_existing_table_with_other_columns_is_one_line_and_gets_no_commit(
     assert re.search(r"data is (large_)?string, not binary", line), line
     assert seeded.leases() == before
     assert commits() == made, "a commit was made to a table of the wrong shape"
+
+
+@pytest.mark.parametrize("verbose", [False, True], ids=["log-file", "verbose"])
+def test_an_unexpected_error_is_one_line_and_its_traceback_is_where_the_line_says(
+    verbose: bool, capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kinesis_batch import cli
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # TMPDIR is read again
+
+    def broken() -> int:
+        raise KeyError("a bug's own words")
+
+    code = cli.exit_code(broken, verbose=verbose)
+    err = capsys.readouterr().err
+    *traceback, line = err.strip().splitlines()
+    assert code == 1 and line.startswith('kinesis-batch: error: KeyError: "a bug\'s own words" ('), err
+    if verbose:
+        assert "traceback above" in line and traceback[0] == "Traceback (most recent call last):"
+        assert "in broken" in err
+    else:
+        assert not traceback, err
+        path = Path(line.split("traceback in ")[1].split(";")[0])
+        assert path.parent == tmp_path / "kinesis-batch" and "in broken" in path.read_text()

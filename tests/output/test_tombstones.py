@@ -106,3 +106,16 @@ def test_a_read_sees_every_batchs_file_when_there_are_more_than_it_reads_at_once
     found = tombstones.read(["pk"], pa.table({"pk": [f"k{number}" for number in range(count)] + ["none"]}))
     assert keys_of(found) == sorted(f"k{number}" for number in range(count))
     assert found is not None and sorted(found.column(CHANGE_POSITION.name).to_pylist()) == [[n] for n in range(count)]
+
+
+def test_a_key_of_two_columns_is_answered_beside_the_list_column_of_the_order(tombstones: Tombstones) -> None:
+    two = deletes(["a", "a", "b"], hours_ago=1).append_column("sk", pa.array([1, 2, 1]))
+    tombstones.write("b1", two, ["pk", "sk"])
+
+    found = tombstones.read(["pk", "sk"], pa.table({"pk": ["a", "b", "b"], "sk": [2, 2, 1]}))
+
+    assert found is not None
+    assert sorted(zip(found.column("pk").to_pylist(), found.column("sk").to_pylist(), strict=True)) == [
+        ("a", 2),
+        ("b", 1),
+    ]

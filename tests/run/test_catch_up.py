@@ -240,6 +240,40 @@ def test_a_failure_in_the_spark_step_leaves_nothing_pending_staged_or_held(
     assert_settled(dynamodb, name)
 
 
+def test_a_teardown_whose_own_settling_fails_still_releases_the_leases_and_reports_the_first_error(
+    kinesis: Any, dynamodb: Any, streams: StreamFactory, spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = streams.create(shards=2)
+    sent = put(kinesis, name, 40)
+    output = tmp_path / "out"
+
+    tried: list[bool] = []
+    look_up = ParquetSink.committed
+
+    def publish_fails(self: Any, *args: Any) -> bool:
+        tried.append(True)
+        raise KeyError("a publish's bug")
+
+    def lookup_fails(self: ParquetSink, batch_id: str) -> Any:  # the teardown's (a roll-forward) fails too
+        if tried:
+            raise RuntimeError("a roll-forward's bug")
+        return look_up(self, batch_id)
+
+    monkeypatch.setattr(ParquetSink, "publish", publish_fails)
+    monkeypatch.setattr(ParquetSink, "committed", lookup_fails)
+    failing = catch_up(name, output, "failing", spark=lambda: spark, kinesis=kinesis, dynamodb=dynamodb)
+    with pytest.raises(KeyError, match="a publish's bug"):
+        failing.run()
+    monkeypatch.undo()
+    held = {key: lease.lease_owner for key, lease in leases(dynamodb, name).items()}
+    assert held and set(held.values()) == {None}, held
+
+    report = catch_up(name, output, "next", spark=lambda: spark, kinesis=kinesis, dynamodb=dynamodb).run()
+    assert report.published and report.leased_elsewhere == {} and report.records == len(sent)
+    assert_exactly_once(read_output(output), sent)
+    assert_settled(dynamodb, name)
+
+
 def test_rows_carry_lineage_depth_and_recover_per_key_order_across_a_diamond(
     kinesis: Any, dynamodb: Any, streams: StreamFactory, spark: Any, tmp_path: Path
 ) -> None:
