@@ -1,5 +1,5 @@
 # The two commands of the README. Both set up .venv (and the emulators) themselves.
-.PHONY: demo test check lint
+.PHONY: demo test check lint test-oracle
 
 SOURCES = kinesis_batch spark_jobs dags tests benchmarks tools/devkit
 
@@ -29,6 +29,13 @@ check:
 	KINESIS_BATCH_TESTS=fast .venv/bin/python -m pytest -n 2 --dist worksteal -q; tests=$$?; \
 	wait $$mypy; types=$$?; echo ".venv/bin/mypy"; cat .venv/mypy.log; \
 	test $$tests -eq 0 && test $$types -eq 0
+
+# The slower tier (CI runs it after make test): the property test of the changes path
+# (tests/output/test_changes.py) on 200 drawn histories for each output, local and on moto's S3,
+# instead of make test's derandomized handful on the local ones. About 4 minutes on 2 cores.
+test-oracle:
+	@tools/bootstrap.sh
+	KINESIS_BATCH_ORACLE_EXAMPLES=200 .venv/bin/python -m pytest -n 2 --dist worksteal -q tests/output/test_changes.py -k oracle
 
 lint:
 	.venv/bin/ruff check $(SOURCES) && .venv/bin/ruff format --check $(SOURCES) && .venv/bin/mypy

@@ -139,7 +139,7 @@ class Output:
                     raise InvalidStateError(f"--key names no key for table {route} of {self.output}")
                 return output._open_changes(app, stream, s3, keyed, route)
 
-            return RoutedSink(self.output, home, table)
+            return RoutedSink(self.output, home, table, stream=stream)
         if changes is not None:
             return self._open_changes(app, stream, s3, changes)
         if self.format == "delta":

@@ -262,6 +262,9 @@ class DeltaSink(CleanedLogMoves, TableSink):
     def check_place(self) -> None:
         check_place_of(self.format, self.root, f"--output {self.uri}")
 
+    def exists(self) -> bool:
+        return self._load(missing_ok=True) is not None
+
     def _marked(self, table: Any) -> bool:  # a run made it, or published into it
         made = PARTITION_BY in table.metadata().configuration
         return made or any(commit.get("kinesis_batch.action") in (PUBLISH, DISCARD) for commit in _history(table))

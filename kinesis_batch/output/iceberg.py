@@ -208,6 +208,10 @@ class IcebergSink(TableSink):
                 return
         self._check_new_location()
 
+    def exists(self) -> bool:
+        with _catalog_errors(f"Iceberg table {self.identifier}"):
+            return bool(self.catalog.table_exists(self.identifier))
+
     def _check_new_location(self) -> None:
         with _catalog_errors(f"Iceberg table {self.identifier}"):
             location = self._new_location()

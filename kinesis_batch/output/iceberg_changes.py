@@ -84,9 +84,9 @@ class IcebergChanges(ChangeTable, IcebergSink):
                     warnings.simplefilter("ignore", UserWarning)
                     tx.delete(delete_filter=doomed, snapshot_properties=properties)
                 schema = tx.table_metadata.schema().as_arrow()
-                rows = pa.concat_tables([_fitted(part, schema) for part in kept if part.num_rows])
-                if rows.num_rows:
-                    tx.append(rows, snapshot_properties=properties)
+                parts = [_fitted(part, schema) for part in kept if part.num_rows]
+                if parts:  # none: the batch only deleted
+                    tx.append(pa.concat_tables(parts), snapshot_properties=properties)
         except CommitFailedException:
             return False
         return True

@@ -144,6 +144,9 @@ class PairedSink(Sink):
         self.main.check_place()
         self.dead.check_place()
 
+    def exists(self) -> bool:
+        return self.main.exists()
+
     def is_ours(self) -> bool:
         return self.main.is_ours()
 

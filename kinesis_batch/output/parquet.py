@@ -198,6 +198,9 @@ class ParquetSink(Sink):
     def check_place(self) -> None:
         check_place_of(self.format, Place(str(self.root)), f"--output {self.root}")
 
+    def exists(self) -> bool:
+        return self.is_ours()
+
     def is_ours(self) -> bool:
         """A run's prepare made its ``_staging/`` (and, since layouts, ``_partition_by``)."""
         return (self.root / "_staging").is_dir() or (self.root / PARTITION_BY).is_file()

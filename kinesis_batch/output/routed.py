@@ -32,7 +32,7 @@ from typing import Any
 import pyarrow as pa
 
 from kinesis_batch.columns import DEAD_LETTERS, Columns
-from kinesis_batch.errors import InvalidStateError, KinesisBatchError, LeaseLostError
+from kinesis_batch.errors import ForeignOutputError, InvalidStateError, KinesisBatchError, LeaseLostError
 from kinesis_batch.events import TABLE_PUBLISHED, Event, emit
 from kinesis_batch.landing import Landing
 from kinesis_batch.output.datafiles import DataFile
@@ -58,12 +58,19 @@ class RoutedSink(Sink):
     format = "routed"
 
     def __init__(
-        self, template: str, home: Sink, table: Callable[[str], Sink], known: Iterable[str] | None = None
+        self,
+        template: str,
+        home: Sink,
+        table: Callable[[str], Sink],
+        known: Iterable[str] | None = None,
+        *,
+        stream: str | None = None,
     ) -> None:
         """``table(route)`` opens a route's table, of the home's format; ``known``: the routes whose
         tables exist (what :meth:`data_files` and :meth:`check_place` cover; default: those the
-        home's bookkeeping records as made by the stream's runs)."""
-        self.uri, self.home, self._open = template, home, table
+        home's bookkeeping records as made by the stream's runs); ``stream``: whose tables they
+        are (the record names it: another stream's runs are refused at :meth:`prepare`)."""
+        self.uri, self.home, self._open, self.stream = template, home, table, stream
         self.widens = home.widens  # the tables' format's
         self._known = set(known) if known is not None else None
         self._tables: dict[str, Sink] = {}
@@ -71,9 +78,14 @@ class RoutedSink(Sink):
     @property
     def known(self) -> set[str]:
         if self._known is None:
-            text = self.home.bookkeeping().read_text(TABLES)
-            self._known = set(json.loads(text)["tables"]) if text else set()
+            self._known = set(self._record().get("tables", ()))
         return self._known
+
+    def _record(self) -> dict[str, Any]:
+        """The home's record of the stream's tables: ``tables`` and the ``stream`` they are of
+        (absent in a record written before streams were recorded)."""
+        text = self.home.bookkeeping().read_text(TABLES)
+        return dict(json.loads(text)) if text else {}
 
     def new_layout(self, partition: PartitionBy | None, target_bytes: int) -> FileLayout:
         """How a new table's files are laid out (``partition``: the run's ``--partition-by``)."""
@@ -154,25 +166,51 @@ class RoutedSink(Sink):
     # -- the outputs --------------------------------------------------------------------------------
 
     def prepare(self, columns: Columns = DEAD_LETTERS, partition_by: str | None = None) -> None:
-        """The home only: the routes' tables are made or checked by :meth:`prepare_tables`."""
+        """The home only: the routes' tables are made or checked by :meth:`prepare_tables`. A
+        template whose tables another stream's runs made is refused: their rows could not be
+        told apart, and their records would go to one dead-letter output."""
         self.home.check_place()
+        theirs = self._record().get("stream") if self.stream is not None and self.home.exists() else None
+        if theirs not in (None, self.stream):
+            raise ForeignOutputError(
+                f"--output {self.uri}: its tables are stream {theirs}'s (recorded in {self.home.uri}); "
+                "give each stream an output of its own"
+            )
         self.home.prepare(DEAD_LETTERS)
 
-    def prepare_tables(self, columns: dict[str, Columns], partition_by: str | None = None) -> None:
-        """Make (or check) each route's table with its ``columns``, as :meth:`Sink.prepare` does,
-        :data:`AT_ONCE` side by side, and record them among the stream's tables."""
-        tables = [(self.table(route), columns[route]) for route in sorted(columns)]
+    def prepare_tables(self, columns: dict[str, Columns], partition_by: str | None = None) -> dict[str, str]:
+        """Make each new route's table with its ``columns``, as :meth:`Sink.prepare` does,
+        :data:`AT_ONCE` side by side, and record them among the stream's tables. A route whose
+        place holds a table this consumer never published to (another stream's, somebody's), or
+        anything it cannot make its table of (another format's table, a folder of files, a table
+        of other columns), is not made: returns those routes, each with why (one line)."""
+        routes = sorted(columns)
+
+        def make(route: str) -> str | None:
+            table = self.table(route)
+            try:
+                if table.exists() and table.last_batch() is None:  # ours once published: a name lost
+                    return f"{route} names {table.uri}, a table this consumer did not make"
+                table.prepare(columns[route], partition_by)
+            except KinesisBatchError as exc:  # the place's own one line: what is there
+                return f"{route} names {table.uri}, where it cannot make its table: {exc}"
+            return None
+
         with ThreadPoolExecutor(AT_ONCE, thread_name_prefix="prepare") as pool:
-            list(pool.map(lambda made: made[0].prepare(made[1], partition_by), tables))
-        self._remember(columns)
+            said = dict(zip(routes, pool.map(make, routes), strict=True))
+        refused = {route: why for route, why in said.items() if why is not None}
+        self._remember(route for route in routes if route not in refused)
+        return refused
 
     def _remember(self, routes: Iterable[str]) -> None:
         """Add ``routes`` to the stream's tables (the home's bookkeeping, read again first). Two runs
         adding at once may lose a name: the next run finds that table again and checks it."""
         self._known = None
-        if set(routes) - self.known:
-            self.known.update(routes)
-            self.home.bookkeeping().write_text(TABLES, json.dumps({"tables": sorted(self.known)}))
+        adding = set(routes)
+        if adding - self.known:
+            self.known.update(adding)
+            body = {"tables": sorted(self.known), **({"stream": self.stream} if self.stream else {})}
+            self.home.bookkeeping().write_text(TABLES, json.dumps(body))
 
     def partitioning(self) -> PartitionBy | None:
         return None  # each table has its own (:meth:`table`)
@@ -291,6 +329,9 @@ class RoutedSink(Sink):
         self.home.check_place()
         for route in sorted(self.known):
             self.table(route).check_place()
+
+    def exists(self) -> bool:
+        return self.home.exists()
 
     def is_ours(self) -> bool:
         return self.home.is_ours()

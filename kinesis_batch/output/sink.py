@@ -150,6 +150,10 @@ class Sink(ABC):
         the output (``prepare`` first of all)."""
 
     @abstractmethod
+    def exists(self) -> bool:
+        """Whether the output is there already (a table, or a run's folder): read-only."""
+
+    @abstractmethod
     def is_ours(self) -> bool:
         """Whether kinesis-batch made this output or published into it: maintenance touches
         nothing else (a mistaken ``--output`` may name anybody's folder or table)."""

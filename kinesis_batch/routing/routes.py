@@ -35,6 +35,9 @@ _NAME = re.compile(rf"[A-Za-z0-9-][A-Za-z0-9_-]{{0,{MAX_LENGTH - 1}}}")
 MISSING, UNUSABLE, NOT_LISTED = "no route", "unusable route", "route not listed"
 #: The dead-letter reason of a record whose route would have been a new table past --max-new-tables.
 TOO_MANY_NEW = "too many new tables"
+#: The dead-letter reason of a record whose route names a place this consumer did not make a
+#: table in (another stream's table, a table or files of somebody else's, a table it cannot write).
+NOT_OURS = "not this consumer's table"
 #: The column of a new route's record kept as a dead letter until the driver decides on its table.
 HELD_ROUTE = "held_route"
 NOT_TEXT = object()  # a value there, but not text
@@ -175,6 +178,7 @@ __all__ = [
     "MAX_LENGTH",
     "MISSING",
     "NOT_LISTED",
+    "NOT_OURS",
     "ROUTE",
     "TOO_MANY_NEW",
     "UNUSABLE",

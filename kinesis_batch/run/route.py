@@ -15,6 +15,7 @@ the tables the batch makes.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
@@ -23,7 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from kinesis_batch.columns import decoded
+from kinesis_batch.columns import REASON, decoded
 from kinesis_batch.decoding.rejects import ROUTE
 from kinesis_batch.decoding.spec import DecodeSpec
 from kinesis_batch.output.changes import NEW_TABLE_LAYOUT
@@ -31,12 +32,13 @@ from kinesis_batch.output.layout import FileLayout, choose
 from kinesis_batch.output.place import Place
 from kinesis_batch.output.routed import AT_ONCE, HELD, RoutedSink
 from kinesis_batch.output.staged import RangeResult, StagedFile, staged
-from kinesis_batch.routing.routes import HELD_ROUTE, TOO_MANY_NEW, new_tables
+from kinesis_batch.routing.routes import HELD_ROUTE, NOT_OURS, TOO_MANY_NEW, new_tables
 from kinesis_batch.run.context import RunContext
 from kinesis_batch.spark.files import TaskFiles
 from kinesis_batch.spark.routed_files import RouteTargets, Target
 
-REFUSED = f"{ROUTE}: {TOO_MANY_NEW}"  # the dead letters' reason, as the counts name it
+REFUSED = f"{ROUTE}: {TOO_MANY_NEW}"  # the dead letters' reasons, as the counts name them
+FOREIGN = f"{ROUTE}: {NOT_OURS}"
 BY_ROUTE = ("tables", "table_records", "keys", "table_changes")  # a range's counts kept by route
 
 
@@ -73,8 +75,11 @@ def decide(context: RunContext, sink: RoutedSink, decode: DecodeSpec, dead_layou
         sink.new_routes(batch_id).delete_all()
         return
     made = new_tables(rows_by_route, sink.known, decode.routing.max_new)
-    refused = set(rows_by_route) - made
-    sink.prepare_tables({route: decoded(decode.declared_for(route)) for route in made}, context.config.partition_by)
+    over = set(rows_by_route) - made
+    columns = {route: decoded(decode.declared_for(route)) for route in made}
+    foreign = sink.prepare_tables(columns, context.config.partition_by)
+    made -= set(foreign)
+    refused = {route: REFUSED for route in over} | {route: FOREIGN for route in foreign}
     sink.decided(batch_id, made, refused)
     new = sink.new_routes(batch_id)
     moving = [file for result in results.values() for file in result.files if file.route in made]
@@ -86,37 +91,51 @@ def decide(context: RunContext, sink: RoutedSink, decode: DecodeSpec, dead_layou
     with ThreadPoolExecutor(AT_ONCE, thread_name_prefix="move") as pool:
         list(pool.map(move, moving))
     held = [file for result in results.values() for file in result.held_files]
-    dead = _dead_letters(new.child(HELD), held, refused, sink.data(batch_id), dead_layout) if refused else []
+    reasons = {route: f"{NOT_OURS}: {why}" for route, why in foreign.items()}
+    dead = _dead_letters(new.child(HELD), held, refused, reasons, sink.data(batch_id), dead_layout) if refused else []
     _rewrite(sink.results(batch_id), results, refused, dead)
     new.delete_all()
     if made:
         context.progress(f"route: {len(made)} new tables: {', '.join(sorted(made))}")
-    if refused:
-        records = sum(f.rows for f in dead)
-        named = ", ".join(sorted(refused)[:10]) + (f" and {len(refused) - 10} more" if len(refused) > 10 else "")
+    for route, why in sorted(foreign.items()):
+        context.progress(f"route: {why}: its {rows_by_route[route]} rows' records are dead letters ({FOREIGN})")
+    if over:
+        records = sum(rows_by_route[route] for route in over)
+        named = ", ".join(sorted(over)[:10]) + (f" and {len(over) - 10} more" if len(over) > 10 else "")
         context.progress(
-            f"route: {len(refused)} more new route values than --max-new-tables {decode.routing.max_new} allows "
+            f"route: {len(over)} more new route values than --max-new-tables {decode.routing.max_new} allows "
             f"({named}): their {records} records are dead letters ({REFUSED})"
         )
 
 
 def _dead_letters(
-    place: Place, held: list[StagedFile], refused: set[str], data: Place, layout: FileLayout
+    place: Place,
+    held: list[StagedFile],
+    refused: Mapping[str, str],
+    reasons: Mapping[str, str],
+    data: Place,
+    layout: FileLayout,
 ) -> list[StagedFile]:
     """The records of the ``refused`` routes in the ``held`` files (in ``place``), written as
-    dead letters into ``data``."""
+    dead letters into ``data``; a route in ``reasons`` gets that reason instead of the one the
+    tasks held them with (past --max-new-tables)."""
     wanted = pa.array(sorted(refused), pa.string())
     with TaskFiles(data, "routed", layout) as files:
         for file in held:
             with place.filesystem().open_input_file(place.child(file.name).path) as stream:
                 table = pq.read_table(stream)
-            table = table.filter(pc.is_in(table.column(HELD_ROUTE), value_set=wanted)).drop_columns([HELD_ROUTE])
-            for batch in table.to_batches():
+            table = table.filter(pc.is_in(table.column(HELD_ROUTE), value_set=wanted))
+            if reasons:
+                routes, said = table.column(HELD_ROUTE).to_pylist(), table.column(REASON.name).to_pylist()
+                given = [reasons.get(route, reason) for route, reason in zip(routes, said, strict=True)]
+                at = table.schema.get_field_index(REASON.name)
+                table = table.set_column(at, REASON.name, pa.array(given, REASON.type))
+            for batch in table.drop_columns([HELD_ROUTE]).to_batches():
                 files.write(batch)
     return list(files.files)
 
 
-def _rewrite(results: Place, found: dict[str, RangeResult], refused: set[str], dead: list[StagedFile]) -> None:
+def _rewrite(results: Place, found: dict[str, RangeResult], refused: Mapping[str, str], dead: list[StagedFile]) -> None:
     """Each range's result without the refused routes' files (their records counted as dead
     letters now) and without held files; the new dead letters go with the first range."""
     for index, (shard_id, result) in enumerate(sorted(found.items())):
@@ -127,8 +146,9 @@ def _rewrite(results: Place, found: dict[str, RangeResult], refused: set[str], d
         results.write_text(f"{shard_id}.json", replace(kept, held_files=()).to_json())
 
 
-def refused_counts(counts: dict[str, Any], refused: set[str]) -> dict[str, Any]:
-    """A range's counts once the ``refused`` routes' records are dead letters, not rows."""
+def refused_counts(counts: dict[str, Any], refused: Mapping[str, str]) -> dict[str, Any]:
+    """A range's counts once the ``refused`` routes' records are dead letters, not rows
+    (``refused``: route -> the reason they are counted under)."""
     tables, records = counts.get("tables", {}), counts.get("table_records", {})
     gone = [route for route in refused if route in tables]
     if not gone:
@@ -136,7 +156,8 @@ def refused_counts(counts: dict[str, Any], refused: set[str]) -> dict[str, Any]:
     rows = sum(tables[route] for route in gone)
     letters = sum(records.get(route, 0) for route in gone)
     reasons = Counter(counts.get("reasons", {}))
-    reasons[REFUSED] += letters
+    for route in gone:
+        reasons[refused[route]] += records.get(route, 0)
     changes = Counter(counts.get("changes", {}))  # --changes: what the refused routes' collapsing dropped goes
     for route in gone:
         changes.subtract(counts.get("table_changes", {}).get(route, {}))
@@ -151,4 +172,4 @@ def refused_counts(counts: dict[str, Any], refused: set[str]) -> dict[str, Any]:
     }
 
 
-__all__ = ["REFUSED", "decide", "refused_counts", "targets"]
+__all__ = ["FOREIGN", "REFUSED", "decide", "refused_counts", "targets"]

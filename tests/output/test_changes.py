@@ -8,19 +8,25 @@ state the changes leave."""
 from __future__ import annotations
 
 import json
-from collections import defaultdict
+import os
+import tempfile
+from collections import Counter, defaultdict
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
 
 from kinesis_batch import LeaseLostError
+from kinesis_batch.aws import s3_settings
 from kinesis_batch.changes.settings import ChangeSettings
 from kinesis_batch.decoding.pipeline import Pipeline
 from kinesis_batch.decoding.settings import DecodeSettings
 from kinesis_batch.decoding.spec import DecodeSpec
 from kinesis_batch.landing import Landing
+from kinesis_batch.maintenance.maintain import maintain
+from kinesis_batch.maintenance.settings import MaintainSettings
 from kinesis_batch.output import Output, Sink
 from kinesis_batch.output.changes import LISTED
 from kinesis_batch.output.records import CommitRecord, ShardCommit
@@ -28,9 +34,14 @@ from kinesis_batch.output.staged import StagedFile
 from kinesis_batch.shards.checkpoint import Checkpoint
 from kinesis_batch.shards.model import Record
 from kinesis_batch.spark.files import TaskFiles
+from tests.changes.histories import History, Shape, histories, oracle
 from tests.output.support import output_args, read_rows
 
 KINDS = [("delta", "local"), ("iceberg", "local")]
+#: ``make test-oracle`` draws this many histories (at least 200) on each output, S3 too;
+#: ``make test`` a derandomized handful on the local ones.
+EXAMPLES = int(os.environ.get("KINESIS_BATCH_ORACLE_EXAMPLES", "0"))
+ORACLE_KINDS = [*KINDS, ("delta", "s3"), ("iceberg", "s3")] if EXAMPLES else KINDS
 KEYS = LISTED * 3  # past the look-up's list
 SEQUENCE = 49680451707726228688800280510064766505084075351574839298
 
@@ -45,29 +56,35 @@ class Batches:
         assert self.sink.publish(*self.stage(bodies)) is True
 
     def stage(self, bodies: list[dict[str, Any]]) -> tuple[CommitRecord, list[StagedFile]]:
+        record, files, dead = self.stage_records([(body["id"] % 2, json.dumps(body).encode()) for body in bodies])
+        assert dead == 0
+        return record, files
+
+    def stage_records(self, records: list[tuple[int, bytes]]) -> tuple[CommitRecord, list[StagedFile], int]:
+        """``records``: (shard, body) each, put in this order; also the batch's dead letters."""
         self.batches += 1
         batch_id = f"batch-{self.batches}"
         by_shard: dict[str, list[Record]] = defaultdict(list)
-        for body in bodies:
+        for shard, data in records:
             self.sequence += 1
-            shard = f"shardId-{body['id'] % 2:012d}"
-            data = json.dumps(body).encode()
-            by_shard[shard].append(Record(shard, str(self.sequence), 0, str(body["id"]), data, datetime.now(UTC)))
+            shard_id = f"shardId-{shard:012d}"
+            by_shard[shard_id].append(Record(shard_id, str(self.sequence), 0, "p", data, datetime.now(UTC)))
         data_place = self.sink.data(batch_id)
         data_place.make_dirs()
         spec = DecodeSpec(DecodeSettings(decode="json"), changes=self.settings)
-        shards = []
+        shards, dead = [], 0
         with TaskFiles(data_place, "t", self.sink.file_layout(64 * 2**20), schemas=True) as files:
-            for shard_id, records in sorted(by_shard.items()):
+            for shard_id, shard_records in sorted(by_shard.items()):
                 pipeline = Pipeline(spec, shard_id=shard_id, depth=0, batch_id=batch_id)
-                done = pipeline.page(records)
-                assert done.dead is None and done.rows is not None
-                files.write(done.rows)
-                landing = Landing(rows=pipeline.counts.rows, changes=dict(pipeline.counts.changes))
-                end = Checkpoint.at(records[-1].sequence_number)
+                done = pipeline.page(shard_records)
+                if done.rows is not None:
+                    files.write(done.rows)
+                dead += done.dead.num_rows if done.dead is not None else 0
+                landing = Landing.of(pipeline.counts.to_json())
+                end = Checkpoint.at(shard_records[-1].sequence_number)
                 start = Checkpoint.trim_horizon()
-                shards.append(ShardCommit(shard_id, start, end, len(records), False, landing=landing))
-        return CommitRecord(batch_id, batch_id, "s", datetime.now(UTC), tuple(shards)), files.files
+                shards.append(ShardCommit(shard_id, start, end, len(shard_records), False, landing=landing))
+        return CommitRecord(batch_id, batch_id, "s", datetime.now(UTC), tuple(shards)), files.files, dead
 
 
 @pytest.mark.parametrize("key", [("id",), ("region", "id")], ids=["one-column", "two-column"])
@@ -128,3 +145,62 @@ def test_a_batch_discarded_between_the_publishs_check_and_its_merge_is_fenced_no
     with pytest.raises(LeaseLostError, match="discarded"):
         late.publish(record, files)
     assert read_rows(late) == {}
+
+
+@pytest.mark.parametrize(("format", "where"), ORACLE_KINDS, ids=[f"{f}-{w}" for f, w in ORACLE_KINDS])
+@given(history=histories())
+@settings(
+    max_examples=EXAMPLES or 8,
+    derandomize=not EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+def test_every_history_of_changes_ends_in_the_oracles_state_after_every_batch(
+    format: str, where: str, history: History
+) -> None:
+    """Any key shape, any delivery: after every batch the table holds exactly the oracle's rows,
+    every malformed record is one dead letter, and the batch's counts account for every change
+    read, once."""
+    shape = history.shape
+    with tempfile.TemporaryDirectory() as folder, pytest.MonkeyPatch.context() as patch:
+        args = output_args(format, where, Path(folder), patch)
+        options = dict(zip(args[::2], args[1::2], strict=True))
+        changes = _settings_of(shape)
+        output = Output(format, options["--output"], options.get("--catalog"))
+        sink = output.open(app="a", stream="s", changes=changes, s3=s3_settings())
+        sink.prepare()
+        batches = Batches(sink, changes)
+        sent = []
+        for index, batch in enumerate(history.batches):
+            record, files, dead = batches.stage_records([(d.shard, d.body) for d in batch])
+            assert sink.publish(record, files) is True
+            read = [d.change for d in batch if d.change is not None]
+            sent += read
+            assert dead == len(batch) - len(read), "a malformed record is not one dead letter"
+            assert _state(read_rows(sink), shape) == oracle(shape, sent), f"after batch {index}"
+            committed = sink.committed(record.batch_id)
+            assert committed is not None
+            counts = sum((Counter(s.landing.changes) for s in committed.shards if s.landing), Counter())
+            assert sum(counts.values()) == len(read), counts
+            if index in history.maintained_after:
+                maintain(sink, MaintainSettings())
+
+
+def _settings_of(shape: Shape) -> ChangeSettings:
+    key = ",".join(shape.names)
+    if shape.mode == "upsert":
+        made = ChangeSettings.parse("upsert", key=key, sequence_by="ts", delete_when="deleted=true")
+    else:
+        made = ChangeSettings.parse("dynamodb")
+    assert made is not None
+    return made
+
+
+def _state(rows: dict[str, list[Any]], shape: Shape) -> dict[tuple[Any, ...], int]:
+    """The table's rows as key -> version; a key twice fails."""
+    if not rows:
+        return {}
+    keys = list(zip(*(rows[name] for name in shape.names), strict=True))
+    state = dict(zip(keys, rows["version"], strict=True))
+    assert len(state) == len(keys), "a key has two rows"
+    return state

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from kinesis_batch.run.route import REFUSED, refused_counts
+from kinesis_batch.run.route import FOREIGN, REFUSED, refused_counts
 
 COUNTS = {
     "records": 10,
@@ -27,12 +27,16 @@ COUNTS = {
         ({"b"}, 6, 4, {REFUSED: 3, "route: no route": 1}, {"a": 4, "c": 2}),
         ({"b", "c"}, 4, 6, {REFUSED: 5, "route: no route": 1}, {"a": 4}),
         ({"z"}, 12, 1, {"route: no route": 1}, {"a": 4, "b": 6, "c": 2}),  # not this range's
+        ({"b!"}, 6, 4, {FOREIGN: 3, "route: no route": 1}, {"a": 4, "c": 2}),
+        ({"b!", "c"}, 4, 6, {FOREIGN: 3, REFUSED: 2, "route: no route": 1}, {"a": 4}),
     ],
 )
 def test_refused_routes_records_become_dead_letters_and_leave_the_rows(
     refused: set[str], rows: int, dead: int, reasons: dict[str, int], tables: dict[str, int]
 ) -> None:
-    counts: dict[str, Any] = refused_counts(COUNTS, refused)
+    """``refused``: past --max-new-tables; ending in ``!``: naming a table that is not ours."""
+    why = {route.rstrip("!"): FOREIGN if route.endswith("!") else REFUSED for route in refused}
+    counts: dict[str, Any] = refused_counts(COUNTS, why)
     assert (counts["rows"], counts["dead_letters"], counts["reasons"], counts["tables"]) == (
         rows,
         dead,
@@ -50,6 +54,6 @@ def test_a_refused_route_of_changes_takes_its_key_and_what_its_collapsing_droppe
         "keys": {"a": ["id"], "b": ["id"], "c": ["n"]},
         "table_changes": {"a": {"superseded": 2}, "b": {"superseded": 3, "duplicates": 1}, "c": {}},
     }
-    counts = refused_counts(changes, {"b"})
+    counts = refused_counts(changes, {"b": REFUSED})
     assert counts["changes"] == {"duplicates": 0, "skipped": 2, "superseded": 2}
     assert set(counts["keys"]) == set(counts["table_changes"]) == {"a", "c"}

@@ -9,6 +9,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from kinesis_batch.aws import dynamodb_client, kinesis_client, s3_settings
@@ -150,3 +152,47 @@ def test_a_routes_schema_file_declares_its_tables_columns_and_the_other_routes_a
     assert sorted(buy["amount"]) == [float(i) for i in range(1, 20, 2)] and buy["note"] == [None] * 10
     assert sorted(click["amount"]) == list(range(0, 20, 2)) and "note" not in click
     assert all(isinstance(value, float) for value in buy["amount"]), "declared a number: the column is a double"
+
+
+def test_a_route_naming_a_place_this_consumer_did_not_make_is_dead_letters_and_another_stream_is_refused(
+    kinesis: Any, dynamodb: Any, streams: StreamFactory, spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from deltalake import DeltaTable, write_deltalake
+
+    from tests.scenarios.test_run_formats import run_cli
+
+    shared = tmp_path / "lake"  # a folder of tables several teams write
+    theirs = pa.table({"user": ["a", "b"], "n": [1, 2]})
+    write_deltalake(str(shared / "c2a"), theirs)  # somebody's table
+    (shared / "files").mkdir(parents=True)
+    pq.write_table(theirs, shared / "files" / "part-0.parquet")  # somebody's files
+    write_deltalake(str(shared / "nest" / "inner"), theirs)  # a folder of tables
+    name = streams.create(shards=1)
+    kinds = ["click", "c2a", "files", "nest", "click"]
+    put(kinesis, name, 10, payload=lambda i: event(i, kinds[i % len(kinds)]))
+    run = ("run", "--stream", name, "--format", "delta", "--output", f"{shared}/{{route}}", "--decode", "json")
+    run += ("--route-by", "type", "--read-limits", "none")
+
+    code, out, err = run_cli(capsys, spark, *run)
+
+    assert code == 0, err
+    assert "10 records (4 rows in 1 tables: click 4; 6 dead letters)" in out, out
+    said = [line for line in err.splitlines() if "not this consumer's table" in line]
+    assert len(said) == 3 and all("are dead letters" in line for line in said), err
+    assert "route: 1 new tables: click" in err, err
+    assert DeltaTable(str(shared / "c2a")).to_pyarrow_table() == theirs, "written into somebody's table"
+    assert DeltaTable(str(shared / "c2a")).version() == 0
+    assert sorted(p.name for p in (shared / "files").iterdir()) == ["part-0.parquet"]
+    dead = DeltaTable(f"{shared}/_dead_letter").to_pyarrow_table().to_pydict()
+    reasons = {json.loads(data)["type"]: reason for data, reason in zip(dead["data"], dead["reason"], strict=True)}
+    assert set(reasons) == {"c2a", "files", "nest"}
+    assert all(reason.startswith("not this consumer's table: ") for reason in reasons.values()), reasons
+    assert f"{shared}/c2a, a table this consumer did not make" in reasons["c2a"], reasons
+    code, out, err = run_cli(capsys, spark, "status", "--stream", name, "--json")
+    assert code == 0 and [s["lease_owner"] for s in json.loads(out)] == [None], out
+
+    other = streams.create(shards=1)
+    put(kinesis, other, 2, payload=lambda i: event(i, "click"))
+    code, out, err = run_cli(capsys, spark, *run[:2], other, *run[3:])
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert f"its tables are stream {name}'s" in err and "give each stream an output of its own" in err, err
