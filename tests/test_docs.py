@@ -5,6 +5,9 @@ stays a page a new user reads."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -86,3 +89,33 @@ def test_the_librarys_example_of_a_consumer_of_ones_own_runs(
 
     (lease,) = LeaseStore(dynamodb, "clicks-consumer").list_leases()
     assert lease.lease_owner is None and lease.last_batch_id == "batch-1" and not lease.checkpoint.is_start
+
+
+def python_blocks(page: Path) -> list[str]:
+    """The ```python blocks of a page (indented in a list item or not), dedented."""
+    blocks = re.findall(r"^( *)```python\n(.*?)^\1```", page.read_text(), flags=re.M | re.S)
+    return [textwrap.dedent(code) for _, code in blocks]
+
+
+def test_the_outputs_pages_python_read_paths_read_a_table_and_exit_cleanly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each block read as a user's script: a process of its own, four times (the abort the page
+    warns of came in about half the runs of ``to_pyarrow_table()``)."""
+    from kinesis_batch.output import Output
+    from tests.output.support import commit_record, output_args, stage
+
+    blocks = python_blocks(REPO / "docs" / "outputs.md")
+    assert len(blocks) == 2, blocks
+    for block, format in zip(blocks, ("delta", "iceberg"), strict=True):
+        args = dict(zip(*[iter(output_args(format, "local", tmp_path, monkeypatch))] * 2, strict=True))
+        sink = Output(format, args["--output"], args.get("--catalog")).open(app="docs", stream="s")
+        sink.prepare()
+        record = commit_record("b1")
+        assert sink.publish(record, stage(sink, record, rows=3))
+        catalog = args.get("--catalog", "")
+        given = f"uri = {sink.uri!r}\nname = {catalog!r}\n"
+        script = given + block.replace('"analytics.clicks"', repr(args["--output"])) + "\nprint(rows.num_rows)\n"
+        for _ in range(4):
+            done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+            assert (done.returncode, done.stdout.strip()) == (0, "6"), f"{format}: {done.returncode} {done.stderr}"
