@@ -4,12 +4,16 @@ the checkpoint history, where the status views, the alerts and the UI read it.""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 #: How many dead-letter reasons a commit keeps (the most common, by ``stage: kind``).
 KEPT_REASONS = 3
+#: The changes count of records that are no change of a row (DMS control records, Debezium
+#: tombstones): counted beside the changes, not among them.
+SKIPPED = "skipped"
 
 
 @dataclass(frozen=True)
@@ -65,11 +69,29 @@ class Landing:
             **({"table_changes": {r: dict(c) for r, c in self.table_changes.items()}} if self.table_changes else {}),
         }
 
+    @property
+    def all_changes(self) -> dict[str, int]:
+        """What the changes did in all: the tasks' own counts (routed: before routing) and each
+        routed table's, added up; the kinds that happened."""
+        summed = Counter(self.changes)
+        for kinds in self.table_changes.values():
+            summed.update(kinds)
+        return {kind: count for kind, count in sorted(summed.items()) if count}
+
     def said(self) -> str:
-        """``12 rows, 3 dead letters`` (routed: ``in 2 tables: a 5, b 7``), for a line."""
+        """``12 rows, 3 dead letters`` (routed: ``in 2 tables: a 5, b 7``), for a line; a stream
+        of changes says its changes and what they did instead of rows (``12 changes (5
+        inserted, 2 updated, 5 superseded)``), since a change is not a row of the table."""
         tables = ", ".join(f"{route} {rows}" for route, rows in self.tables.items())
-        rows = f"{self.rows} rows in {len(self.tables)} tables: {tables};" if tables else f"{self.rows} rows,"
-        return f"{rows} {self.dead_letters} dead letters"
+        where = f" in {len(self.tables)} tables: {tables}" if tables else ""
+        done = self.all_changes
+        if done or self.key or self.keys:
+            count = sum(n for kind, n in done.items() if kind != SKIPPED)
+            what = ", ".join(f"{n} {kind}" for kind, n in done.items()) or "none"
+            head = f"{count} changes ({what}){where}"
+        else:
+            head = f"{self.rows} rows{where}"
+        return f"{head}{';' if where else ','} {self.dead_letters} dead letters"
 
     @classmethod
     def from_json(cls, body: Mapping[str, Any] | None) -> Landing | None:
@@ -120,4 +142,4 @@ def total(landings: list[Landing | None]) -> Landing | None:
     return result
 
 
-__all__ = ["KEPT_REASONS", "Landing", "json_fields", "total"]
+__all__ = ["KEPT_REASONS", "SKIPPED", "Landing", "json_fields", "total"]

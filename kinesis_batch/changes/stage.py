@@ -6,6 +6,7 @@ reason (a dead letter each). Pure, deterministic.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ from kinesis_batch.changes.model import DELETE, UPSERT, Refused, Unwrapped, to_d
 from kinesis_batch.changes.settings import ChangeSettings
 
 CHANGES = "changes"  # the stage a dead letter names
+_WHOLE = re.compile(r"[+-]?[0-9]+")
 
 
 @dataclass(frozen=True)
@@ -112,12 +114,15 @@ class _Fields:
 
 
 def sequence_value(value: Any, name: str) -> int:
-    """A ``--sequence-by`` value as an integer: a whole number as it is, a time as epoch
-    microseconds (ISO 8601 text too), a date as epoch days."""
+    """A ``--sequence-by`` value as an integer: a whole number as it is (or written as text of
+    digits, as producers that quote their numbers do), a time as epoch microseconds (ISO 8601
+    text too), a date as epoch days."""
     if isinstance(value, bool) or value is None:
-        raise _Reject("unparseable sequence", f"{name} is {value!r}")
+        raise _Reject("unparseable sequence", f"{name} is {'missing or null' if value is None else value!r}")
     if isinstance(value, int):
         return value
+    if isinstance(value, str) and _WHOLE.fullmatch(value.strip()):
+        return int(value)
     if isinstance(value, Decimal) and value == value.to_integral_value():
         return int(value)
     if isinstance(value, datetime | str):
@@ -126,7 +131,7 @@ def sequence_value(value: Any, name: str) -> int:
             return int(moment.timestamp()) * 1_000_000 + moment.microsecond
     elif isinstance(value, date):
         return value.toordinal()
-    raise _Reject("unparseable sequence", f"{name} is {value!r}, not a whole number, a time or a date")
+    raise _Reject("unparseable sequence", f"{name} is {value!r}: neither a whole number, an ISO 8601 time nor a date")
 
 
 def _text(value: Any) -> str:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from kinesis_batch.alerts import duration
 from kinesis_batch.cli.args import lease_table, output_sink
 from kinesis_batch.errors import IllegalArgumentError
+from kinesis_batch.landing import Landing
 from kinesis_batch.output.datafiles import MIB
 from kinesis_batch.parsers import validate_stream_name
 
@@ -48,6 +49,9 @@ def status_command(args: argparse.Namespace) -> int:
         print(
             f"{shard.shard_id:<22} {parents:<43} {state:<6} {checkpoint:<58} {lag:>7} {risk:<8} {owner:<24} {pending}"
         )
+    for shard in status.shards:
+        if shard.settle_warning:
+            print(f"WARNING: {shard.settle_warning}")
     bound = _publishes_to_line(status.publishes_to)
     if bound:
         print(bound)
@@ -156,5 +160,8 @@ def _runs(args: argparse.Namespace, table: str) -> int:
             counts += f"  {row['rows']:>9} rows  {row['dead_letters']:>7} dead letters"
         if row.get("tables"):  # routed: each table's rows
             counts += "  " + ", ".join(f"{route} {rows}" for route, rows in row["tables"].items())
+        landing = Landing.from_json(row)
+        if landing is not None and landing.all_changes:  # a stream of changes: what they did
+            counts += "  changes: " + ", ".join(f"{n} {kind}" for kind, n in landing.all_changes.items())
         print(f"{row['committed_at']}  {row['run']:<28} {counts}  {began}")
     return 0

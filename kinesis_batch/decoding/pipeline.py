@@ -45,6 +45,7 @@ from kinesis_batch.decoding.registry import Registry
 from kinesis_batch.decoding.rejects import SCHEMA, TRANSFORM, Rejected, bad_record, note, tally
 from kinesis_batch.decoding.scalars import Policy
 from kinesis_batch.decoding.spec import DecodeSpec
+from kinesis_batch.landing import SKIPPED
 from kinesis_batch.shards.model import Record
 
 
@@ -242,7 +243,7 @@ class Pipeline:
         counts.reasons.update(tally(rejected.values()))
         if self.envelope is not None:
             counts.filtered -= sum(self.envelope.skipped.values())
-            counts.changes["skipped"] += sum(self.envelope.skipped.values())
+            counts.changes[SKIPPED] += sum(self.envelope.skipped.values())
             self.envelope.skipped.clear()
 
 

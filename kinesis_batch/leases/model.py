@@ -21,11 +21,14 @@ pendingBatchId                      S      (ours) the batch the pending checkpoi
 checkpointTimestamp                 S      (ours) ISO time, for AT_TIMESTAMP checkpoints
 lineageDepth                        N      (ours) depth when the lease was created
 lastBatchId, lastRunId              S      (ours) the last committed batch and its run
+settleFailure                       S      (ours) JSON [batch, times, last error]: a pending
+                                           batch that runs failed to settle (SettleFailure)
 =================================== ====== ==========================================
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -36,6 +39,29 @@ from kinesis_batch.shards.checkpoint import Checkpoint
 
 Item = dict[str, dict[str, Any]]  # a DynamoDB item in the low-level client's typed form
 _TRIM_HORIZON = Checkpoint.trim_horizon()
+
+
+@dataclass(frozen=True)
+class SettleFailure:
+    """Runs failed to settle pending batch ``batch_id`` (roll it forward or discard it) ``times``
+    times; ``error`` is the last one's line. It speaks of that batch only: once the batch is
+    settled (no longer pending), a record naming it is stale."""
+
+    batch_id: str
+    times: int
+    error: str
+
+    def to_text(self) -> str:
+        return json.dumps([self.batch_id, self.times, self.error[:500]])
+
+    @classmethod
+    def from_text(cls, text: str) -> SettleFailure:
+        batch_id, times, error = json.loads(text)
+        return cls(str(batch_id), int(times), str(error))
+
+    def again(self, batch_id: str, error: str) -> SettleFailure:
+        """This record after one more failure, of ``batch_id``."""
+        return SettleFailure(batch_id, self.times + 1 if batch_id == self.batch_id else 1, error)
 
 
 @dataclass(frozen=True)
@@ -52,6 +78,13 @@ class Lease:
     lineage_depth: int | None = None
     last_batch_id: str | None = None
     last_run_id: str | None = None
+    settle_failure: SettleFailure | None = None
+
+    @property
+    def failing_to_settle(self) -> SettleFailure | None:
+        """The failures of settling the batch pending now (None: none, or of a batch since settled)."""
+        failure = self.settle_failure
+        return failure if failure is not None and failure.batch_id == self.pending_batch_id else None
 
     @property
     def shard_id(self) -> str:
@@ -92,6 +125,8 @@ class Lease:
             item["lastBatchId"] = {"S": self.last_batch_id}
         if self.last_run_id is not None:
             item["lastRunId"] = {"S": self.last_run_id}
+        if self.settle_failure is not None:
+            item["settleFailure"] = {"S": self.settle_failure.to_text()}
         return item
 
     @classmethod
@@ -126,8 +161,9 @@ class Lease:
                 lineage_depth=_opt_n(item, "lineageDepth"),
                 last_batch_id=_opt_s(item, "lastBatchId"),
                 last_run_id=_opt_s(item, "lastRunId"),
+                settle_failure=SettleFailure.from_text(failed) if (failed := _opt_s(item, "settleFailure")) else None,
             )
-        except (KinesisBatchError, KeyError, TypeError, ValueError) as exc:
+        except (KinesisBatchError, KeyError, TypeError, ValueError) as exc:  # json's errors are ValueErrors
             raise MalformedLeaseError(f"lease {key!r} is malformed: {exc}") from exc
 
 

@@ -26,7 +26,12 @@ T = TypeVar("T")
 
 #: Attributes the application may set with :meth:`LeaseStore.update_application_fields`, and
 #: the Python type of each (an item with a value of another type would no longer parse).
-APPLICATION_FIELD_TYPES: dict[str, type] = {"lineageDepth": int, "lastRunId": str, "lastBatchId": str}
+APPLICATION_FIELD_TYPES: dict[str, type] = {
+    "lineageDepth": int,
+    "lastRunId": str,
+    "lastBatchId": str,
+    "settleFailure": str,
+}
 APPLICATION_FIELDS = frozenset(APPLICATION_FIELD_TYPES)
 
 

@@ -146,6 +146,13 @@ class ChangeTable(TableSink):
 
         return self._attempts(batch_id, files, merge)
 
+    def _tidy(self, batch_id: str) -> None:
+        """The staging, and the batch's staged changes too: the merge wrote the rows they left
+        into files of its own, so they are no part of the table (a plain Parquet reader of the
+        folder would see every change, deleted rows included)."""
+        super()._tidy(batch_id)
+        self.data(batch_id).delete_all()
+
     # -- helpers ----------------------------------------------------------------------------------
 
     def _key(self, table: Any, record: CommitRecord) -> tuple[str, ...]:

@@ -105,7 +105,17 @@ class PairedSink(Sink):
         if dead_files:
             self.dead.publish(record, dead_files)
             emit(Event(DEAD_LETTERS_PUBLISHED, batch_id))
-        return self.main.publish(record, files)
+        published = self.main.publish(record, files)
+        if not dead_files:
+            self._tidy_dead(batch_id)
+        return published
+
+    def _tidy_dead(self, batch_id: str) -> None:
+        """A batch of no dead letter leaves nothing in the dead-letter output: its staging (the
+        plan) and its empty data place go once the table holds the batch. (With dead letters,
+        the dead-letter output's own publish tidies them.)"""
+        self.dead.staging(batch_id).delete_all()
+        self.dead.data(batch_id).delete_all()
 
     def committed(self, batch_id: str) -> CommitRecord | None:
         record = self.main.committed(batch_id)
@@ -124,6 +134,8 @@ class PairedSink(Sink):
     def discard(self, batch_id: str, *, fence: bool = True) -> bool:
         if self.committed(batch_id) is not None:
             self.main.discard(batch_id, fence=fence)  # only its bookkeeping goes
+            if self.dead.committed(batch_id) is None:
+                self._tidy_dead(batch_id)
             return False
         discarded = self.dead.discard(batch_id, fence=fence)
         if not discarded and self.committed(batch_id) is not None:  # a late publish got there first

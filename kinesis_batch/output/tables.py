@@ -217,9 +217,14 @@ class TableSink(Sink):
                     raise
                 continue
             if done:
-                self.staging(batch_id).delete_all()
+                self._tidy(batch_id)
                 return True
         raise DependencyError(f"could not commit batch {batch_id} to {self.uri}: {COMMIT_ATTEMPTS} conflicts in a row")
+
+    def _tidy(self, batch_id: str) -> None:
+        """What goes once a batch landed: its staging (the plan, the results). Its files stay:
+        the commit made them the table's."""
+        self.staging(batch_id).delete_all()
 
     def discard(self, batch_id: str, *, fence: bool = True) -> bool:
         if not (self.staging(batch_id).exists() or self.data(batch_id).exists()):
@@ -229,7 +234,7 @@ class TableSink(Sink):
             try:
                 state = self._known(table, batch_id)
                 if state == PUBLISH:
-                    self.staging(batch_id).delete_all()
+                    self._tidy(batch_id)
                     return False
                 if state == DISCARD or not fence or self._commit(table, batch_id, [], None):
                     break

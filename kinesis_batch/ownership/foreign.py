@@ -5,7 +5,7 @@ What tells them apart:
 
 - **ours**: every kinesis-batch lease item carries ``lineageDepth`` (set when a run creates it),
   and may carry ``leaseExpiresAt``, ``pendingBatchId``, ``lastBatchId``, ``lastRunId``,
-  ``checkpointTimestamp``; none of the attributes only KCL writes; a plain shard id as its key.
+  ``checkpointTimestamp``, ``settleFailure``; none of the attributes only KCL writes; a plain shard id as its key.
 - **a KCL application's**: KCL's attributes without any of ours (``leaseCounter``,
   ``checkpoint``, ``checkpointSubSequenceNumber``, ``ownerSwitchesSinceCheckpoint``...), or
   attributes only KCL writes (``childShardId(s)``, ``startingHashKey``/``endingHashKey``,
@@ -24,6 +24,7 @@ Item = Mapping[str, Mapping[str, Any]]
 
 OURS = frozenset(
     {"lineageDepth", "leaseExpiresAt", "pendingBatchId", "lastBatchId", "lastRunId", "checkpointTimestamp"}
+    | {"settleFailure"}
 )
 KCL = frozenset(
     {"leaseKey", "leaseCounter", "leaseOwner", "checkpoint", "checkpointSubSequenceNumber", "pendingCheckpoint"}

@@ -35,6 +35,8 @@ _NAME = re.compile(rf"[A-Za-z0-9-][A-Za-z0-9_-]{{0,{MAX_LENGTH - 1}}}")
 MISSING, UNUSABLE, NOT_LISTED = "no route", "unusable route", "route not listed"
 #: The dead-letter reason of a record whose route would have been a new table past --max-new-tables.
 TOO_MANY_NEW = "too many new tables"
+#: The dead-letter reason of a record whose route differs only in case from another table's.
+COLLIDES = "route collides"
 #: The dead-letter reason of a record whose route names a place this consumer did not make a
 #: table in (another stream's table, a table or files of somebody else's, a table it cannot write).
 NOT_OURS = "not this consumer's table"
@@ -167,12 +169,29 @@ def _at(rows: pa.Array, path: tuple[str, ...]) -> pa.Array | None:
 
 def new_tables(seen: Iterable[str], known: Iterable[str], max_new: int) -> frozenset[str]:
     """Of the routes a batch ``seen``, the new ones (not ``known``: tables made before) it makes:
-    at most ``max_new``, by name. Deterministic: the same routes give the same tables."""
-    fresh = sorted(set(seen) - set(known))
+    at most ``max_new``, by name, none that :func:`collisions` names. Deterministic: the same
+    routes give the same tables."""
+    colliding = collisions(seen, known)
+    fresh = sorted(set(seen) - set(known) - set(colliding))
     return frozenset(fresh[:max_new])
 
 
+def collisions(seen: Iterable[str], known: Iterable[str]) -> dict[str, str]:
+    """The new routes of ``seen`` that would be the same table as another where names fold case
+    (AWS Glue and Athena lower-case them, as do case-insensitive file systems), each with the
+    route that keeps the name: a known table first, else the first new spelling by name. So
+    ``Orders`` and ``orders`` never make two tables anywhere, nor share one."""
+    owner = {route.casefold(): route for route in sorted(set(known), reverse=True)}
+    found: dict[str, str] = {}
+    for route in sorted(set(seen) - set(known)):
+        first = owner.setdefault(route.casefold(), route)
+        if first != route:
+            found[route] = first
+    return found
+
+
 __all__ = [
+    "COLLIDES",
     "DEFAULT_MAX_NEW",
     "HELD_ROUTE",
     "MAX_LENGTH",
@@ -187,6 +206,7 @@ __all__ = [
     "check_path",
     "check_template",
     "checked",
+    "collisions",
     "is_route",
     "new_tables",
     "route_values",

@@ -42,7 +42,7 @@ class RunReport:
             "published": self.published,
             "output": self.output,
             "records": self.records,
-            **json_fields(self.landing),
+            **self._landed(),
             "seconds": round(self.seconds, 3),
             "timings": self.timings,
             "tasks": self.tasks,
@@ -62,6 +62,14 @@ class RunReport:
             "leased_elsewhere": self.leased_elsewhere,
             "waiting": {shard: list(parents) for shard, parents in self.waiting.items()},
         }
+
+    def _landed(self) -> dict[str, Any]:
+        """The run's landing as JSON; its ``changes`` are all it did (routed: every table's too)."""
+        landing = self.landing
+        body = json_fields(landing)
+        if landing is not None and landing.table_changes:
+            body["changes"] = landing.all_changes
+        return body
 
     def lines(self, what: str = "run") -> list[str]:
         """The shards skipped, then one summary line (``what`` names the run: run, backfill)."""

@@ -32,13 +32,14 @@ from kinesis_batch.output.layout import FileLayout, choose
 from kinesis_batch.output.place import Place
 from kinesis_batch.output.routed import AT_ONCE, HELD, RoutedSink
 from kinesis_batch.output.staged import RangeResult, StagedFile, staged
-from kinesis_batch.routing.routes import HELD_ROUTE, NOT_OURS, TOO_MANY_NEW, new_tables
+from kinesis_batch.routing.routes import COLLIDES, HELD_ROUTE, NOT_OURS, TOO_MANY_NEW, collisions, new_tables
 from kinesis_batch.run.context import RunContext
 from kinesis_batch.spark.files import TaskFiles
 from kinesis_batch.spark.routed_files import RouteTargets, Target
 
 REFUSED = f"{ROUTE}: {TOO_MANY_NEW}"  # the dead letters' reasons, as the counts name them
 FOREIGN = f"{ROUTE}: {NOT_OURS}"
+COLLIDING = f"{ROUTE}: {COLLIDES}"
 BY_ROUTE = ("tables", "table_records", "keys", "table_changes")  # a range's counts kept by route
 
 
@@ -75,11 +76,16 @@ def decide(context: RunContext, sink: RoutedSink, decode: DecodeSpec, dead_layou
         sink.new_routes(batch_id).delete_all()
         return
     made = new_tables(rows_by_route, sink.known, decode.routing.max_new)
-    over = set(rows_by_route) - made
+    colliding = collisions(rows_by_route, sink.known)
+    over = set(rows_by_route) - made - set(colliding)
     columns = {route: decoded(decode.declared_for(route)) for route in made}
     foreign = sink.prepare_tables(columns, context.config.partition_by)
+    foreign |= {
+        route: f"{route} and {first} would be one table where names fold case" for route, first in colliding.items()
+    }
     made -= set(foreign)
     refused = {route: REFUSED for route in over} | {route: FOREIGN for route in foreign}
+    refused |= {route: COLLIDING for route in colliding}
     sink.decided(batch_id, made, refused)
     new = sink.new_routes(batch_id)
     moving = [file for result in results.values() for file in result.files if file.route in made]
@@ -91,14 +97,15 @@ def decide(context: RunContext, sink: RoutedSink, decode: DecodeSpec, dead_layou
     with ThreadPoolExecutor(AT_ONCE, thread_name_prefix="move") as pool:
         list(pool.map(move, moving))
     held = [file for result in results.values() for file in result.held_files]
-    reasons = {route: f"{NOT_OURS}: {why}" for route, why in foreign.items()}
+    reasons = {route: f"{COLLIDES if route in colliding else NOT_OURS}: {why}" for route, why in foreign.items()}
     dead = _dead_letters(new.child(HELD), held, refused, reasons, sink.data(batch_id), dead_layout) if refused else []
     _rewrite(sink.results(batch_id), results, refused, dead)
     new.delete_all()
     if made:
         context.progress(f"route: {len(made)} new tables: {', '.join(sorted(made))}")
     for route, why in sorted(foreign.items()):
-        context.progress(f"route: {why}: its {rows_by_route[route]} rows' records are dead letters ({FOREIGN})")
+        said = refused[route]
+        context.progress(f"route: {why}: its {rows_by_route[route]} rows' records are dead letters ({said})")
     if over:
         records = sum(rows_by_route[route] for route in over)
         named = ", ".join(sorted(over)[:10]) + (f" and {len(over) - 10} more" if len(over) > 10 else "")
@@ -172,4 +179,4 @@ def refused_counts(counts: dict[str, Any], refused: Mapping[str, str]) -> dict[s
     }
 
 
-__all__ = ["FOREIGN", "REFUSED", "decide", "refused_counts", "targets"]
+__all__ = ["COLLIDING", "FOREIGN", "REFUSED", "decide", "refused_counts", "targets"]

@@ -9,15 +9,17 @@ For each lease with a pending batch that no live worker holds:
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping
 
 from kinesis_batch.checkpoints.store import DynamoDBCheckpointStore
-from kinesis_batch.errors import LeaseLostError
+from kinesis_batch.errors import KinesisBatchError, LeaseLostError
 from kinesis_batch.leases.manager import LeaseManager
-from kinesis_batch.leases.model import Lease
+from kinesis_batch.leases.model import Lease, SettleFailure
 from kinesis_batch.output.sink import Sink
 
 ROLLED_FORWARD, DISCARDED, CLEARED = "rolled forward", "discarded", "cleared"
+log = logging.getLogger(__name__)
 
 
 def recover_pending(
@@ -42,14 +44,31 @@ def recover_pending(
     outcome: dict[str, str] = {}
     try:
         for lease in taken.acquired:
-            outcome[lease.lease_key] = _settle(
-                lease.lease_key, str(lease.pending_batch_id), manager, checkpoints, output
-            )
+            batch_id = str(lease.pending_batch_id)
+            try:
+                outcome[lease.lease_key] = _settle(lease.lease_key, batch_id, manager, checkpoints, output)
+            except Exception as exc:
+                _failed(manager, lease.lease_key, batch_id, exc)
+                raise
     finally:
         manager.release([lease.lease_key for lease in taken.acquired])
     for key, result in sorted(outcome.items()):
         progress(f"recovered {key}: pending batch {result}")
     return outcome
+
+
+def _failed(manager: LeaseManager, key: str, batch_id: str, exc: Exception) -> None:
+    """Keep on the lease that settling ``batch_id`` failed once more, and why, for ``status``:
+    a batch that keeps failing to settle holds its shard's checkpoint, which a quiet stream
+    would otherwise hide. Best effort: the settling's own error is the one raised."""
+    try:
+        with manager.fenced(key) as settle:  # the manager's copy stays current: its release is fenced on it
+            current = manager.lease(key)
+            said = " ".join(f"{type(exc).__name__}: {exc}".split())
+            failure = (current.settle_failure or SettleFailure(batch_id, 0, "")).again(batch_id, said)
+            settle(manager.store.update_application_fields(current, {"settleFailure": failure.to_text()}))
+    except KinesisBatchError as recording:
+        log.warning("could not record that batch %s failed to settle on %s: %s", batch_id, key, recording)
 
 
 def _settle(key: str, batch_id: str, manager: LeaseManager, checkpoints: DynamoDBCheckpointStore, output: Sink) -> str:

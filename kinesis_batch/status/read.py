@@ -147,6 +147,7 @@ def shard_status(
             last_run=lease.last_run_id if lease else None,
             lag=lag,
             retention_risk=lag.risk(hours),
+            settle_failure=lease.failing_to_settle if lease else None,
         )
         for shard_id, lag, lease in ((s, lag, leases.get(s)) for s, lag in zip(lineage.order, lags, strict=True))
     )

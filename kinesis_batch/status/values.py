@@ -11,6 +11,7 @@ from typing import Any
 
 from kinesis_batch.binding import OutputMove
 from kinesis_batch.landing import Landing, json_fields
+from kinesis_batch.leases.model import SettleFailure
 from kinesis_batch.maintenance.report import MaintenanceReport
 from kinesis_batch.output.datafiles import FileStats
 from kinesis_batch.shards.checkpoint import Checkpoint
@@ -56,6 +57,20 @@ class ShardStatus:
     lag: ShardLag
     retention_risk: RetentionRisk
     output: ShardOutput | None = None
+    settle_failure: SettleFailure | None = None  # runs failed to settle the pending batch
+
+    @property
+    def settle_warning(self) -> str | None:
+        """One line when runs keep failing to settle the pending batch: the shard's checkpoint
+        stays where it is until one does, however quiet the stream looks."""
+        failed = self.settle_failure
+        if failed is None:
+            return None
+        return (
+            f"{self.shard_id}: pending batch {failed.batch_id} failed to settle {failed.times} times "
+            f"(the last: {failed.error}); its checkpoint waits for it. Fix what the error says; the next "
+            "run settles it (rolls it forward if its output has it, else discards it)"
+        )
 
     @property
     def finished(self) -> bool:
@@ -88,6 +103,8 @@ class ShardStatus:
             "oldest_unread_at": oldest.isoformat() if oldest else None,
             "millis_behind_latest": self.lag.millis_behind_latest,
             "retention_risk": self.retention_risk.value,
+            "settle_failures": self.settle_failure.times if self.settle_failure else 0,
+            "settle_error": self.settle_failure.error if self.settle_failure else None,
             **(self.output.to_json() if self.output else {}),
         }
 

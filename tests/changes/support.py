@@ -28,8 +28,10 @@ class Sent:
 
 def dynamodb_change(key: str, millis: int, version: int | None, *, ttl: bool = False) -> Sent:
     """An INSERT/MODIFY (``version`` given) or REMOVE (None) of item ``key`` at ``millis``, with
-    every attribute type DynamoDB has."""
-    keys = {"pk": {"S": key}}
+    every attribute type DynamoDB has. The table's key has two attributes, as most DynamoDB
+    tables' do: a partition key ``pk`` (text) that ten items share, and a sort key ``sk`` (a
+    number): ``key`` but its last character, and that character's code."""
+    keys = {"pk": {"S": key[:-1]}, "sk": {"N": str(ord(key[-1]))}}
     body: dict[str, Any] = {
         "awsRegion": "us-east-1",
         "eventID": f"{key}-{millis}",
@@ -61,7 +63,8 @@ def dynamodb_change(key: str, millis: int, version: int | None, *, ttl: bool = F
         del image["name"]  # a newer image without an attribute: the row's column is null
     body["dynamodb"]["NewImage"] = image
     row = {
-        "pk": key,
+        "pk": key[:-1],
+        "sk": ord(key[-1]),
         "version": version,
         "price": Decimal(f"{version}.50"),
         "big": 2**53 + 1 + version,
@@ -87,12 +90,13 @@ def oracle(changes: Iterable[Sent]) -> dict[str, dict[str, Any]]:
     return {key: change.row for key, change in newest.items() if change.row is not None}
 
 
-def shuffled_history(keys: int, versions: int, *, seed: int = 7) -> list[Sent]:
-    """Each key's versions, some deleted, duplicated and delivered out of order."""
+def shuffled_history(keys: int, versions: int, *, seed: int = 7, sharing: int = 10) -> list[Sent]:
+    """Each key's versions, some deleted, duplicated and delivered out of order; ``sharing``
+    (1 to 10) items share each partition key (see :func:`dynamodb_change`)."""
     rng = random.Random(seed)
     sent: list[Sent] = []
     for k in range(keys):
-        key = f"item-{k:03d}"
+        key = f"item-{k // sharing:03d}-{k % sharing}"
         millis = BASE_MILLIS + k
         for version in range(versions):
             millis += 1000
@@ -118,12 +122,15 @@ def table_state(rows: dict[str, list[Any]]) -> dict[str, dict[str, Any]]:
     state = {}
     for i in range(count):
         row = {name: rows[name][i] for name in names}
-        state[row["pk"]] = row
+        state[row["pk"] + chr(row["sk"])] = row
     assert len(state) == count, "more than one row for a key"
     return state
 
 
-ORACLE_COLUMNS = ("pk", "version", "price", "big", "name", "active", "tags", "scores", "address", "history", "blob")
+ORACLE_COLUMNS = (
+    *("pk", "sk", "version", "price", "big", "name", "active"),
+    *("tags", "scores", "address", "history", "blob"),
+)
 
 
 # (key, op, position, depth, sequence number)

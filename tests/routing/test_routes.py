@@ -7,6 +7,8 @@ import re
 
 import pyarrow as pa
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kinesis_batch.errors import IllegalArgumentError
 from kinesis_batch.routing.routes import (
@@ -15,6 +17,7 @@ from kinesis_batch.routing.routes import (
     UNUSABLE,
     RouteRule,
     check_template,
+    collisions,
     is_route,
     new_tables,
     route_values,
@@ -154,3 +157,31 @@ def test_a_batch_makes_at_most_max_new_tables_chosen_the_same_way_every_time(
     seen: set[str], known: set[str], max_new: int, made: set[str]
 ) -> None:
     assert new_tables(seen, known, max_new) == made
+
+
+@pytest.mark.parametrize(
+    ("seen", "known", "colliding", "made"),
+    [
+        ({"Orders", "orders"}, set(), {"orders": "Orders"}, {"Orders"}),  # the first new spelling by name
+        ({"ORDERS", "refunds"}, {"orders"}, {"ORDERS": "orders"}, {"refunds"}),  # a known table keeps its name
+        ({"orders"}, {"Orders", "orders"}, {}, set()),  # two known already (made before this rule): both stay
+        ({"a", "b"}, set(), {}, {"a", "b"}),
+    ],
+)
+def test_route_values_that_differ_only_in_case_never_make_two_tables(
+    seen: set[str], known: set[str], colliding: dict[str, str], made: set[str]
+) -> None:
+    assert collisions(seen, known) == colliding
+    assert new_tables(seen, known, 20) == made
+    assert collisions(sorted(seen, reverse=True), known) == colliding, "the order seen changes nothing"
+
+
+@given(
+    st.sets(st.sampled_from(["a", "A", "b", "B", "ab", "aB", "Ab"]), max_size=7), st.sets(st.sampled_from(["a", "B"]))
+)
+def test_no_two_tables_of_one_name_folded(seen: set[str], known: set[str]) -> None:
+    tables = set(known) | new_tables(seen, known, 100)
+    new = tables - set(known)
+    assert len({route.casefold() for route in new}) == len(new)
+    assert not {route.casefold() for route in new} & {route.casefold() for route in known}
+    assert set(seen) <= tables | set(collisions(seen, known)) | set(known)

@@ -1,7 +1,8 @@
 """Streams of changes into tables of current state, whole runs against the stack: the table
 equals an independent fold of every change sent (tests.changes.support.oracle) through
-reordering across runs, duplicates, deletes followed by older updates, and a key whose changes
-cross a split and a merge; the runs' counts say what each change did."""
+reordering across runs, duplicates, deletes followed by older updates, a batch of nothing but
+malformed records, and a key whose changes cross a split and a merge, with the two-attribute key
+most DynamoDB tables have (partition and sort key); the runs' counts say what each change did."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import Any
 import pytest
 from deltalake import DeltaTable
 
-from tests.changes.support import dynamodb_change, oracle, put_changes, shuffled_history, table_state
+from tests.changes.support import Sent, dynamodb_change, oracle, put_changes, shuffled_history, table_state
 from tests.output.support import output_args, read_rows, sink_of
 from tests.scenarios.test_run_formats import run_cli
 from tests.streams import StreamFactory, merge, open_shards, split
@@ -44,6 +45,14 @@ def test_dynamodb_changes_reordered_duplicated_and_resharded_end_in_the_oracles_
     put_changes(kinesis, name, [*history[:third], deleted])
     code, out, err = run_cli(capsys, spark, *run)
     assert code == 0, err
+    assert table_state(read_rows(sink)) == oracle([*history[:third], deleted])
+
+    malformed = [Sent(f"bad-{i}", 0, None, b'{"eventName": "MODIFY", "dynamodb": {"Keys": {}}}') for i in range(3)]
+    put_changes(kinesis, name, malformed)  # a whole batch of them: published, the checkpoints move
+    code, out, err = run_cli(capsys, spark, *run)
+    assert code == 0, err
+    report = json.loads(out)
+    assert (report["published"], report["records"], report["dead_letters"]) == (True, 3, 3), report
     assert table_state(read_rows(sink)) == oracle([*history[:third], deleted])
 
     first, _ = open_shards(kinesis, name)

@@ -57,6 +57,9 @@ def test_batches_of_only_dead_letters_commit_them_and_the_corrected_settings_lan
     landed = run("--key", "id", "--sequence-by", "v")
     assert landed["rows"] == 2 and landed["changes"]["inserted"] == 2, landed
     assert DeltaTable(table).metadata().configuration[KEY_PROPERTY] == "id"
+    batch = landed["batch_id"]
+    left = [str(p) for root in (table, table + "_dead_letter") for p in Path(root).rglob("*") if batch in str(p)]
+    assert left == [], "the batch's staged changes or empty bookkeeping were left behind"
 
     put(b'{"id": 1, "v": ')  # a quiet hour's one malformed record
     quiet = run("--key", "id", "--sequence-by", "v")
@@ -69,3 +72,8 @@ def test_batches_of_only_dead_letters_commit_them_and_the_corrected_settings_lan
     assert sorted(zip(rows["id"], rows["v"], strict=True)) == [(1, 3), (2, 4)]
     dead = DeltaTable(table + "_dead_letter").to_pyarrow_table()
     assert dead.num_rows == 4
+
+    code, out, err = run_cli(capsys, spark, "history", "--stream", name, "--runs")  # the text form too
+    assert code == 0 and "changes: 2 inserted" in out, err
+    code, out, err = run_cli(capsys, spark, "status", "--stream", name, "--format", "delta", "--output", table)
+    assert code == 0 and "1 records, 1 changes (1 updated), 0 dead letters" in out, (out, err)

@@ -194,7 +194,8 @@ def _conflict(known: pa.DataType, seen: pa.DataType, path: str) -> str:
             if field.name in names and unify(names[field.name], field.type) is None:
                 return _conflict(names[field.name], field.type, f"{path}.{field.name}" if path else field.name)
     where = path or "the record"
-    return f"{where} is {describe(seen)}; before, it was {describe(known)}"
+    made = "as the table or this read's earlier records made it"
+    return f"{where} is {describe(seen)}, but the column is {describe(known)} ({made})"
 
 
 def _one_line(exc: BaseException) -> str:
