@@ -189,7 +189,7 @@ class RoutedSink(Sink):
         def make(route: str) -> str | None:
             table = self.table(route)
             try:
-                if table.exists() and table.last_batch() is None:  # ours once published: a name lost
+                if table.exists() and not _adoptable(table):
                     return f"{route} names {table.uri}, a table this consumer did not make"
                 table.prepare(columns[route], partition_by)
             except KinesisBatchError as exc:  # the place's own one line: what is there
@@ -335,6 +335,13 @@ class RoutedSink(Sink):
 
     def is_ours(self) -> bool:
         return self.home.is_ours()
+
+
+def _adoptable(table: Sink) -> bool:
+    """A table found at a new route's place that is this consumer's after all, though the record
+    does not name it: one it published to (two runs adding names at once lost one), or one a
+    run made, still empty, that a crash kept from the record."""
+    return table.last_batch() is not None or (table.is_ours() and not table.data_files())
 
 
 __all__ = ["AT_ONCE", "DECIDED", "HELD", "NEW_ROUTES", "TABLES", "TARGETED", "RoutedSink"]

@@ -39,7 +39,6 @@ from kinesis_batch.spark.routed_files import RouteTargets, Target
 
 REFUSED = f"{ROUTE}: {TOO_MANY_NEW}"  # the dead letters' reasons, as the counts name them
 FOREIGN = f"{ROUTE}: {NOT_OURS}"
-COLLIDING = f"{ROUTE}: {COLLIDES}"
 BY_ROUTE = ("tables", "table_records", "keys", "table_changes")  # a range's counts kept by route
 
 
@@ -80,12 +79,14 @@ def decide(context: RunContext, sink: RoutedSink, decode: DecodeSpec, dead_layou
     over = set(rows_by_route) - made - set(colliding)
     columns = {route: decoded(decode.declared_for(route)) for route in made}
     foreign = sink.prepare_tables(columns, context.config.partition_by)
-    foreign |= {
-        route: f"{route} and {first} would be one table where names fold case" for route, first in colliding.items()
-    }
     made -= set(foreign)
-    refused = {route: REFUSED for route in over} | {route: FOREIGN for route in foreign}
-    refused |= {route: COLLIDING for route in colliding}
+    # Each refused route beside those past the limit: (its kind, the one line that says why).
+    why = {
+        route: (COLLIDES, f"{route} and {first} would be one table where names fold case")
+        for route, first in colliding.items()
+    }
+    why |= {route: (NOT_OURS, said) for route, said in foreign.items()}
+    refused = {route: REFUSED for route in over} | {route: f"{ROUTE}: {kind}" for route, (kind, _) in why.items()}
     sink.decided(batch_id, made, refused)
     new = sink.new_routes(batch_id)
     moving = [file for result in results.values() for file in result.files if file.route in made]
@@ -97,15 +98,14 @@ def decide(context: RunContext, sink: RoutedSink, decode: DecodeSpec, dead_layou
     with ThreadPoolExecutor(AT_ONCE, thread_name_prefix="move") as pool:
         list(pool.map(move, moving))
     held = [file for result in results.values() for file in result.held_files]
-    reasons = {route: f"{COLLIDES if route in colliding else NOT_OURS}: {why}" for route, why in foreign.items()}
+    reasons = {route: f"{kind}: {said}" for route, (kind, said) in why.items()}
     dead = _dead_letters(new.child(HELD), held, refused, reasons, sink.data(batch_id), dead_layout) if refused else []
     _rewrite(sink.results(batch_id), results, refused, dead)
     new.delete_all()
     if made:
         context.progress(f"route: {len(made)} new tables: {', '.join(sorted(made))}")
-    for route, why in sorted(foreign.items()):
-        said = refused[route]
-        context.progress(f"route: {why}: its {rows_by_route[route]} rows' records are dead letters ({said})")
+    for route, (_, said) in sorted(why.items()):
+        context.progress(f"route: {said}: its {rows_by_route[route]} rows' records are dead letters ({refused[route]})")
     if over:
         records = sum(rows_by_route[route] for route in over)
         named = ", ".join(sorted(over)[:10]) + (f" and {len(over) - 10} more" if len(over) > 10 else "")
@@ -179,4 +179,4 @@ def refused_counts(counts: dict[str, Any], refused: Mapping[str, str]) -> dict[s
     }
 
 
-__all__ = ["COLLIDING", "FOREIGN", "REFUSED", "decide", "refused_counts", "targets"]
+__all__ = ["FOREIGN", "REFUSED", "decide", "refused_counts", "targets"]

@@ -1,12 +1,13 @@
 """Histories of changes drawn by Hypothesis, written as their sources write them, and the oracle
 they must end in.
 
-A history has a key shape (one to three columns for ``--changes upsert --key a,b,c``, one or two
-for DynamoDB, whose tables have a partition and a sort key; text, integers past 2**53 and past
-int64, decimals, bytes), a few keys whose first column several share, each key's inserts,
-updates and deletes at distinct source times, and their delivery: duplicated, in any order
-(deletes before older updates, changes held back past the next batch), across two shards, with
-malformed records among them and whole batches of them, cut into batches anywhere.
+A history has a mode (``upsert``, or a source's envelope: ``dynamodb``, ``dms``, ``debezium``)
+and a key shape (one to three columns for ``--key a,b,c``, one or two for DynamoDB, whose tables
+have a partition and a sort key; text, integers past 2**53 and past int64, decimals, bytes), a
+few keys whose first column several share, each key's inserts, updates and deletes at distinct
+source times, and their delivery: duplicated, in any order (deletes before older updates,
+changes held back past the next batch), across two shards, with malformed records among them
+and whole batches of them, cut into batches anywhere.
 
 The oracle knows nothing of the product: a key's state is its newest change by source time, a
 row or, after a delete, nothing.
@@ -17,13 +18,15 @@ from __future__ import annotations
 import base64
 import json
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
 from hypothesis import strategies as st
 
 BASE_MILLIS = 1_764_000_000_000
-#: The kinds of key column each mode's records can carry.
+MODES = ("upsert", "dynamodb", "dms", "debezium")
+#: The kinds of key column each mode's records can carry (DMS's and Debezium's: JSON's, as upsert's).
 UPSERT_KINDS = ("text", "int", "int_past_2_53")
 DYNAMODB_KINDS = ("S", "N", "N_past_2_53", "N_past_int64", "N_fraction", "B")
 NAMES = ("pk", "sk", "tk")
@@ -31,6 +34,8 @@ NAMES = ("pk", "sk", "tk")
 MALFORMED = {
     "upsert": (b'{"pk": 1, "version": ', b"not json at all", b'{"version": 3, "ts": 4}', b'{"pk": "x", "ts": "soon"}'),
     "dynamodb": (b'{"eventName": "MODIFY"}', b"\xff\xfe not json", b'{"eventName": "INSERT", "dynamodb": {}}'),
+    "dms": (b'{"data": {"pk": 1}}', b'{"data": {}, "metadata": {"record-type": "data", "operation": "zap"}}'),
+    "debezium": (b'{"op": "x"}', b'{"op": "u", "source": {"connector": "postgresql", "lsn": 1}}', b"[1, 2"),
 }
 
 
@@ -95,12 +100,26 @@ def oracle(shape: Shape, changes: list[Change]) -> dict[tuple[Any, ...], int]:
 def body(shape: Shape, change: Change) -> bytes:
     """The record a source writes for ``change``."""
     key = shape.key(change.key)
+    keyed = dict(zip(shape.names, key, strict=True))
+    row = {**keyed, "version": change.time, "note": f"v{change.time}"}
     if shape.mode == "upsert":
-        row = dict(zip(shape.names, key, strict=True))
-        row |= {"ts": change.time, "deleted": change.deleted}
-        if not change.deleted:
-            row |= {"version": change.time, "note": f"v{change.time}"}
-        return json.dumps(row).encode()
+        said = {**keyed, "ts": change.time, "deleted": True} if change.deleted else {**row, "ts": change.time}
+        return json.dumps({**said, "deleted": change.deleted}).encode()
+    if shape.mode == "dms":  # ordered by the commit time, then the transaction
+        moment = datetime.fromtimestamp(BASE_MILLIS / 1000, UTC) + timedelta(milliseconds=change.time)
+        metadata = {
+            "timestamp": moment.isoformat().replace("+00:00", "Z"),
+            "record-type": "data",
+            "operation": "delete" if change.deleted else "update",
+            "transaction-id": change.time,
+            "schema-name": "shop",
+            "table-name": "items",
+        }
+        return json.dumps({"data": keyed if change.deleted else row, "metadata": metadata}).encode()
+    if shape.mode == "debezium":  # ordered by PostgreSQL's log position
+        source = {"connector": "postgresql", "lsn": 1_000 + change.time}
+        image = {"before": keyed, "after": None} if change.deleted else {"before": None, "after": row}
+        return json.dumps({**image, "op": "d" if change.deleted else "u", "source": source}).encode()
     keys = {name: _dynamodb(kind, value) for (name, kind), value in zip(shape.columns, key, strict=True)}
     record: dict[str, Any] = {"ApproximateCreationDateTime": BASE_MILLIS + change.time, "Keys": keys}
     if change.deleted:
@@ -118,9 +137,9 @@ def body(shape: Shape, change: Change) -> bytes:
 
 @st.composite
 def shapes(draw: st.DrawFn) -> Shape:
-    mode = draw(st.sampled_from(("upsert", "dynamodb")))
-    kinds = UPSERT_KINDS if mode == "upsert" else DYNAMODB_KINDS
-    width = draw(st.integers(1, 3 if mode == "upsert" else 2))
+    mode = draw(st.sampled_from(MODES))
+    kinds = DYNAMODB_KINDS if mode == "dynamodb" else UPSERT_KINDS
+    width = draw(st.integers(1, 2 if mode == "dynamodb" else 3))
     return Shape(mode, tuple((NAMES[i], draw(st.sampled_from(kinds))) for i in range(width)))
 
 
@@ -180,6 +199,7 @@ def _dynamodb(kind: str, value: Any) -> dict[str, str]:
 __all__ = [
     "DYNAMODB_KINDS",
     "MALFORMED",
+    "MODES",
     "UPSERT_KINDS",
     "Change",
     "Delivery",

@@ -190,8 +190,10 @@ def _settings_of(shape: Shape) -> ChangeSettings:
     key = ",".join(shape.names)
     if shape.mode == "upsert":
         made = ChangeSettings.parse("upsert", key=key, sequence_by="ts", delete_when="deleted=true")
+    elif shape.mode == "dynamodb":
+        made = ChangeSettings.parse("dynamodb")  # its records name their key
     else:
-        made = ChangeSettings.parse("dynamodb")
+        made = ChangeSettings.parse(shape.mode, key=key)
     assert made is not None
     return made
 

@@ -176,3 +176,27 @@ def test_a_discard_meeting_a_decided_batch_whose_publisher_is_completing_it_leav
 
     assert routed.committed("b-3") is not None  # whoever looks next completes it
     assert {route for route in ROUTES if routed.table(route).committed("b-3") is not None} == set(ROUTES)
+
+
+@pytest.mark.parametrize("routed", [("iceberg", "local")], ids=["iceberg-local"], indirect=True)
+def test_a_new_route_adopts_only_a_table_of_its_own_that_the_record_lost(routed: RoutedSink) -> None:
+    """On Iceberg, whose catalog says what exists (a Delta table's folder is the scenario's:
+    tests/scenarios/test_routed.py)."""
+    record = commit_record("b1")
+    published = RoutedSink(routed.uri, routed.home, routed.table, known=())  # the record lost every name
+    empty = "refunds"
+    RoutedSink(routed.uri, routed.home, routed.table).table(empty).prepare(RAW)  # made, then a crash
+
+    assert routed.publish(record, staged_in_three_tables(routed, record))
+    assert published.prepare_tables(dict.fromkeys([*ROUTES, empty], RAW)) == {}, "its own tables, adopted"
+
+    opener = routed._open  # a fresh sink per call: the other consumer's is not this one's
+    somebody = RoutedSink(routed.uri, routed.home, opener)
+    theirs = opener("theirs")  # another consumer's table, where this template would put route "theirs"
+    theirs.app = "another-consumer"  # type: ignore[attr-defined]
+    theirs.prepare(RAW)
+    mine = commit_record("t1")
+    assert theirs.publish(mine, stage(theirs, mine))
+    refused = somebody.prepare_tables({"theirs": RAW})
+    assert list(refused) == ["theirs"] and "theirs names" in refused["theirs"], refused
+    assert "theirs" not in somebody.known

@@ -168,24 +168,26 @@ def test_a_route_naming_a_place_this_consumer_did_not_make_is_dead_letters_and_a
     pq.write_table(theirs, shared / "files" / "part-0.parquet")  # somebody's files
     write_deltalake(str(shared / "nest" / "inner"), theirs)  # a folder of tables
     name = streams.create(shards=1)
-    kinds = ["click", "c2a", "files", "nest", "click"]
-    put(kinesis, name, 10, payload=lambda i: event(i, kinds[i % len(kinds)]))
+    kinds = ["click", "c2a", "files", "nest", "click", "View", "view"]  # View and view: one name folded
+    put(kinesis, name, 14, payload=lambda i: event(i, kinds[i % len(kinds)]))
     run = ("run", "--stream", name, "--format", "delta", "--output", f"{shared}/{{route}}", "--decode", "json")
     run += ("--route-by", "type", "--read-limits", "none")
 
     code, out, err = run_cli(capsys, spark, *run)
 
     assert code == 0, err
-    assert "10 records (4 rows in 1 tables: click 4; 6 dead letters)" in out, out
+    assert "14 records (6 rows in 2 tables: View 2, click 4; 8 dead letters)" in out, out
     said = [line for line in err.splitlines() if "not this consumer's table" in line]
     assert len(said) == 3 and all("are dead letters" in line for line in said), err
-    assert "route: 1 new tables: click" in err, err
+    assert "route: view and View would be one table where names fold case" in err, err
+    assert "route: 2 new tables: View, click" in err, err
     assert DeltaTable(str(shared / "c2a")).to_pyarrow_table() == theirs, "written into somebody's table"
     assert DeltaTable(str(shared / "c2a")).version() == 0
     assert sorted(p.name for p in (shared / "files").iterdir()) == ["part-0.parquet"]
     dead = DeltaTable(f"{shared}/_dead_letter").to_pyarrow_table().to_pydict()
     reasons = {json.loads(data)["type"]: reason for data, reason in zip(dead["data"], dead["reason"], strict=True)}
-    assert set(reasons) == {"c2a", "files", "nest"}
+    assert set(reasons) == {"c2a", "files", "nest", "view"}
+    assert reasons.pop("view").startswith("route collides: view and View"), reasons
     assert all(reason.startswith("not this consumer's table: ") for reason in reasons.values()), reasons
     assert f"{shared}/c2a, a table this consumer did not make" in reasons["c2a"], reasons
     code, out, err = run_cli(capsys, spark, "status", "--stream", name, "--json")
