@@ -186,6 +186,24 @@ def test_every_history_of_changes_ends_in_the_oracles_state_after_every_batch(
                 maintain(sink, MaintainSettings())
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="found by the property test, not fixed yet: a record the changes stage refuses (its "
+    "--sequence-by text orders nothing) has already typed the page's column, so the good records after "
+    "it in the page are dead letters too (type changed), not rows",
+)
+def test_a_refused_records_field_does_not_make_the_good_records_after_it_dead_letters(tmp_path: Path) -> None:
+    settings = ChangeSettings.parse("upsert", key="pk", sequence_by="ts")
+    assert settings is not None
+    sink = Output("delta", str(tmp_path / "t")).open(app="a", stream="s", changes=settings)
+    sink.prepare()
+    record, files, dead = Batches(sink, settings).stage_records(
+        [(0, b'{"pk": "x", "ts": "soon"}'), (0, b'{"pk": "a", "ts": 1, "version": 1}')]
+    )
+    assert sink.publish(record, files)
+    assert dead == 1 and read_rows(sink)["pk"] == ["a"]
+
+
 def _settings_of(shape: Shape) -> ChangeSettings:
     key = ",".join(shape.names)
     if shape.mode == "upsert":
