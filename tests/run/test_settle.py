@@ -30,7 +30,7 @@ def test_a_batch_that_fails_to_settle_is_counted_on_its_lease_and_said_by_status
     put(kinesis, name, 20)
     output = tmp_path / "out"
     run = dict(kinesis=kinesis, dynamodb=dynamodb, spark=lambda: spark)
-    crashed = catch_up(name, output, "crasher", lease_seconds=10, run_class=CrashingRun, crash_at="staged", **run)
+    crashed = catch_up(name, output, "crasher", lease_seconds=10, run_class=CrashingRun, crash_at="prepared", **run)
     with pytest.raises(SimulatedCrash):
         crashed.run()
 
