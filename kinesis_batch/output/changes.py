@@ -116,19 +116,16 @@ class ChangeTable(TableSink):
 
         def merge(table: Any, target: pa.Schema | None) -> bool:
             nonlocal folded, written
-            staged = self._staged_changes(record, files, table) if folded is None else None
-            if folded is None and staged is not None and staged.num_rows == 0:
-                folded = Folded(staged)
-            if folded is not None and folded.rows.num_rows == 0:
+            if folded is None:
+                staged = self._staged_changes(record, files, table)
+                folded = newest(staged, self._key(table, record)) if staged.num_rows else Folded(staged)
+            if folded.rows.num_rows == 0:
                 counted = _counted(record, folded, _NOTHING, self.route)
                 if not self._merge(table, _NOTHING, (), counted, None):
                     return False
                 self._published[batch_id] = counted
                 return True
             key = self._key(table, record)
-            if folded is None:
-                assert staged is not None
-                folded = newest(staged, key)
             keys = folded.rows.select(list(key))
             have = set(self._schema(table).names)  # a new table gets its key columns with the first batch
             rows = self._rows_of(table, key, keys) if have >= set(key) else keys.slice(0, 0)
