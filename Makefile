@@ -1,5 +1,5 @@
 # The two commands of the README. Both set up .venv (and the emulators) themselves.
-.PHONY: demo test check lint test-oracle
+.PHONY: demo test check lint test-oracle test-compat
 
 SOURCES = kinesis_batch spark_jobs dags tests benchmarks tools/devkit
 
@@ -36,6 +36,13 @@ check:
 test-oracle:
 	@tools/bootstrap.sh
 	KINESIS_BATCH_ORACLE_EXAMPLES=200 .venv/bin/python -m pytest -n 2 --dist worksteal -q tests/output/test_changes.py -k oracle
+
+# The compatibility matrix (CI runs it after make test): the Spark tests on PySpark 3.5.0 and
+# 4.0.2, the Airflow, Dagster and table tests on Amazon MWAA 3.3.1's package set with Dagster and
+# deltalake at their lowest claimed versions; each environment built by tools/compat.sh in
+# .compat/, its time printed. docs/platforms.md says what each stands for.
+test-compat:
+	@tools/compat.sh
 
 lint:
 	.venv/bin/ruff check $(SOURCES) && .venv/bin/ruff format --check $(SOURCES) && .venv/bin/mypy

@@ -48,20 +48,20 @@ def main(argv: list[str] | None = None) -> int:
     print(f"# bookkeeping: {machine()}; {shards} shards, {runs} runs of {records:,} records", flush=True)
     with tempfile.TemporaryDirectory(prefix="kinesis-batch-bench-") as scratch, local_stack(("kinesalite",)) as stack:
         os.environ.update({**STATIC_ENV, **stack.env("kinesalite")})
-        from kinesis_batch.spark.session import spark_context
+        from kinesis_batch.spark.session import spark_session
 
         kinesis = plain_client("kinesis")
         stream = "bench-bookkeeping"
         kinesis.create_stream(StreamName=stream, ShardCount=shards)
         wait_active(kinesis, stream)
-        spark = spark_context("local[2]", app_name="kinesis-batch-bench-bookkeeping")
+        spark = spark_session("local[2]", app_name="kinesis-batch-bench-bookkeeping")
         try:
             counts = []
             for number in range(runs):
                 put_records(kinesis, stream, records, first=number * records)
                 counts.append(run_once(stream, Path(scratch) / "out", spark, f"run-{number + 1}", records))
         finally:
-            spark.stop()
+            spark.session.stop()
     kinds = sorted(set().union(*counts), key=lambda kind: -sum(count[kind] for count in counts))
     print("\n| run | " + " | ".join(kinds) + " | all | per shard |")
     print("|---|" + "---|" * (len(kinds) + 2))

@@ -79,13 +79,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"# tables: {machine()}; {shards} shards, {runs} runs of {events:,} events", flush=True)
     with tempfile.TemporaryDirectory(prefix="kinesis-batch-bench-") as scratch, local_stack(("kinesalite",)) as stack:
         os.environ.update({**STATIC_ENV, **stack.env("kinesalite")})
-        from kinesis_batch.spark.session import spark_context
+        from kinesis_batch.spark.session import spark_session
 
-        spark = spark_context("local[2]", app_name="kinesis-batch-bench-tables")
+        spark = spark_session("local[2]", app_name="kinesis-batch-bench-tables")
         try:
             results = land_and_measure(Path(scratch), kinds, runs, shards, events, spark)
         finally:
-            spark.stop()
+            spark.session.stop()
     print(f"\n| {'output':<13} | {'layout':<29} | files |    MiB | 1 day, ms | scan, ms | maintain s |")
     print("|---|---|---|---|---|---|---|")
     for kind, figures in results.items():

@@ -134,6 +134,10 @@ class RunConfig:
         return self.settings.spark_master
 
     @property
+    def spark_remote(self) -> str:
+        return self.settings.spark_remote
+
+    @property
     def read_limits(self) -> ReadLimits:
         return ReadLimits.parse(self.settings.read_limits)
 

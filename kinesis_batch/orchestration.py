@@ -23,7 +23,8 @@ from kinesis_batch.run import CatchUpRun, Progress
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_kinesis import KinesisClient
-    from pyspark import SparkContext
+
+    from kinesis_batch.spark.engine import Engine
 
 
 class AwsClients(Protocol):
@@ -62,7 +63,7 @@ def orchestrated_run(
     *,
     batch_id: str,
     aws: AwsClients,
-    spark: Callable[[], SparkContext],
+    spark: Callable[[], Engine],
     progress: Progress = print,
 ) -> CatchUpRun:
     """The CatchUpRun of an orchestrated run (``config`` carries its worker id, :func:`run_ids`),

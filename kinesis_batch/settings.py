@@ -64,6 +64,12 @@ class StreamSettings:
     spark_master: str = _option(
         defaults.SPARK_MASTER, f"Spark master (default {defaults.SPARK_MASTER})", where=frozenset({CLI, AIRFLOW})
     )
+    spark_remote: str = _option(
+        "",
+        "a Spark Connect server to read on, sc://HOST:PORT (default: $SPARK_REMOTE, else local Spark on "
+        "--spark-master)",
+        where=frozenset({CLI, AIRFLOW}),
+    )
     read_limits: str = _option(
         defaults.READ_LIMITS,
         "kinesis: keep each shard under Kinesis' 5 GetRecords calls/s and 2 MiB/s (default); none: no pacing "

@@ -154,8 +154,8 @@ def artifacts_dir() -> Path:
 
 @pytest.fixture(scope="session")
 def spark(stack: LocalStack):  # type: ignore[no-untyped-def]
-    """One local SparkContext for the whole test session (tasks get endpoints in their specs)."""
-    from kinesis_batch.spark.session import spark_context
+    """One local Spark session for the whole test session (tasks get endpoints in their specs)."""
+    from kinesis_batch.spark.session import spark_session
 
     # Python workers inherit the JVM's environment, fixed when it starts: give it the stack's
     # region and credentials now (the per-test aws_env fixture comes later). Endpoints travel
@@ -163,9 +163,9 @@ def spark(stack: LocalStack):  # type: ignore[no-untyped-def]
     with pytest.MonkeyPatch.context() as environment:
         for name, value in STATIC_ENV.items():
             environment.setenv(name, value)
-        context = spark_context("local[2]", app_name="kinesis-batch-tests")
-    yield context
-    context.stop()
+        engine = spark_session("local[2]", app_name="kinesis-batch-tests")
+    yield engine
+    engine.session.stop()
 
 
 @pytest.fixture(scope="session")

@@ -7,7 +7,9 @@ production code has no fault switch, only observers of its steps, kinesis_batch.
   step; at ``reading`` (a Spark task wrote a shard's first rows) the whole session, from the
   task's Python worker (pyspark's worker daemon has a process group of its own);
   ``crash task``: kill -9 only that Python worker, in the task's first attempt, so Spark
-  retries the task;
+  retries the task; ``crash-driver STEP``: kill -9 the driver's process group (``pid``, a
+  command started in a session of its own) from wherever the step is seen: on a Spark Connect
+  server's worker at ``reading``, the client dies mid-read and the server lives on;
 - ``freeze STEP``: SIGSTOP the driver at a driver-side step, as a long pause would; at
   ``reading``, the driver, the JVM and the worker itself, once, in the task's first attempt;
 - ``sigint STEP`` / ``sigterm STEP``: send the driver (``pid``) SIGINT or SIGTERM, once, as
@@ -22,6 +24,7 @@ such an observer installed: the crash and zombie tests start their runs this way
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -34,7 +37,7 @@ from pathlib import Path
 from kinesis_batch.events import STEPS, Event
 
 REPO = Path(__file__).resolve().parents[1]
-ACTIONS = ("crash", "freeze", "sigint", "sigterm", "sigterm-twice", "sigterm-stall")
+ACTIONS = ("crash", "crash-driver", "freeze", "sigint", "sigterm", "sigterm-twice", "sigterm-stall")
 _FROZEN = threading.Lock()
 _FROZEN_ONCE: list[bool] = []  # per process: a worker freezes the run once
 
@@ -67,7 +70,11 @@ class FaultAt:
             return
         if event.step != self.step:
             return
-        if self.action == "crash":
+        if self.action == "crash-driver":
+            assert self.pid is not None, "crash-driver needs the driver's pid"
+            with contextlib.suppress(ProcessLookupError):  # each thread of the task sees the step
+                os.killpg(self.pid, signal.SIGKILL)
+        elif self.action == "crash":
             os.killpg(os.getsid(0) if in_task else os.getpgrp(), signal.SIGKILL)
         elif not in_task:
             os.kill(os.getpid(), signal.SIGSTOP)

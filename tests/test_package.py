@@ -14,6 +14,9 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+import pytest
+from packaging.requirements import Requirement
+
 from tests.runs import REPO
 
 ADAPTERS = ("kinesis_batch.airflow", "kinesis_batch.dagster", "kinesis_batch.spark")
@@ -84,16 +87,24 @@ def test_the_public_api_is_what_a_library_user_imports_and_each_name_is_there() 
     assert tree <= set(kinesis_batch.__all__), "every error of the tree is public"
 
 
-def test_a_built_wheel_installs_into_a_fresh_venv_and_works_without_the_checkout_or_dev_tools(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel, built from only what the build reads: it depends on nothing else of the checkout."""
     uv = str(Path(sys.executable).with_name("uv"))
-    source = tmp_path / "source"  # only what the build reads: the wheel depends on nothing else of the checkout
-    source.mkdir()
+    source = tmp_path_factory.mktemp("source")
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(REPO / name, source)
     shutil.copytree(REPO / "kinesis_batch", source / "kinesis_batch", ignore=shutil.ignore_patterns("__pycache__"))
-    subprocess.run([uv, "build", "--wheel", "--out-dir", str(tmp_path / "dist"), str(source)], **QUIET)
-    (wheel,) = (tmp_path / "dist").glob("kinesis_batch-*.whl")
+    dist = tmp_path_factory.mktemp("dist")
+    subprocess.run([uv, "build", "--wheel", "--out-dir", str(dist), str(source)], **QUIET)
+    (built,) = dist.glob("kinesis_batch-*.whl")
+    return built
 
+
+def test_a_built_wheel_installs_into_a_fresh_venv_and_works_without_the_checkout_or_dev_tools(
+    wheel: Path, tmp_path: Path
+) -> None:
+    uv = str(Path(sys.executable).with_name("uv"))
     names = zipfile.ZipFile(wheel).namelist()
     assert {"kinesis_batch/run/catch_up.py", "kinesis_batch/airflow/ui/page.html"} <= set(names)
     assert "kinesis_batch/spark/log4j2.properties" in names
@@ -116,3 +127,105 @@ def test_a_built_wheel_installs_into_a_fresh_venv_and_works_without_the_checkout
 
 
 QUIET: dict[str, Any] = {"capture_output": True, "text": True, "check": True, "timeout": 300}
+
+
+#: make test-compat (tools/compat.sh) runs the resolutions under MWAA's sets.
+COMPAT = os.environ.get("KINESIS_BATCH_COMPAT") == "1"
+#: MWAA's package sets (its constraint files, copied unchanged: tools/compat/mwaa/README.md).
+MWAA = REPO / "tools" / "compat" / "mwaa"
+#: What an Airflow environment takes of ours: no Spark (an MWAA worker runs no Spark driver).
+AIRFLOW_EXTRAS = ("airflow", "delta", "iceberg", "openlineage", "metrics", "glue-protobuf")
+#: What MWAA 3.0.6 pins below our ranges (docs/platforms.md says so, and why it is not served).
+NOT_SERVED_ON_3_0_6 = {
+    "apache-airflow", "apache-airflow-providers-amazon", "boto3", "pyarrow", "msgspec", "fastavro", "protobuf",
+    "deltalake", "pyiceberg", "openlineage-python", "prometheus-client", "grpcio-tools",
+}  # fmt: skip
+
+
+#: MWAA's Amazon Linux 2023 has glibc 2.34.
+GLIBC_MINOR = 34
+
+
+def manylinux_tags(arch: str) -> list[str]:
+    """The wheel platform tags pip takes on a glibc 2.34 Linux of ``arch``. ``--platform`` matches
+    tags exactly, so each must be named: with manylinux2014 alone pip settles on older wheels
+    (pyarrow 20), and arro3-core (deltalake's) publishes its aarch64 wheels as manylinux_2_24."""
+    return [f"manylinux_2_{minor}_{arch}" for minor in range(GLIBC_MINOR, 16, -1)] + [f"manylinux2014_{arch}"]
+
+
+def pinned(constraints: Path) -> dict[str, str]:
+    """A constraint file's pins, by normalized name."""
+    pins = {}
+    for line in constraints.read_text().splitlines():
+        line = line.split("#")[0].strip()
+        if "==" in line:
+            name, _, version = line.partition("==")
+            pins[normalized(name)] = version.strip()
+    return pins
+
+
+def normalized(name: str) -> str:
+    return name.strip().lower().replace("_", "-").replace(".", "-")
+
+
+def outside_our_ranges(extras: tuple[str, ...], pins: dict[str, str]) -> dict[str, str]:
+    """Which of ``pins`` our metadata (pyproject.toml's, read as the wheel's would be) refuses,
+    for the base and ``extras``: {package: 'pinned version, our range'}."""
+    import tomllib
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    wanted = [Requirement(r) for r in project["dependencies"]]
+    wanted += [Requirement(r) for extra in extras for r in project["optional-dependencies"][extra]]
+    refused = {}
+    for requirement in wanted:
+        version = pins.get(normalized(requirement.name))
+        if version is not None and not requirement.specifier.contains(version, prereleases=True):
+            refused[normalized(requirement.name)] = f"{version}, ours {requirement.specifier}"
+    return refused
+
+
+def test_mwaa_3_3_1s_package_set_is_inside_every_range_of_an_airflow_environments_extras() -> None:
+    pins = {**pinned(MWAA / "mwaa-3.3.1-constraints-3.12.txt"), "apache-airflow": "3.3.1"}
+    assert outside_our_ranges(AIRFLOW_EXTRAS, pins) == {}
+
+
+def test_mwaa_3_0_6_is_not_served_and_the_platform_docs_name_each_package_that_is_too_old() -> None:
+    pins = {**pinned(MWAA / "mwaa-3.0.6-constraints-3.12.txt"), "apache-airflow": "3.0.6"}
+    refused = outside_our_ranges(AIRFLOW_EXTRAS, pins)
+    assert set(refused) == NOT_SERVED_ON_3_0_6, refused
+    docs = (REPO / "docs" / "platforms.md").read_text()
+    paragraph = docs[docs.index("**Amazon MWAA 3.0.6 is not served**") :].split("\n\n")[0]
+    named = {name: f"{name} {pinned_at.split(',')[0]}" for name, pinned_at in refused.items()}
+    assert all(text in " ".join(paragraph.split()) for text in named.values()), f"docs/platforms.md names {named}"
+
+
+@pytest.mark.processes
+@pytest.mark.skipif(not COMPAT, reason="make test-compat runs it (pip's resolution takes about 30 s an architecture)")
+@pytest.mark.parametrize("arch", ["x86_64", "aarch64"])
+def test_the_wheel_with_an_airflow_environments_extras_resolves_under_mwaa_3_3_1s_set(
+    wheel: Path, arch: str, tmp_path: Path
+) -> None:
+    """pip's resolver, as MWAA's requirements.txt install runs it, for Python 3.12 on ``arch``,
+    without that interpreter: wheels only, of every manylinux tag MWAA's glibc takes."""
+    constraints = MWAA / "mwaa-3.3.1-constraints-3.12.txt"
+    report = tmp_path / "report.json"
+    command = [
+        sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet",
+        "--target", str(tmp_path / "target"), "--report", str(report),
+        "--python-version", "3.12", "--implementation", "cp", "--only-binary=:all:",
+        *[f"--platform={tag}" for tag in manylinux_tags(arch)],
+        "-c", str(constraints), f"{wheel}[{','.join(AIRFLOW_EXTRAS)}]", "apache-airflow==3.3.1",
+    ]  # fmt: skip
+    resolved = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert resolved.returncode == 0, resolved.stderr[-3000:]
+    versions = {
+        normalized(item["metadata"]["name"]): item["metadata"]["version"]
+        for item in json.loads(report.read_text())["install"]
+    }
+    assert versions["kinesis-batch"] and versions["apache-airflow"] == "3.3.1"
+    pins = pinned(constraints)
+    moved = {
+        name: (version, pins[name]) for name, version in versions.items() if name in pins and pins[name] != version
+    }
+    assert moved == {}, "every package of MWAA's set stays at its version"
+    assert {"deltalake", "pyiceberg", "pyarrow", "apache-airflow-providers-amazon"} <= set(versions)

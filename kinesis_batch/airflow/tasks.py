@@ -182,7 +182,7 @@ def _run(config: RunConfig, params: dict[str, Any], dag_id: str, run_id: str) ->
             config,
             batch_id=run_ids(dag_id, run_id)[1],
             aws=_hook(params),
-            spark=default_spark(config.spark_master),
+            spark=default_spark(config.spark_master, config.spark_remote),
         )
 
 

@@ -14,17 +14,20 @@ from pathlib import Path
 
 def main(argv: list[str]) -> int:
     from pyspark import SparkContext
+    from pyspark.sql import SparkSession
 
     from kinesis_batch import defaults
     from kinesis_batch.aws import dynamodb_client, kinesis_client
     from kinesis_batch.cli import exit_code
     from kinesis_batch.config import RunConfig
     from kinesis_batch.run import CatchUpRun
+    from kinesis_batch.spark.engine import classic
     from kinesis_batch.stopping import StopRequest, say_on_stderr, stopping_on_signals
 
     (spec,) = argv
     body = json.loads(Path(spec).read_text())
     context = SparkContext.getOrCreate()  # name, master and conf: spark-submit's
+    engine = classic(SparkSession(context))
     stop = StopRequest()
 
     def read() -> int:
@@ -32,7 +35,7 @@ def main(argv: list[str]) -> int:
             RunConfig.from_json(body["config"]),
             kinesis=kinesis_client(),
             dynamodb=dynamodb_client(),
-            spark=lambda: context,
+            spark=lambda: engine,
             progress=lambda message: print(message, file=sys.stderr, flush=True),
             run_id=body["run_id"],
             stop=stop,

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 def run_command(
     args: argparse.Namespace, spark: Callable[[], Any] | None = None, stop: StopRequest | None = None
 ) -> int:
-    """``run``; ``spark`` gives the SparkContext (spark-submit's own), else one is started lazily;
+    """``run``; ``spark`` gives the Spark session (spark-submit's own), else one is started lazily;
     ``stop``: the signals' request to stop (kinesis_batch.stopping)."""
     config = run_config(args, until=_until(args.until), output_binding=MOVE if args.move_output else KEEP)
     run = catch_up_run(args, config, validate_run_id(args.run_id) if args.run_id else None, spark, stop)
@@ -53,7 +53,7 @@ def catch_up_run(
         config,
         kinesis=kinesis_client(),
         dynamodb=dynamodb_client(),
-        spark=spark or default_spark(config.spark_master),
+        spark=spark or default_spark(config.spark_master, config.spark_remote),
         progress=progress,
         run_id=run_id,
         stop=stop,

@@ -15,12 +15,15 @@ import sys
 
 def main(argv: list[str]) -> int:
     from pyspark import SparkContext
+    from pyspark.sql import SparkSession
 
     from kinesis_batch import cli
+    from kinesis_batch.spark.engine import classic
 
     context = SparkContext.getOrCreate()  # name, master and conf: spark-submit's
+    engine = classic(SparkSession(context))
     try:
-        return cli.main(["run", *argv], spark=lambda: context)
+        return cli.main(["run", *argv], spark=lambda: engine)
     finally:
         context.stop()
 

@@ -34,7 +34,8 @@ from kinesis_batch.spark.cluster import SparkCluster
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_kinesis import KinesisClient
-    from pyspark import SparkContext
+
+    from kinesis_batch.spark.engine import Engine
 
 
 class AwsClients(ResourceWithBoto3Configuration):
@@ -70,8 +71,9 @@ class AwsClients(ResourceWithBoto3Configuration):
 class SparkResource(dg.ConfigurableResource):  # type: ignore[type-arg]
     """Spark for the read step, one of two ways, as on the Airflow side:
 
-    - a SparkContext started on first use in the step's process (a run with nothing to read never
-      starts a JVM), on ``master``: ``local[*]``, ``spark://host:7077``, ``yarn``...;
+    - a Spark session in the step's process: on ``master`` (``local[*]``, ``spark://host:7077``,
+      ``yarn``...), started on first use (a run with nothing to read never starts a JVM), or a
+      Spark Connect server's (``remote``, or ``SPARK_REMOTE``);
     - ``submit``: the read step spark-submitted to ``master`` in client mode, the package
       shipped as a zip (kinesis_batch.spark.cluster). The step's process keeps the run's other
       steps and renews the leases while the submit reads; a lost lease kills the submit.
@@ -83,13 +85,17 @@ class SparkResource(dg.ConfigurableResource):  # type: ignore[type-arg]
     submit: bool = Field(
         default=False, description="spark-submit the read step to master instead of reading in the step's process"
     )
+    remote: str = Field(
+        default="",
+        description="a Spark Connect server to read on, sc://HOST:PORT (default: $SPARK_REMOTE, else master)",
+    )
     spark_submit: str = Field(default="", description="the spark-submit to run (default: the installed pyspark's)")
     conf: dict[str, str] = Field(default={}, description="Spark settings of the spark-submit (its --conf)")
 
-    def context_factory(self) -> Callable[[], SparkContext]:
+    def context_factory(self) -> Callable[[], Engine]:
         from kinesis_batch.spark.session import default_spark
 
-        return default_spark(self.master)
+        return default_spark(self.master, self.remote)
 
     def cluster(self) -> SparkCluster:
         """Where the read step is spark-submitted to (``submit``)."""

@@ -6,7 +6,7 @@ this facade only composes them. Exactly-once rests on three facts:
 - a checkpoint moves only after its batch is published, fenced by leaseOwner + leaseCounter;
 - settling (recovery) finishes every pending batch before anything is read again.
 
-The SparkContext is passed in (``spark``, started on first use) so callers share one; pyspark
+The Spark session is passed in (``spark``, started on first use) so callers share one; pyspark
 is imported only by the read step and kinesis_batch.spark.
 """
 

@@ -33,9 +33,9 @@ from kinesis_batch.stopping import StopRequest
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_kinesis import KinesisClient
-    from pyspark import SparkContext
 
     from kinesis_batch.ownership import Claim
+    from kinesis_batch.spark.engine import Engine
 
 Progress = Callable[[str], None]
 
@@ -74,7 +74,7 @@ class RunContext:
         *,
         kinesis: KinesisClient,
         dynamodb: DynamoDBClient,
-        spark: Callable[[], SparkContext],
+        spark: Callable[[], Engine],
         progress: Progress = lambda message: None,
         clock: Callable[[], float] = time.time,
         run_id: str | None = None,
@@ -83,7 +83,7 @@ class RunContext:
         stop: StopRequest | None = None,
         cloudwatch: Callable[[], Any] | None = None,
     ) -> None:
-        """``spark`` gives the SparkContext the read uses (started on first use, shared by the
+        """``spark`` gives the Spark session the read uses (started on first use, shared by the
         caller's runs); ``sink``: where batches are published, by default the one ``config``
         names (with its dead-letter output when decoding), reaching S3 as the standard AWS
         environment says; ``glue``: makes the Glue client a ``glue://`` schema is read with;
@@ -105,7 +105,8 @@ class RunContext:
         self.timings = Timings()
         self.stop = stop or StopRequest()
         self.current_read: Cancellable | None = None  # for the lease renewer (and a stop) to cancel
-        self.tasks = self.failed_task_attempts = 0  # the read's Spark tasks, and their retried attempts
+        self.tasks = 0  # the read's Spark tasks
+        self.failed_task_attempts: int | None = 0  # and their retried attempts (None: not known, Spark Connect)
         # The table's claim once it was checked and marked in this process (by the start, or by a
         # backfill's seed before it): the start and the teardown do not check it again.
         self.claim: Claim | None = None

@@ -58,7 +58,7 @@ def read(context: RunContext) -> None:
     decode, dead_data = _decoding(context)
     with context.timings.step("spark_start"):  # once, outside the read's timing
         spark = context.spark()
-        warm_up(spark)
+        slots = warm_up(spark)
     if decode is not None and decode.settings.transform:
         ship_module(spark, decode.settings.transform)
     target, dead = context.config.target_bytes, output.dead_letters()
@@ -70,7 +70,7 @@ def read(context: RunContext) -> None:
         files = FileLayout()  # each route's own
     else:
         files = output.table_sink().file_layout(target)  # the table's layout, read once
-    groups = group_ranges(ranges, slots=spark.defaultParallelism, shards_per_task=context.config.shards_per_task)
+    groups = group_ranges(ranges, slots=slots, shards_per_task=context.config.shards_per_task)
     specs = [
         GroupSpec.of(
             context.config,

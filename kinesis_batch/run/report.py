@@ -24,7 +24,7 @@ class RunReport:
     # Where the time went: start (recover, plan, lease), spark_start, read (the job), publish, commit.
     timings: dict[str, float] = field(default_factory=dict)
     tasks: int = 0  # Spark tasks of the read, each a group of shards
-    failed_task_attempts: int = 0  # task attempts that failed and were retried
+    failed_task_attempts: int | None = 0  # task attempts that failed and were retried (None: not known)
 
     @property
     def records(self) -> int:

@@ -1,7 +1,11 @@
 """The driver side of a run's Spark job: one job for the whole plan, a group of shard ranges
 per task (kinesis_batch.grouping, read by kinesis_batch.spark.task), Spark schedules.
 
-- The job runs in a job group of its own, so a lost lease cancels it at once (:class:`ReadJob`).
+- The job is on the DataFrame API, so the same code runs on a classic session and on a Spark
+  Connect one (kinesis_batch.spark.engine): ``range(n)`` in n partitions, one row per task,
+  ``mapInArrow`` reading the group of that row's number. No row of records crosses into the
+  JVM: a task returns one small row per range read.
+- The job's jobs carry a tag of their own, so a lost lease cancels it at once (:class:`ReadJob`).
 - :meth:`ReadJob.run` returns what each range read, from the attempts Spark reports
   successful; :meth:`ReadJob.keep` then writes it to the batch's ``_results/<shard>.json``
   (kinesis_batch.output.staged) and deletes the files no result names (failed or lost
@@ -16,53 +20,54 @@ from __future__ import annotations
 import functools
 import threading
 import weakref
-from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator, Sequence
+from typing import Any
 
+from kinesis_batch.errors import ShutdownError
 from kinesis_batch.events import Observer
 from kinesis_batch.output.place import Place
 from kinesis_batch.output.staged import RangeResult
+from kinesis_batch.spark.engine import Engine
 from kinesis_batch.spark.routed_files import RouteTargets
 from kinesis_batch.spark.spec import GroupSpec
-from kinesis_batch.spark.task import read_task
-
-if TYPE_CHECKING:
-    from pyspark import SparkContext
+from kinesis_batch.spark.task import read_batches
 
 #: What each range read: (shard id, the result as JSON), as the tasks return it.
 Done = list[tuple[str, str]]
+#: The rows a read task returns (kinesis_batch.spark.task.read_batches).
+RESULTS = "shard string, result string"
 
 
 class ReadJob:
-    """``ReadJob(spark, name).run(groups)`` reads every group in one Spark job; ``cancel()``
+    """``ReadJob(engine, name).run(groups)`` reads every group in one Spark job; ``cancel()``
     (from any thread, e.g. the lease renewer's) stops it at once, and ``run`` then raises
-    Spark's cancellation error. Cancelling before ``run`` starts the job makes ``run`` cancel
-    it as soon as it is submitted. ``observers`` travel to the tasks (they must pickle)."""
+    Spark's cancellation error. Cancelling before ``run`` starts the job makes ``run`` raise
+    ShutdownError without starting it. ``observers`` travel to the tasks (they must pickle)."""
 
-    def __init__(self, spark: SparkContext, name: str, *, observers: Sequence[Observer] = ()) -> None:
-        self.context = spark
-        self.group = f"kinesis-batch-{name}"
+    def __init__(self, engine: Engine, name: str, *, observers: Sequence[Observer] = ()) -> None:
+        self.engine = engine
+        self.tag = f"kinesis-batch-{name}"
         self.observers = tuple(observers)
         self._cancelled = threading.Event()
         self.tasks = 0
-        self.failed_attempts = 0  # task attempts Spark saw fail (and retried, since the job succeeded)
+        #: task attempts Spark saw fail (and retried, since the job succeeded); None: not known
+        self.failed_attempts: int | None = 0
 
     def run(self, groups: Sequence[GroupSpec]) -> Done:
         """One task per group; what each range read, from the attempt Spark reports successful."""
         if not groups:
             return []
-        context = self.context
-        # interruptOnCancel: a cancelled task's Python worker is killed, not left to finish.
-        context.setJobGroup(self.group, "kinesis-batch read", interruptOnCancel=True)
+        jobs = self.engine.jobs
         try:
-            if self._cancelled.is_set():
-                context.cancelJobGroup(self.group)
-            specs = [group.to_json() for group in groups]
-            task = functools.partial(read_task, observers=self.observers)
-            done: Done = context.parallelize(specs, len(specs)).mapPartitions(task).collect()
+            with jobs.tagged(self.tag):
+                if self._cancelled.is_set():
+                    raise ShutdownError("the read was cancelled before it started")
+                specs = tuple(group.to_json() for group in groups)
+                task = functools.partial(read_batches, specs=specs, observers=self.observers)
+                frame = self.engine.session.range(0, len(specs), 1, len(specs)).mapInArrow(task, RESULTS)
+                done: Done = [(row[0], row[1]) for row in frame.collect()]
         finally:
-            context.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
-            self.tasks, self.failed_attempts = len(groups), self._failed_attempts()
+            self.tasks, self.failed_attempts = len(groups), jobs.failed_attempts(self.tag)
         return done
 
     @staticmethod
@@ -86,24 +91,12 @@ class ReadJob:
                     if base.startswith(prefixes) and base not in kept:
                         data.delete(name)
 
-    def _failed_attempts(self) -> int:
-        tracker = self.context.statusTracker()
-        stages = [
-            stage
-            for job in tracker.getJobIdsForGroup(self.group)
-            if (info := tracker.getJobInfo(job)) is not None
-            for stage in info.stageIds
-        ]
-        return sum(
-            stage_info.numFailedTasks for stage in stages if (stage_info := tracker.getStageInfo(stage)) is not None
-        )
-
     def cancel(self) -> None:
         self._cancelled.set()
-        self.context.cancelJobGroup(self.group)
+        self.engine.jobs.cancel(self.tag)
 
 
-def ship_module(spark: SparkContext, transform: str) -> None:
+def ship_module(engine: Engine, transform: str) -> None:
     """A transform's module where the tasks import it: a module file of the user's own (top
     level, not installed) is shipped with the job; an installed package must be installed where
     the executors run too."""
@@ -114,26 +107,30 @@ def ship_module(spark: SparkContext, transform: str) -> None:
         return  # a built-in, or a module of a package
     path = getattr(importlib.import_module(name), "__file__", None) or ""
     if path.endswith(".py") and "-packages" not in path:
-        spark.addPyFile(path)
+        engine.jobs.ship(path)
 
 
-def warm_up(spark: SparkContext) -> None:
-    """Start a Python worker on every task slot (fork, imports) with a job that reads nothing, so
-    that cost is paid once with Spark's start-up, not inside the read. Once per context: one a
-    process reuses (a library user's, Dagster's resource) keeps its workers (about 0.1 s a run)."""
-    if spark in _WARMED:
-        return
-    slots = spark.defaultParallelism
-    spark.parallelize(range(slots), slots).mapPartitions(_ready).collect()
-    _WARMED.add(spark)
+def warm_up(engine: Engine) -> int:
+    """The session's task slots, found by a job that reads nothing in as many tasks as Spark
+    gives a job by default, one row each; the job also starts a Python worker on every slot
+    (fork, imports), so that cost is paid once with Spark's start-up, not inside the read.
+    Once per session: one a process reuses (a library user's, Dagster's resource) keeps its
+    workers (about 0.2 s a run)."""
+    session = engine.session
+    slots = _SLOTS.get(session)
+    if slots is None:
+        slots = _SLOTS[session] = len(session.range(0, 1 << 16).mapInArrow(_ready, "ready boolean").collect())
+    return slots
 
 
-_WARMED: weakref.WeakSet[Any] = weakref.WeakSet()  # the contexts warmed up (gone with them)
+_SLOTS: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()  # by session (gone with it)
 
 
-def _ready(numbers: Iterable[int]) -> Iterator[bool]:
+def _ready(batches: Iterator[Any]) -> Iterator[Any]:
     import boto3  # noqa: F401  (what the read tasks import, loaded once per worker)
-    import pyarrow.parquet  # noqa: F401
+    import pyarrow as pa
+    import pyarrow.parquet
 
-    for _ in numbers:
-        yield True
+    for _ in batches:
+        pass
+    yield pa.record_batch([pa.array([True])], names=["ready"])

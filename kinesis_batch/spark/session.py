@@ -1,14 +1,16 @@
-"""The embedded Spark: a local SparkContext that starts as fast as a JVM can.
+"""The embedded Spark: a local SparkSession that starts as fast as a JVM can, or a remote one.
 
-A run's read is an RDD job of Python tasks (kinesis_batch.spark.job): it needs a SparkContext,
-never the SQL session, whose start would cost about 1.7 s of CPU more. On a cluster, spark-submit
-configures the context (kinesis_batch.spark.submit); everything here is for ``local[...]``
-masters, where the JVM only schedules the Python tasks and passes their small results back:
+A run's read is a DataFrame job of Python tasks (kinesis_batch.spark.job). On a cluster,
+spark-submit configures the session (kinesis_batch.cli.submit); a Spark Connect server is
+reached by its URL (``SPARK_REMOTE``, ``--spark-remote``: kinesis_batch.spark.engine.remote).
+Everything else here is for ``local[...]`` masters, where the JVM only schedules the Python
+tasks and passes their small results back:
 - the client compiler and the serial collector start it about 2 s sooner and cost nothing;
 - Spark logs errors only (``log4j2.properties``) in a context started here: its default
   profile's start-up notices would come before every run's own lines;
 - a class-data archive of the classes a run loads (Java's AppCDS) maps them from one file
-  instead of loading and verifying thousands of classes from Spark's jars: about 4 s less.
+  instead of loading and verifying thousands of classes from Spark's jars (Spark SQL's among
+  them): about 4 s less to start, and 3 s less for the first job.
   ``python -m kinesis_batch.spark.session --class-archive`` makes it (tools/bootstrap.sh does,
   into the virtual environment); without it a context starts as before. An archive of another
   Java or Spark is refused by the JVM, silently, and the context starts without it;
@@ -27,16 +29,18 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kinesis_batch import defaults
 
 if TYPE_CHECKING:
-    from pyspark import SparkContext
+    from kinesis_batch.spark.engine import Engine
 
 #: Where the class-data archive is looked for: KINESIS_BATCH_SPARK_ARCHIVE, else in the
 #: environment Python runs from (it belongs to that environment's pyspark).
 ARCHIVE_SETTING = "KINESIS_BATCH_SPARK_ARCHIVE"
+#: Spark's own setting of a Spark Connect server (what pyspark's builder reads too).
+REMOTE_SETTING = "SPARK_REMOTE"
 LOCAL_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 #: Errors only, for the context a process starts for itself: Spark's default profile would print
 #: its start-up notices before every run's own lines. A spark-submitted step keeps Spark's own
@@ -61,14 +65,17 @@ def local_jvm_options(archive: Path | None = None, *, dump: bool = False) -> str
     return LOCAL_JVM_OPTIONS
 
 
-def spark_context(
+def spark_session(
     master: str = defaults.SPARK_MASTER, app_name: str = "kinesis-batch", *, jvm_options: str | None = None
-) -> SparkContext:
-    """The embedded default: a local context (or the one already running in this process)."""
+) -> Engine:
+    """The embedded default: a local session (or the one already running in this process)."""
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     # Workers must run this interpreter (its packages), not whatever python3 is first on PATH.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark import SparkConf, SparkContext
+    from pyspark.sql import SparkSession
+
+    from kinesis_batch.spark.engine import classic
 
     conf = SparkConf().setAppName(app_name).setMaster(master)
     for key, value in {
@@ -87,7 +94,7 @@ def spark_context(
     # A failed task is reported by the run itself, as one line with the task's own error; Spark's
     # ERROR log of it would print the same failure again as a JVM stack trace.
     context.setLogLevel("FATAL")
-    return context
+    return classic(SparkSession(context))
 
 
 @contextmanager
@@ -104,14 +111,23 @@ def _own_sigint_handler() -> Iterator[None]:
             signal.signal(signal.SIGINT, previous)
 
 
-def default_spark(master: str) -> Callable[[], SparkContext]:
-    """A lazily started context (planning-only runs never start a JVM)."""
-    context: list[SparkContext] = []
+def default_spark(master: str, remote: str = "") -> Callable[[], Engine]:
+    """The read step's Spark: a Spark Connect session when ``remote`` (a URL, else the standard
+    ``SPARK_REMOTE``) names a server, connected now, so a server that does not answer is one line
+    before the run takes a lease; else a local session on ``master``, started on first use
+    (planning-only runs never start a JVM)."""
+    from kinesis_batch.spark.engine import remote as connect
 
-    def get() -> SparkContext:
-        if not context:
-            context.append(spark_context(master))
-        return context[0]
+    url = remote or os.environ.get(REMOTE_SETTING, "")
+    if url:
+        session = connect(url)
+        return lambda: session
+    engine: list[Engine] = []
+
+    def get() -> Engine:
+        if not engine:
+            engine.append(spark_session(master))
+        return engine[0]
 
     return get
 
@@ -122,18 +138,19 @@ def make_class_archive(archive: Path) -> float:
     the seconds it took."""
     from pyspark import SparkContext
 
-    from kinesis_batch.spark.job import warm_up
+    from kinesis_batch.spark.job import ReadJob, warm_up
 
     started = time.monotonic()
     archive.parent.mkdir(parents=True, exist_ok=True)
     partial = archive.with_name(f".{archive.name}.{os.getpid()}")
-    context = spark_context(
-        "local[1]", "kinesis-batch-class-archive", jvm_options=local_jvm_options(partial, dump=True)
-    )
-    warm_up(context)  # the classes of an RDD job of Python tasks, and of the status tracker's calls
-    context.statusTracker().getJobIdsForGroup("kinesis-batch")
+    engine = spark_session("local[1]", "kinesis-batch-class-archive", jvm_options=local_jvm_options(partial, dump=True))
+    warm_up(engine)  # the classes of a DataFrame job of Python tasks
+    job = ReadJob(engine, "class-archive")
+    with engine.jobs.tagged(job.tag):  # and of a tagged job, and of the status tracker's calls
+        engine.session.range(0, 2, 1, 2).mapInArrow(_rows, "id long").collect()
+    engine.jobs.failed_attempts(job.tag)
     gateway = SparkContext._gateway
-    context.stop()
+    engine.session.sparkContext.stop()
     process = getattr(gateway, "proc", None)
     if gateway is None or process is None:
         raise RuntimeError("pyspark did not start its own JVM (a JVM started elsewhere cannot write the archive)")
@@ -142,6 +159,10 @@ def make_class_archive(archive: Path) -> float:
     process.wait(timeout=120)
     partial.replace(archive)
     return time.monotonic() - started
+
+
+def _rows(batches: Iterator[Any]) -> Iterator[Any]:
+    yield from batches
 
 
 def main(argv: list[str] | None = None) -> int:

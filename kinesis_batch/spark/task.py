@@ -30,6 +30,8 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+import pyarrow as pa
+
 from kinesis_batch.decoding.pipeline import Pipeline
 from kinesis_batch.decoding.registry import Registry
 from kinesis_batch.decoding.routed import RoutedPipeline
@@ -50,18 +52,23 @@ from kinesis_batch.spark.rows import buffer_bytes, pages, row_groups
 from kinesis_batch.spark.spec import GroupSpec, RangeSpec, task_error
 
 
-def read_task(specs: Iterable[str], observers: Sequence[Observer] = ()) -> Iterator[tuple[str, str]]:
-    """The function of the job's partitions (a plain RDD job: no row crosses into the JVM, so
-    Spark SQL and Arrow are never started): each element is a GroupSpec as JSON; yields one
+def read_batches(
+    batches: Iterable[pa.RecordBatch], specs: Sequence[str], observers: Sequence[Observer] = ()
+) -> Iterator[pa.RecordBatch]:
+    """The function of the job's ``mapInArrow`` (kinesis_batch.spark.job): each row of
+    ``batches`` is the number of a group in ``specs`` (GroupSpecs as JSON); yields one row
     (shard id, result as JSON) per range read, the result the reader's ReadResult fields and
-    the file written."""
-    for text in specs:
-        try:
-            results = read_group(GroupSpec.from_json(text), observers)
-        except Exception as exc:
-            raise RuntimeError(task_error(exc)) from exc
-        for shard_id, result in results.items():
-            yield shard_id, result.to_json()
+    the files written."""
+    for batch in batches:
+        for number in batch.column(0).to_pylist():
+            try:
+                results = read_group(GroupSpec.from_json(specs[number]), observers)
+            except Exception as exc:
+                raise RuntimeError(task_error(exc)) from exc
+            shards, texts = list(results), [result.to_json() for result in results.values()]
+            yield pa.record_batch(
+                [pa.array(shards, pa.string()), pa.array(texts, pa.string())], names=["shard", "result"]
+            )
 
 
 def read_group(group: GroupSpec, observers: Sequence[Observer] = ()) -> dict[str, RangeResult]:
@@ -186,4 +193,4 @@ class _Once:
             self.action()
 
 
-__all__ = ["read_group", "read_task"]
+__all__ = ["read_batches", "read_group"]

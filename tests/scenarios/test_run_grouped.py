@@ -90,7 +90,7 @@ def test_a_lease_lost_mid_read_cancels_the_spark_job_at_once_and_publishes_nothi
     message = str(raised.value)
     assert f"lost the leases of {shard.shard_id} to thief while reading; nothing was published" in message, message
     assert seconds < 15, f"the job went on for {seconds:.1f} s after the lease was lost (reading takes 26 s)"
-    assert not spark.statusTracker().getActiveJobsIds(), "the Spark job is still running"
+    assert not spark.session.sparkContext.statusTracker().getActiveJobsIds(), "the Spark job is still running"
     assert ParquetSink(tmp_path / "out").published_batches() == []
 
 

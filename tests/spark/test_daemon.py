@@ -35,6 +35,6 @@ def _where_the_worker_found_its_modules(_: Any) -> tuple[str, bool, bool]:
 
 
 def test_a_local_contexts_workers_import_pyspark_compiled_and_the_task_code_before_any_task(spark: Any) -> None:
-    found = spark.parallelize([0, 1], 2).map(_where_the_worker_found_its_modules).collect()
+    found = spark.session.sparkContext.parallelize([0, 1], 2).map(_where_the_worker_found_its_modules).collect()
     # pandas: what pyarrow imports on a worker's first conversion of Python values
     assert all(".zip" not in where and task and pandas for where, task, pandas in found), found

@@ -1,0 +1,147 @@
+"""The Spark a run's read step runs on: a SparkSession, classic (local, spark-submit) or remote
+(Spark Connect), and how that session's jobs are tagged, cancelled and counted.
+
+The read itself is the same DataFrame job on both (kinesis_batch.spark.job: ``mapInArrow``
+over one row per task); only the control of jobs differs, and it is chosen where the session
+is made (:func:`classic`, :func:`remote`), never asked of the session later:
+- classic: the SparkContext's job groups (cancelling kills the tasks' Python workers) and its
+  status tracker (the failed task attempts a run reports);
+- remote: the session's operation tags (``addTag``/``interruptTag``, Spark 3.5+); a Spark
+  Connect client sees no task attempts, so their count is unknown (None).
+Nothing here needs a SparkContext on a remote session.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from kinesis_batch.errors import DependencyError, IllegalArgumentError, InvalidStateError
+
+if TYPE_CHECKING:
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+
+#: Spark Connect's port when a URL names none.
+DEFAULT_CONNECT_PORT = 15002
+
+
+class Jobs(Protocol):
+    """How a session's jobs are grouped under a name, cancelled and counted."""
+
+    def tagged(self, tag: str) -> contextlib.AbstractContextManager[None]:
+        """Jobs started by this thread inside the block carry ``tag``."""
+        ...
+
+    def cancel(self, tag: str) -> None:
+        """Stop every running job of ``tag`` now (from any thread)."""
+        ...
+
+    def failed_attempts(self, tag: str) -> int | None:
+        """Task attempts that failed (and were retried) in jobs of ``tag``; None: not known."""
+        ...
+
+    def ship(self, path: str) -> None:
+        """Make a Python file importable where the tasks run."""
+        ...
+
+
+@dataclass(frozen=True)
+class Engine:
+    """A Spark session and the control of its jobs."""
+
+    session: Any  # pyspark.sql.SparkSession, classic or Spark Connect's (a class of its own)
+    jobs: Jobs
+    where: str  # what progress lines and errors call it: "local[2]", "sc://host:15002"
+
+
+def classic(session: SparkSession) -> Engine:
+    """A session in this process (local, or spark-submit's driver)."""
+    context = session.sparkContext
+    return Engine(session, _GroupJobs(context), context.master or "")
+
+
+def remote(url: str) -> Engine:
+    """A Spark Connect session to ``url`` (``sc://host:port``), checked to answer: a server that
+    does not is one line (InvalidStateError, exit 2), before the run takes a lease."""
+    if not url.startswith("sc://"):
+        raise IllegalArgumentError(f"--spark-remote {url!r}: expected a Spark Connect URL, sc://HOST:PORT")
+    try:
+        from pyspark.sql.connect.session import SparkSession as RemoteSession
+    except ImportError as exc:
+        raise DependencyError(
+            f"--spark-remote {url}: Spark Connect's client is not installed "
+            f"(pip install 'kinesis-batch[spark-connect]'): {exc}"
+        ) from exc
+    host, _, port = url.removeprefix("sc://").partition("/")[0].partition(":")
+    try:  # the client would retry a closed port for minutes: ask the socket first
+        socket.create_connection((host, int(port or DEFAULT_CONNECT_PORT)), timeout=10).close()
+    except (OSError, ValueError) as exc:
+        raise InvalidStateError(f"Spark Connect at {url} does not answer: {exc}") from exc
+    try:
+        session = RemoteSession.builder.remote(url).getOrCreate()
+        session.range(1).collect()  # the builder connects lazily: ask once
+    except Exception as exc:  # grpc's and pyspark's errors alike: the server is not there
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InvalidStateError(f"Spark Connect at {url} does not answer: {first}") from exc
+    return Engine(session, _TaggedJobs(session), url)
+
+
+class _GroupJobs:
+    def __init__(self, context: SparkContext) -> None:
+        self.context = context
+
+    @contextlib.contextmanager
+    def tagged(self, tag: str) -> Iterator[None]:
+        # interruptOnCancel: a cancelled task's Python worker is killed, not left to finish.
+        self.context.setJobGroup(tag, "kinesis-batch read", interruptOnCancel=True)
+        try:
+            yield
+        finally:
+            self.context.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
+
+    def cancel(self, tag: str) -> None:
+        self.context.cancelJobGroup(tag)
+
+    def failed_attempts(self, tag: str) -> int | None:
+        tracker = self.context.statusTracker()
+        stages = [
+            stage
+            for job in tracker.getJobIdsForGroup(tag)
+            if (info := tracker.getJobInfo(job)) is not None
+            for stage in info.stageIds
+        ]
+        found = (tracker.getStageInfo(stage) for stage in stages)
+        return sum(stage_info.numFailedTasks for stage_info in found if stage_info is not None)
+
+    def ship(self, path: str) -> None:
+        self.context.addPyFile(path)
+
+
+class _TaggedJobs:
+    def __init__(self, session: Any) -> None:
+        self.session = session
+
+    @contextlib.contextmanager
+    def tagged(self, tag: str) -> Iterator[None]:
+        self.session.addTag(tag)
+        try:
+            yield
+        finally:
+            self.session.removeTag(tag)
+
+    def cancel(self, tag: str) -> None:
+        self.session.interruptTag(tag)
+
+    def failed_attempts(self, tag: str) -> int | None:
+        return None  # a Connect client sees operations, not task attempts
+
+    def ship(self, path: str) -> None:
+        self.session.addArtifacts(path, pyfile=True)
+
+
+__all__ = ["Engine", "Jobs", "classic", "remote"]

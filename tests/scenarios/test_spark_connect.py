@@ -1,0 +1,105 @@
+"""The read step on a remote Spark (Spark Connect, ``--spark-remote``): the same DataFrame job as
+on a local session, through a local Spark Connect server (PySpark 4.x's own; tools/devkit).
+
+- A whole catch-up of a stream that split and merged, whose client is killed -9 mid-read (from
+  the server's task, once its first rows are written): the server lives on, the client's
+  leases expire, and another worker on the same server lands every record exactly once.
+- A server that does not answer is one line, exit 2, before any lease is taken.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from devkit.spark_connect import connect_jar, remote_url, start_spark_connect
+from devkit.stack import STATIC_ENV, LocalServer, LocalStack, free_port
+
+from kinesis_batch.aws import dynamodb_client, kinesis_client
+from kinesis_batch.parsers import default_table
+from kinesis_batch.run import CatchUpRun
+from kinesis_batch.spark.engine import Engine, remote
+from tests import faultpoints
+from tests.output.support import read_rows, run_config, sink_of
+from tests.runs import REPO, assert_exactly_once, assert_per_key_order, diamond_stream
+from tests.scenarios.test_crash import lease_owners, pending_batches
+from tests.streams import StreamFactory
+
+pytestmark = pytest.mark.skipif(connect_jar() is None, reason="this pyspark ships no Spark Connect server (3.5)")
+LEASE_SECONDS = 10  # the killed client's leases block the next worker this long
+
+
+@pytest.fixture(scope="module")
+def server(stack: LocalStack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalServer]:
+    # Its Python workers unpickle the fault observer of the killed client: they import tests.
+    env = {**STATIC_ENV, "PYTHONPATH": str(REPO)}
+    started = start_spark_connect(tmp_path_factory.mktemp("spark-connect-logs"), env)
+    try:
+        yield started
+    finally:
+        started.stop()
+
+
+@pytest.fixture(scope="module")
+def engine(server: LocalServer) -> Iterator[Engine]:
+    connected = remote(remote_url(server))
+    yield connected
+    connected.session.stop()
+
+
+@pytest.mark.timeout(600)
+def test_a_client_killed_mid_read_on_spark_connect_then_another_lands_every_record_once(
+    server: LocalServer, engine: Engine, kinesis: Any, streams: StreamFactory, tmp_path: Path
+) -> None:
+    name = streams.create(shards=3)
+    sent = diamond_stream(kinesis, name, 400)  # three shards, a split and two merges
+    output = ("--format", "parquet", "--output", str(tmp_path / "out"))
+    run = ("run", "--stream", name, *output, "--lease-seconds", str(LEASE_SECONDS), "--read-limits", "none")
+    client = subprocess.Popen(
+        faultpoints.command("crash-driver", "reading", *run, "--spark-remote", remote_url(server), "--worker-id", "a"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        cwd=REPO,
+    )
+    _, stderr = client.communicate(timeout=300)
+    assert client.returncode == -9, f"expected the client killed mid-read:\n{stderr[-2000:]}"
+    sink = sink_of(output, app=default_table(name), stream=name)
+    assert read_rows(sink) == {}, "nothing may be visible before publish"
+    assert set(lease_owners(name).values()) == {"a"} and pending_batches(name), "the dead client's batch is pending"
+
+    time.sleep(LEASE_SECONDS + 1)  # then another worker, on the same server
+    config = run_config(name, output, "b", lease_seconds=LEASE_SECONDS, read_limits="none")
+    report = CatchUpRun(config, kinesis=kinesis_client(), dynamodb=dynamodb_client(), spark=lambda: engine).run()
+
+    assert set(report.recovered.values()) == {"discarded"}
+    assert report.failed_task_attempts is None  # a Connect client sees no task attempts
+    rows = read_rows(sink)
+    assert_exactly_once(rows, sent)
+    assert_per_key_order(rows)
+    assert pending_batches(name) == {} and lease_owners(name) == {}
+
+
+def test_a_spark_remote_that_does_not_answer_is_one_line_and_exit_2_before_a_lease(
+    streams: StreamFactory, dynamodb: Any, tmp_path: Path
+) -> None:
+    name = streams.create(shards=1)
+    closed = f"sc://127.0.0.1:{free_port()}"
+    ran = subprocess.run(
+        [sys.executable, "-m", "kinesis_batch.cli", "run", "--stream", name, "--output", str(tmp_path / "out"),
+         "--spark-remote", closed],
+        capture_output=True, text=True, timeout=120, cwd=REPO,
+    )  # fmt: skip
+    assert ran.returncode == 2, ran.stderr
+    lines = ran.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(
+        f"kinesis-batch: error: Spark Connect at {closed} does not answer"
+    ), ran.stderr
+    tables = dynamodb.list_tables()["TableNames"]
+    assert default_table(name) not in tables, "a lease table was made before Spark was reached"
