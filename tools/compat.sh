@@ -73,7 +73,6 @@ for name in "${names[@]}"; do
     spark-3.5|spark-4.0)
       version=$([[ $name == spark-3.5 ]] && echo 3.5.0 || echo 4.0.2)
       pins=.compat/$name.txt
-      mkdir -p .compat
       # constraints.txt with pyspark moved to this version (and py4j to what it takes)
       { grep -viE '^(pyspark|py4j)==' constraints.txt; echo "pyspark==$version"; } > "$pins"
       build "$name" "$pins"

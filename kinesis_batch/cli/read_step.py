@@ -13,21 +13,17 @@ from pathlib import Path
 
 
 def main(argv: list[str]) -> int:
-    from pyspark import SparkContext
-    from pyspark.sql import SparkSession
-
     from kinesis_batch import defaults
     from kinesis_batch.aws import dynamodb_client, kinesis_client
     from kinesis_batch.cli import exit_code
     from kinesis_batch.config import RunConfig
     from kinesis_batch.run import CatchUpRun
-    from kinesis_batch.spark.engine import classic
+    from kinesis_batch.spark.engine import spark_submitted
     from kinesis_batch.stopping import StopRequest, say_on_stderr, stopping_on_signals
 
     (spec,) = argv
     body = json.loads(Path(spec).read_text())
-    context = SparkContext.getOrCreate()  # name, master and conf: spark-submit's
-    engine = classic(SparkSession(context))
+    engine = spark_submitted()
     stop = StopRequest()
 
     def read() -> int:
@@ -47,7 +43,7 @@ def main(argv: list[str]) -> int:
         with stopping_on_signals(stop, timeout=defaults.STOP_TIMEOUT_SECONDS, say=say_on_stderr):
             return exit_code(read)
     finally:
-        context.stop()
+        engine.session.stop()
 
 
 if __name__ == "__main__":

@@ -14,18 +14,14 @@ import sys
 
 
 def main(argv: list[str]) -> int:
-    from pyspark import SparkContext
-    from pyspark.sql import SparkSession
-
     from kinesis_batch import cli
-    from kinesis_batch.spark.engine import classic
+    from kinesis_batch.spark.engine import spark_submitted
 
-    context = SparkContext.getOrCreate()  # name, master and conf: spark-submit's
-    engine = classic(SparkSession(context))
+    engine = spark_submitted()
     try:
         return cli.main(["run", *argv], spark=lambda: engine)
     finally:
-        context.stop()
+        engine.session.stop()
 
 
 if __name__ == "__main__":

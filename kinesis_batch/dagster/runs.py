@@ -148,7 +148,11 @@ def _config(
     allow_gaps: bool = False,
 ) -> RunConfig:
     """The run's configuration: the stream's settings, Spark from the resource."""
-    settings = replace(consumer.settings, spark_master=spark.master if spark else defaults.SPARK_MASTER)
+    settings = replace(
+        consumer.settings,
+        spark_master=spark.master if spark else defaults.SPARK_MASTER,
+        spark_remote=spark.remote if spark else "",
+    )
     return RunConfig(settings, worker_id=ids.worker_id, until=until, allow_gaps=allow_gaps)
 
 

@@ -56,13 +56,19 @@ class Engine:
 
     session: Any  # pyspark.sql.SparkSession, classic or Spark Connect's (a class of its own)
     jobs: Jobs
-    where: str  # what progress lines and errors call it: "local[2]", "sc://host:15002"
 
 
 def classic(session: SparkSession) -> Engine:
     """A session in this process (local, or spark-submit's driver)."""
-    context = session.sparkContext
-    return Engine(session, _GroupJobs(context), context.master or "")
+    return Engine(session, _GroupJobs(session.sparkContext))
+
+
+def spark_submitted() -> Engine:
+    """The session of a spark-submitted entry point: name, master and conf are spark-submit's."""
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+    return classic(SparkSession(SparkContext.getOrCreate()))
 
 
 def remote(url: str) -> Engine:
@@ -88,7 +94,7 @@ def remote(url: str) -> Engine:
     except Exception as exc:  # grpc's and pyspark's errors alike: the server is not there
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InvalidStateError(f"Spark Connect at {url} does not answer: {first}") from exc
-    return Engine(session, _TaggedJobs(session), url)
+    return Engine(session, _TaggedJobs(session))
 
 
 class _GroupJobs:
@@ -144,4 +150,4 @@ class _TaggedJobs:
         self.session.addArtifacts(path, pyfile=True)
 
 
-__all__ = ["Engine", "Jobs", "classic", "remote"]
+__all__ = ["Engine", "Jobs", "classic", "remote", "spark_submitted"]

@@ -138,17 +138,17 @@ def make_class_archive(archive: Path) -> float:
     the seconds it took."""
     from pyspark import SparkContext
 
-    from kinesis_batch.spark.job import ReadJob, warm_up
+    from kinesis_batch.spark.job import warm_up
 
     started = time.monotonic()
     archive.parent.mkdir(parents=True, exist_ok=True)
     partial = archive.with_name(f".{archive.name}.{os.getpid()}")
     engine = spark_session("local[1]", "kinesis-batch-class-archive", jvm_options=local_jvm_options(partial, dump=True))
     warm_up(engine)  # the classes of a DataFrame job of Python tasks
-    job = ReadJob(engine, "class-archive")
-    with engine.jobs.tagged(job.tag):  # and of a tagged job, and of the status tracker's calls
+    tag = "kinesis-batch-class-archive"
+    with engine.jobs.tagged(tag):  # and of a tagged job, and of the status tracker's calls
         engine.session.range(0, 2, 1, 2).mapInArrow(_rows, "id long").collect()
-    engine.jobs.failed_attempts(job.tag)
+    engine.jobs.failed_attempts(tag)
     gateway = SparkContext._gateway
     engine.session.sparkContext.stop()
     process = getattr(gateway, "proc", None)
