@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from packaging.requirements import Requirement
 
+from kinesis_batch.spark.environment import manylinux_tags
 from tests.runs import REPO
 
 ADAPTERS = ("kinesis_batch.airflow", "kinesis_batch.dagster", "kinesis_batch.spark")
@@ -143,14 +144,7 @@ NOT_SERVED_ON_3_0_6 = {
 
 
 #: MWAA's Amazon Linux 2023 has glibc 2.34.
-GLIBC_MINOR = 34
-
-
-def manylinux_tags(arch: str) -> list[str]:
-    """The wheel platform tags pip takes on a glibc 2.34 Linux of ``arch``. ``--platform`` matches
-    tags exactly, so each must be named: with manylinux2014 alone pip settles on older wheels
-    (pyarrow 20), and arro3-core (deltalake's) publishes its aarch64 wheels as manylinux_2_24."""
-    return [f"manylinux_2_{minor}_{arch}" for minor in range(GLIBC_MINOR, 16, -1)] + [f"manylinux2014_{arch}"]
+MWAA_GLIBC = (2, 34)
 
 
 def pinned(constraints: Path) -> dict[str, str]:
@@ -213,7 +207,7 @@ def test_the_wheel_with_an_airflow_environments_extras_resolves_under_mwaa_3_3_1
         sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet",
         "--target", str(tmp_path / "target"), "--report", str(report),
         "--python-version", "3.12", "--implementation", "cp", "--only-binary=:all:",
-        *[f"--platform={tag}" for tag in manylinux_tags(arch)],
+        *[f"--platform={tag}" for tag in manylinux_tags(arch, MWAA_GLIBC)],
         "-c", str(constraints), f"{wheel}[{','.join(AIRFLOW_EXTRAS)}]", "apache-airflow==3.3.1",
     ]  # fmt: skip
     resolved = subprocess.run(command, capture_output=True, text=True, timeout=600)

@@ -5,7 +5,7 @@ gives it (2 bad input or state, 3 a lost lease, 4 retryable, 1 anything else); n
 traceback. ``run``, ``backfill`` and ``maintain`` stop cleanly on SIGINT and SIGTERM
 (kinesis_batch.stopping): one line, exit 130 or 143. One module per group of commands: ``run``
 and ``plan`` (run), ``backfill``, ``status`` and ``history`` (inspect), ``reset``,
-``import-kcl`` and ``export-kcl`` (handover), ``maintain``.
+``import-kcl`` and ``export-kcl`` (handover), ``maintain``, ``package``.
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ def _fail(message: str, code: int) -> int:
 def _command(name: str) -> Command:
     """The command's function, called with (args, spark, stop); spark is used by those that read,
     ``stop`` by those that stop cleanly on SIGINT and SIGTERM (STOPPABLE)."""
-    from kinesis_batch.cli import backfill, handover, inspect, maintain, run
+    from kinesis_batch.cli import backfill, handover, inspect, maintain, package, run
 
     commands: dict[str, Command] = {
         "run": run.run_command,
@@ -94,6 +94,7 @@ def _command(name: str) -> Command:
         "import-kcl": lambda args, *_: handover.handover_command(args),
         "export-kcl": lambda args, *_: handover.handover_command(args),
         "maintain": lambda args, _, stop: maintain.maintain_command(args, stop),
+        "package": lambda args, *_: package.package_command(args),
     }
     return commands[name]
 

@@ -96,12 +96,25 @@ def build_parser() -> argparse.ArgumentParser:
     _reading(backfill)
     backfill.add_argument("--json", action="store_true", help="print the run report as JSON")
     _handover(commands)
+    _package(commands)
     _maintain(commands)
     for command in commands.choices.values():
         command.add_argument(
             "--verbose", action="store_true", help="an unexpected error's traceback on stderr, not in a log file"
         )
     return parser
+
+
+def _package(commands: argparse._SubParsersAction[_Parser]) -> None:
+    from kinesis_batch.spark.environment import ARCHITECTURES
+
+    package = commands.add_parser(
+        "package", help="the executors' environment: kinesis-batch and its dependencies in one archive for Spark"
+    )
+    package.add_argument("--python", required=True, help="the executors' Python version, e.g. 3.11")
+    package.add_argument("--arch", required=True, choices=ARCHITECTURES, help="the executors' architecture")
+    package.add_argument("--output", required=True, help="a folder or s3:// prefix to write the archive to")
+    package.add_argument("--json", action="store_true", help="print the archive and its Spark settings as JSON")
 
 
 def _maintain(commands: argparse._SubParsersAction[_Parser]) -> None:

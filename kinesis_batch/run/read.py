@@ -56,9 +56,12 @@ def read(context: RunContext) -> None:
     data = output.data(batch_id)
     data.make_dirs()
     decode, dead_data = _decoding(context)
-    with context.timings.step("spark_start"):  # once, outside the read's timing
-        spark = context.spark()
-        slots = warm_up(spark)
+    try:
+        with context.timings.step("spark_start"):  # once, outside the read's timing
+            spark = context.spark()
+            slots = warm_up(spark)  # its tasks need what the read's do: their failure is the read's
+    except Exception as exc:
+        _raise_failure(context, exc)
     if decode is not None and decode.settings.transform:
         ship_module(spark, decode.settings.transform)
     target, dead = context.config.target_bytes, output.dead_letters()

@@ -10,6 +10,7 @@ after the JVM started, nor, on a cluster, the driver's environment at all.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from kinesis_batch import errors
 from kinesis_batch.config import RunConfig
-from kinesis_batch.errors import KinesisBatchError
+from kinesis_batch.errors import InvalidStateError, KinesisBatchError
 from kinesis_batch.output.layout import FileLayout
 from kinesis_batch.output.place import Place
 from kinesis_batch.shards import page
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
     from kinesis_batch.planning import ShardRange
 
 ERROR_MARKER = "kinesis-batch-task-error:"  # a line of a failed task's message: the typed error as JSON
+#: A task whose Python worker could not import what the task needs (unpickling its function).
+_MISSING_MODULE = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
 
 
 @dataclass(frozen=True)
@@ -117,11 +120,19 @@ def task_error(exc: Exception) -> str:
 
 def raised_in_task(exc: BaseException) -> KinesisBatchError | None:
     """The error a task raised, rebuilt from the marker line in Spark's failure text (same
-    class, same message); None when the failure did not come from a task's own error."""
+    class, same message); or, when the executors' Python could not import a module the task
+    needs (before any code of ours ran), an InvalidStateError naming it; None when the failure
+    did not come from a task."""
     text = str(exc)
     at = text.find(ERROR_MARKER)
     if at < 0:
-        return None
+        missing = _MISSING_MODULE.search(text)
+        if missing is None:
+            return None
+        return InvalidStateError(
+            f"the executors cannot import {missing.group(1)}: they need kinesis-batch and its dependencies "
+            "(kinesis-batch package writes them as one archive; docs/platforms.md)"
+        )
     try:
         body, _ = json.JSONDecoder().raw_decode(text, at + len(ERROR_MARKER))
     except ValueError:

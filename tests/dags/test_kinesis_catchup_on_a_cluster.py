@@ -1,11 +1,20 @@
 """The scale-out path for real: a Spark standalone master and worker on loopback (pyspark's own
-spark-class), the DAG's read step spark-submitted through an Airflow Spark connection with the
-package shipped as a zip. The executors' Python cannot see this checkout, so the read works only
-if the package really travelled."""
+spark-class).
+
+- The DAG's read step spark-submitted through an Airflow Spark connection with the package
+  shipped as a zip. The executors' Python cannot see this checkout, so the read works only if
+  the package really travelled.
+- A run whose executors are a bare Python (a fresh virtual environment, nothing installed) and
+  get kinesis-batch and its native dependencies from ``kinesis-batch package``'s archive alone;
+  without the archive's settings, one line naming the missing module and nothing published.
+"""
 
 from __future__ import annotations
 
 import json
+import os
+import platform
+import shlex
 import subprocess
 import sys
 import sysconfig
@@ -20,7 +29,9 @@ import pyspark
 import pytest
 from devkit.stack import LOOPBACK, STATIC_ENV, LocalServer, free_port, spawn_server
 
+from kinesis_batch.parsers import default_table
 from kinesis_batch.spark.session import LOCAL_JVM_OPTIONS
+from tests.output.support import output_args, read_rows, sink_of
 from tests.runs import (
     Intruder,
     assert_exactly_once,
@@ -154,3 +165,75 @@ def test_a_read_spark_submitted_to_a_standalone_cluster_is_exactly_once_and_keep
     assert (read.end_date - read.start_date).total_seconds() > 12, "the read must outlive its lease"
     assert intruder.tries_after_expiry >= 10, "the other worker tried while the lease would have lapsed"
     assert intruder.taken == []
+
+
+@pytest.fixture(scope="module")
+def environment_archive(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """``kinesis-batch package`` for this machine's Python and architecture: its Spark settings."""
+    folder = tmp_path_factory.mktemp("environment")
+    arch = {"arm64": "aarch64"}.get(platform.machine(), platform.machine())
+    made = subprocess.run(
+        [str(Path(sys.executable).with_name("kinesis-batch")), "package", "--python", "3.11", "--arch", arch,
+         "--output", str(folder), "--json"],
+        capture_output=True, text=True, timeout=600, check=True,
+    )  # fmt: skip
+    settings: dict[str, str] = json.loads(made.stdout)["settings"]
+    return settings
+
+
+@pytest.fixture(scope="module")
+def bare_python(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A fresh virtual environment of this Python, with nothing installed (not even pip)."""
+    venv = tmp_path_factory.mktemp("bare") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    python = str(venv / "bin" / "python")
+    nothing = subprocess.run([python, "-c", "import pyarrow"], capture_output=True, cwd="/")
+    assert nothing.returncode != 0, "the bare Python must have nothing installed"
+    return python
+
+
+def _run_on_cluster(
+    master_url: str, python: str, settings: dict[str, str], stream: str, output: tuple[str, ...]
+) -> subprocess.CompletedProcess[str]:
+    """``kinesis-batch run`` whose driver is this process's Python and whose executors, on the
+    standalone cluster, run ``python`` with ``settings``."""
+    conf = {
+        "spark.executor.memory": "512m",
+        "spark.executor.extraJavaOptions": LOCAL_JVM_OPTIONS,
+        "spark.driver.extraJavaOptions": LOCAL_JVM_OPTIONS,
+        **settings,
+    }
+    submit_args = " ".join(f"--conf {shlex.quote(f'{key}={value}')}" for key, value in conf.items())
+    env = {**os.environ, "PYSPARK_PYTHON": python, "PYSPARK_SUBMIT_ARGS": f"{submit_args} pyspark-shell"}
+    command = [str(Path(sys.executable).with_name("kinesis-batch")), "run", "--stream", stream, *output,
+               "--spark-master", master_url, "--read-limits", "none"]  # fmt: skip
+    return subprocess.run(command, capture_output=True, text=True, timeout=600, env=env, cwd="/")
+
+
+@pytest.mark.timeout(900)
+def test_executors_on_a_bare_python_read_a_resharded_stream_into_delta_on_s3_through_the_archive_alone(
+    spark_cluster: tuple[str, str],
+    environment_archive: dict[str, str],
+    bare_python: str,
+    kinesis: Any,
+    streams: StreamFactory,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    master_url, _ = spark_cluster
+    name = streams.create(shards=3)
+    sent = diamond_stream(kinesis, name, 60)
+    output = output_args("delta", "s3", tmp_path, monkeypatch)
+    sink = sink_of(output, app=default_table(name), stream=name)
+
+    without = _run_on_cluster(master_url, bare_python, {}, name, output)
+    assert without.returncode == 2, without.stderr[-3000:]
+    (line,) = without.stderr.strip().splitlines()[-1:]
+    assert "kinesis-batch: error: the executors cannot import kinesis_batch" in line, without.stderr[-3000:]
+    assert read_rows(sink) == {}, "nothing may be published"
+
+    ran = _run_on_cluster(master_url, bare_python, environment_archive, name, output)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    rows = read_rows(sink)
+    assert_exactly_once(rows, sent)
+    assert_per_key_order(rows)

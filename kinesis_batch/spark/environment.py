@@ -1,0 +1,151 @@
+"""The executors' environment in one archive (``kinesis-batch package``): kinesis-batch and its
+runtime dependencies, unpacked from wheels for one Python and one architecture, which Spark
+unpacks on every node and puts on its Python workers' path.
+
+Several of those dependencies hold native code (pyarrow, msgspec, fastavro, protobuf), which
+Spark's ``--py-files`` cannot carry; ``spark.archives=URI#environment`` can (Spark's Python
+packaging guide). The archive holds no interpreter: the nodes bring their own Python of that
+version (EMR's, Glue's, a cluster's image) and the archive only adds packages to its path, so
+the same archive serves YARN, Kubernetes, standalone clusters and EMR Serverless.
+
+Contract:
+- :func:`build` resolves wheels only (nothing is compiled for another machine), each
+  dependency at the version this environment runs, for ``python`` on ``arch`` under the
+  manylinux tags of ``glibc``; a dependency with no such wheel is one IllegalArgumentError
+  naming it, before anything is written.
+- The archive is written whole to a folder or an S3 prefix; :attr:`Package.settings` are the
+  Spark settings that give it to the executors (and to a driver that runs on the cluster).
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from kinesis_batch.errors import DependencyError, IllegalArgumentError
+from kinesis_batch.output.place import Place
+
+ARCHITECTURES = ("x86_64", "aarch64")
+#: Where Spark unpacks the archive, in each container's working folder.
+ALIAS = "environment"
+#: The newest glibc the nodes are assumed to have: RHEL 8's, older than Amazon Linux 2023's 2.34,
+#: Ubuntu 22.04's 2.35 and Debian 12's 2.36.
+GLIBC = (2, 28)
+#: Where each side of a cluster reads its environment (Spark's settings for each deploy mode).
+PATH_SETTINGS = (
+    "spark.executorEnv.PYTHONPATH",
+    "spark.yarn.appMasterEnv.PYTHONPATH",  # YARN cluster mode's driver
+    "spark.kubernetes.driverEnv.PYTHONPATH",
+    "spark.emr-serverless.driverEnv.PYTHONPATH",
+)
+_PYTHON = re.compile(r"3\.\d{1,2}")
+_MISSING = re.compile(r"No matching distribution found for ([A-Za-z0-9_.\-]+(?:[=<>!~]=?[^\s;]+)?)")
+
+
+@dataclass(frozen=True)
+class Package:
+    """An archive written, and what makes executors use it."""
+
+    archive: str  # a path or s3:// URI
+    python: str
+    arch: str
+
+    @property
+    def settings(self) -> tuple[tuple[str, str], ...]:
+        return (("spark.archives", f"{self.archive}#{ALIAS}"), *((key, f"./{ALIAS}") for key in PATH_SETTINGS))
+
+
+def manylinux_tags(arch: str, glibc: tuple[int, int] = GLIBC) -> list[str]:
+    """The wheel platform tags pip takes on a Linux of ``arch`` with ``glibc``. pip's
+    ``--platform`` matches tags exactly, so each must be named: with manylinux2014 alone pip
+    settles on older wheels (pyarrow 20), and arro3-core (deltalake's) publishes its aarch64
+    wheels as manylinux_2_24."""
+    major, newest = glibc
+    return [f"manylinux_{major}_{minor}_{arch}" for minor in range(newest, 16, -1)] + [f"manylinux2014_{arch}"]
+
+
+def runtime_requirements() -> list[str]:
+    """What a read task imports: kinesis-batch's own dependencies (no extra: Spark is the
+    cluster's, the table libraries the driver's), each at the version installed here."""
+    requirements = []
+    for text in importlib.metadata.requires("kinesis-batch") or []:
+        name, _, marker = text.partition(";")
+        if "extra" in marker:
+            continue
+        name = re.split(r"[\s\[<>=!~;]", name.strip(), maxsplit=1)[0]
+        requirements.append(f"{name}=={importlib.metadata.version(name)}")
+    return requirements
+
+
+def build(
+    python: str,
+    arch: str,
+    output: Place,
+    *,
+    glibc: tuple[int, int] = GLIBC,
+    progress: Callable[[str], None] = lambda message: None,
+) -> Package:
+    """Resolve, unpack and archive the environment into ``output``."""
+    if not _PYTHON.fullmatch(python):
+        raise IllegalArgumentError(f"--python {python!r}: expected a Python version such as 3.11")
+    if arch not in ARCHITECTURES:
+        raise IllegalArgumentError(f"--arch {arch!r}: expected one of {', '.join(ARCHITECTURES)}")
+    version = importlib.metadata.version("kinesis-batch")
+    name = f"kinesis-batch-{version}-py{python}-{arch}.tar.gz"
+    with tempfile.TemporaryDirectory(prefix="kinesis-batch-package-") as scratch:
+        root = Path(scratch) / ALIAS
+        requirements = runtime_requirements()
+        progress(f"resolving wheels for Python {python} on {arch}: {', '.join(requirements)}")
+        _install(requirements, root, python, arch, glibc)
+        shutil.copytree(
+            Path(__file__).resolve().parents[1], root / "kinesis_batch", ignore=shutil.ignore_patterns("__pycache__")
+        )
+        archive = Path(scratch) / name
+        _tar(root, archive)
+        output.make_dirs()
+        with archive.open("rb") as source, output.open_part(name) as stream:
+            shutil.copyfileobj(source, stream, 8 * 2**20)
+        size = archive.stat().st_size
+    package = Package(output.child(name).uri, python, arch)
+    progress(f"wrote {package.archive} ({size / 2**20:.1f} MiB)")
+    return package
+
+
+def _install(requirements: list[str], target: Path, python: str, arch: str, glibc: tuple[int, int]) -> None:
+    platforms = [f"--platform={tag}" for tag in manylinux_tags(arch, glibc)]
+    command = [
+        sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-compile",
+        "--target", str(target), "--only-binary=:all:", "--implementation", "cp", "--python-version", python,
+        *platforms, *requirements,
+    ]  # fmt: skip
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=1800)
+    except OSError as exc:
+        raise DependencyError(f"could not run pip ({sys.executable} -m pip): {exc}") from exc
+    if done.returncode == 0:
+        return
+    missing = _MISSING.search(done.stderr)
+    if missing:
+        raise IllegalArgumentError(f"no wheel of {missing.group(1)} for Python {python} on {arch}")
+    if "No module named pip" in done.stderr:
+        raise DependencyError(f"pip is not installed in {sys.prefix} (python -m ensurepip installs it)")
+    last = [line for line in done.stderr.splitlines() if line.strip() and not line.startswith("WARNING")]
+    raise DependencyError(f"pip could not resolve the environment: {last[-1] if last else done.returncode}")
+
+
+def _tar(root: Path, target: Path) -> None:
+    """``root``'s content, gzipped, its paths relative to it (what Spark unpacks into ALIAS)."""
+    with tarfile.open(target, mode="w:gz", compresslevel=6) as archive:
+        for path in sorted(root.iterdir()):
+            archive.add(path, arcname=path.name)
+
+
+__all__ = ["ALIAS", "ARCHITECTURES", "GLIBC", "Package", "build", "manylinux_tags", "runtime_requirements"]
