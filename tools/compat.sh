@@ -34,11 +34,12 @@ build() {
   local name=$1; shift
   local venv=.compat/$name stamp=.compat/$name/.kinesis-batch-installed
   local want
-  want=$(cat pyproject.toml "$@" | sha256sum | cut -d' ' -f1)
+  want=$(cat pyproject.toml tools/compat.sh "$@" | sha256sum | cut -d' ' -f1)  # the recipe too
   if [[ -f $stamp && $(cat "$stamp") == "$want" ]]; then return; fi
   say "building $venv"
   rm -rf "$venv"
-  "$uv" venv -q --python "$root/.venv/bin/python" "$venv"
+  # --seed: pip too, as a venv of python -m venv has (kinesis-batch package runs pip's resolver)
+  "$uv" venv -q --seed --python "$root/.venv/bin/python" "$venv"
   local constraints=()
   for file in "$@"; do constraints+=(-c "$file"); done
   VIRTUAL_ENV=$root/$venv "$uv" pip install -q --compile-bytecode "${constraints[@]}" -e ".[dev]"

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from kinesis_batch.errors import DependencyError, IllegalArgumentError, InvalidStateError
+from kinesis_batch.errors import IllegalArgumentError, InvalidStateError
 
 if TYPE_CHECKING:
     from pyspark import SparkContext
@@ -78,8 +78,8 @@ def remote(url: str) -> Engine:
         raise IllegalArgumentError(f"--spark-remote {url!r}: expected a Spark Connect URL, sc://HOST:PORT")
     try:
         from pyspark.sql.connect.session import SparkSession as RemoteSession
-    except ImportError as exc:
-        raise DependencyError(
+    except ImportError as exc:  # an install to make, not a server to wait for: exit 2
+        raise InvalidStateError(
             f"--spark-remote {url}: Spark Connect's client is not installed "
             f"(pip install 'kinesis-batch[spark-connect]'): {exc}"
         ) from exc

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from kinesis_batch.errors import DependencyError, IllegalArgumentError
+from kinesis_batch.errors import DependencyError, IllegalArgumentError, InvalidStateError
 from kinesis_batch.output.place import Place
 
 ARCHITECTURES = ("x86_64", "aarch64")
@@ -135,8 +135,8 @@ def _install(requirements: list[str], target: Path, python: str, arch: str, glib
     missing = _MISSING.search(done.stderr)
     if missing:
         raise IllegalArgumentError(f"no wheel of {missing.group(1)} for Python {python} on {arch}")
-    if "No module named pip" in done.stderr:
-        raise DependencyError(f"pip is not installed in {sys.prefix} (python -m ensurepip installs it)")
+    if "No module named pip" in done.stderr:  # an install to make, not a failure to retry: exit 2
+        raise InvalidStateError(f"pip is not installed in {sys.prefix} (python -m ensurepip installs it)")
     last = [line for line in done.stderr.splitlines() if line.strip() and not line.startswith("WARNING")]
     raise DependencyError(f"pip could not resolve the environment: {last[-1] if last else done.returncode}")
 

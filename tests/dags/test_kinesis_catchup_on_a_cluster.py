@@ -175,8 +175,9 @@ def environment_archive(tmp_path_factory: pytest.TempPathFactory) -> dict[str, s
     made = subprocess.run(
         [str(Path(sys.executable).with_name("kinesis-batch")), "package", "--python", "3.11", "--arch", arch,
          "--output", str(folder), "--json"],
-        capture_output=True, text=True, timeout=600, check=True,
+        capture_output=True, text=True, timeout=600,
     )  # fmt: skip
+    assert made.returncode == 0, made.stderr
     settings: dict[str, str] = json.loads(made.stdout)["settings"]
     return settings
 
