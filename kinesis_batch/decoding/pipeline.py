@@ -16,8 +16,9 @@ Contract:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import TypeVar
 
 import pyarrow as pa
 
@@ -47,6 +48,8 @@ from kinesis_batch.decoding.scalars import Policy
 from kinesis_batch.decoding.spec import DecodeSpec
 from kinesis_batch.landing import SKIPPED
 from kinesis_batch.shards.model import Record
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -83,24 +86,49 @@ class Pipeline:
         self.counts = Counts()
 
     def page(self, records: Sequence[Record]) -> Page:
-        rejected: dict[int, Rejected] = {}
-        inflated = self._inflated(records, rejected)
+        inflated_rejects: dict[int, Rejected] = {}
+        inflated = self._inflated(records, inflated_rejects)
         alive = [position for position, payload in enumerate(inflated) if payload is not None]
-        values, positions = self._decoded(records, inflated, alive, rejected)
-        fitted, positions = self._fitted(values, positions, rejected, self.fields)
-        if self.changes is not None:
+
+        def attempt(todo: list[int], rejected: dict[int, Rejected]) -> tuple[Conformed, list[int], Marked | None]:
+            values, positions = self._decoded(records, inflated, todo, rejected)
+            fitted, positions = self._fitted(values, positions, rejected, self.fields)
+            if self.changes is None:
+                return fitted, positions, None
             envelopes = self.envelope.envelopes if self.envelope else None
-            fitted, positions, marked = self._changes(fitted, positions, rejected, self.changes, envelopes)
+            return self._changes(fitted, positions, rejected, self.changes, envelopes)
+
+        (fitted, positions, marked), rejected = self._without_refused(alive, inflated_rejects, attempt)
         self._check(records, rejected)
         self.fields = fitted.schema
         if self.transform is None:
             self.decoder.learn(self.fields)
         self._count(len(records), positions, rejected)
         rows = self._rows(records, positions, fitted.columns, fitted.schema)
-        if self.changes is not None and rows is not None:
+        if self.changes is not None and marked is not None and rows is not None:
             rows, _ = self._folded(rows, marked, self.changes)
             self.counts.key = self.changes.key
         return Page(rows, self._dead(records, rejected))
+
+    def _without_refused(
+        self, alive: list[int], rejects: dict[int, Rejected], attempt: Callable[[list[int], dict[int, Rejected]], T]
+    ) -> tuple[T, dict[int, Rejected]]:
+        """``attempt`` (decode, conform, the changes stage) on the records at ``alive``, and the
+        page's rejections (``rejects`` and its own); again without the records the changes stage
+        refused, until it refuses no new one. A refused record (no key, a --sequence-by that
+        orders nothing) has typed the page's columns like any other: decoded again without it, the
+        good records are not dead letters for disagreeing with it, nor do its fields add columns."""
+        refused: dict[int, Rejected] = {}
+        skipped = Counter(self.envelope.skipped) if self.envelope else Counter()
+        while True:
+            rejected = rejects | refused
+            done = attempt([position for position in alive if position not in refused], rejected)
+            newly = {p: r for p, r in rejected.items() if r.stage == CHANGES and p not in refused}
+            if not newly:
+                return done, rejected
+            refused |= newly
+            if self.envelope is not None:  # the records it skipped are skipped again
+                self.envelope.skipped = Counter(skipped)
 
     def _inflated(self, records: Sequence[Record], rejected: dict[int, Rejected]) -> list[bytes | None]:
         """The records' payloads decompressed (None: rejected)."""

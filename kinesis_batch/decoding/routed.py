@@ -36,6 +36,7 @@ from kinesis_batch.routing.routes import HELD_ROUTE, TOO_MANY_NEW, Routed, check
 from kinesis_batch.shards.model import Record
 
 WAVES = 8  # a page of records of more kinds than this, each clashing with the others', is unusual
+_Part = tuple[Conformed, list[int], Marked | None]  # a wave's rows of a route, their records, their marks
 
 
 class RoutedPipeline(Pipeline):
@@ -52,27 +53,16 @@ class RoutedPipeline(Pipeline):
             self.envelope.route_by = self.routing.path
 
     def page(self, records: Sequence[Record]) -> Page:
-        rejected: dict[int, Rejected] = {}
-        inflated = self._inflated(records, rejected)
-        todo = [position for position, payload in enumerate(inflated) if payload is not None]
-        pieces: dict[str, list[tuple[pa.StructArray, list[int]]]] = defaultdict(list)
-        envelopes: dict[int, Unwrapped] = {}  # --changes dms|debezium|dynamodb: every wave's
-        for wave in range(WAVES):
-            clashed: dict[int, Rejected] = {}
-            values, positions = self._decoded(records, inflated, todo, clashed)
-            todo = sorted(position for position, reject in clashed.items() if reject.kind == TYPE_CHANGED)
-            last = not todo or not positions or wave == WAVES - 1  # else the clashing records go again
-            note(rejected, [reject for reject in clashed.values() if reject.kind != TYPE_CHANGED or last])
-            for route, rows in by_route(values, positions, self._routes(values, positions), rejected).items():
-                pieces[route].append(rows)
-            if self.envelope is not None:
-                envelopes |= self.envelope.envelopes
-            if last:
-                break
-        fitted = {
-            route: self._route_changes(route, self._fitted_pieces(route, found, rejected), rejected, envelopes)
-            for route, found in sorted(pieces.items())
-        }
+        inflated_rejects: dict[int, Rejected] = {}
+        inflated = self._inflated(records, inflated_rejects)
+        alive = [position for position, payload in enumerate(inflated) if payload is not None]
+        fields = dict(self.route_fields)
+
+        def attempt(todo: list[int], rejected: dict[int, Rejected]) -> dict[str, list[_Part]]:
+            self.route_fields = dict(fields)  # as the page found them: a refused record widened none
+            return self._routed(records, inflated, todo, rejected)
+
+        fitted, rejected = self._without_refused(alive, inflated_rejects, attempt)
         self._check(records, rejected)
         tables: dict[str, list[pa.RecordBatch]] = {}
         landed: list[int] = []
@@ -96,6 +86,34 @@ class RoutedPipeline(Pipeline):
         self._count(len(records), landed, rejected)
         return Page(None, self._dead(records, rejected), tables, self._held(records, held))
 
+    def _routed(
+        self,
+        records: Sequence[Record],
+        inflated: Sequence[bytes | None],
+        todo: list[int],
+        rejected: dict[int, Rejected],
+    ) -> dict[str, list[_Part]]:
+        """The records at ``todo`` decoded in waves (the records that clash with a wave's types
+        go again), each route's rows fitted to its fields and through its changes stage."""
+        pieces: dict[str, list[tuple[pa.StructArray, list[int]]]] = defaultdict(list)
+        envelopes: dict[int, Unwrapped] = {}  # --changes dms|debezium|dynamodb: every wave's
+        for wave in range(WAVES):
+            clashed: dict[int, Rejected] = {}
+            values, positions = self._decoded(records, inflated, todo, clashed)
+            todo = sorted(position for position, reject in clashed.items() if reject.kind == TYPE_CHANGED)
+            last = not todo or not positions or wave == WAVES - 1  # else the clashing records go again
+            note(rejected, [reject for reject in clashed.values() if reject.kind != TYPE_CHANGED or last])
+            for route, rows in by_route(values, positions, self._routes(values, positions), rejected).items():
+                pieces[route].append(rows)
+            if self.envelope is not None:
+                envelopes |= self.envelope.envelopes
+            if last:
+                break
+        return {
+            route: self._route_changes(route, self._fitted_pieces(route, found, rejected), rejected, envelopes)
+            for route, found in sorted(pieces.items())
+        }
+
     def _routes(self, values: pa.StructArray, positions: list[int]) -> Routed:
         """The rows' route values: at the path in the decoded rows, or (a source's changes) in
         each record's envelope."""
@@ -109,7 +127,7 @@ class RoutedPipeline(Pipeline):
         parts: list[tuple[Conformed, list[int]]],
         rejected: dict[int, Rejected],
         envelopes: dict[int, Unwrapped],
-    ) -> list[tuple[Conformed, list[int], Marked | None]]:
+    ) -> list[_Part]:
         """``--changes``: each part of a route's rows through that route's changes stage, narrowed
         to the rows that are changes, with their marks (without ``--changes``: as they are, no
         mark). A route no ``--key`` names a key for is dead letters: its parts keep no row."""

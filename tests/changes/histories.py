@@ -32,9 +32,16 @@ DYNAMODB_KINDS = ("S", "N", "N_past_2_53", "N_past_int64", "N_fraction", "B")
 NAMES = ("pk", "sk", "tk")
 #: Records that are no change: each must land as exactly one dead letter.
 MALFORMED = {
-    # Not {"ts": "soon"}: a field's first value in a page types its column, so the good records
-    # after it would be dead letters too (tests/output/test_changes.py's xfail says it).
-    "upsert": (b'{"pk": 1, "version": ', b"not json at all", b'{"version": 3, "ts": 4}', b'{"pk": "x", "ts": null}'),
+    # Refused by the changes stage after their fields typed the page's columns: {"pk": "x"} against
+    # an integer key, {"ts": "soon"} against the integer times.
+    "upsert": (
+        b'{"pk": 1, "version": ',
+        b"not json at all",
+        b'{"version": 3, "ts": 4}',
+        b'{"pk": "x", "ts": null}',
+        b'{"pk": "x", "ts": "soon"}',
+        b'{"pk": null, "ts": "soon", "stray": [1]}',
+    ),
     "dynamodb": (b'{"eventName": "MODIFY"}', b"\xff\xfe not json", b'{"eventName": "INSERT", "dynamodb": {}}'),
     "dms": (b'{"data": {"pk": 1}}', b'{"data": {}, "metadata": {"record-type": "data", "operation": "zap"}}'),
     "debezium": (b'{"op": "x"}', b'{"op": "u", "source": {"connector": "postgresql", "lsn": 1}}', b"[1, 2"),

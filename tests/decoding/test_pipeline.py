@@ -129,3 +129,41 @@ def test_a_change_keeps_its_own_envelope_when_a_record_before_it_does_not_decomp
     assert done.rows is not None  # the delete (second 3) is the key's newest, whatever record came before it
     assert done.rows.column("change_op").to_pylist() == ["delete"]
     assert done.rows.column("name").to_pylist() == ["old"]
+
+
+@pytest.mark.parametrize("goods", [1, 3])
+@pytest.mark.parametrize(
+    ("refused", "why"),
+    [
+        (b'{"pk": "x", "ts": "soon"}', "--sequence-by ts orders nothing"),
+        (b'{"pk": "x", "ts": null, "stray": 1}', "no ts"),
+        (b'{"ts": "x", "pk": null}', "no key"),
+    ],
+)
+def test_a_record_the_changes_stage_refuses_types_no_column_of_the_page(refused: bytes, why: str, goods: int) -> None:
+    """The refused record comes first, so (against one good record) it would type ``pk`` or ``ts``
+    for the page: the good records after it are rows of their own types, and it is the page's one
+    dead letter, adding no column."""
+    spec = DecodeSpec(DecodeSettings(decode="json"), changes=ChangeSettings.parse("upsert", key="pk", sequence_by="ts"))
+    run = Pipeline(spec, shard_id="shardId-7", depth=0, batch_id="b1")
+    good = [json.dumps({"pk": -10 - i, "ts": i, "version": i}).encode() for i in range(goods)]
+    done = run.page(records(refused, *good))
+    assert done.dead is not None and done.dead.column("sequence_number").to_pylist() == ["5000"], why
+    assert done.rows is not None and sorted(done.rows.column("pk").to_pylist()) == [-10 - i for i in range(goods)][::-1]
+    assert "stray" not in run.fields.names and run.fields.field("pk").type == pa.int64()
+    counts = run.counts
+    assert (counts.records, counts.rows, counts.dead_letters, counts.filtered) == (1 + goods, goods, 1, 0)
+
+
+def test_a_refused_change_decoded_again_leaves_the_skipped_records_counted_once() -> None:
+    def dms(operation: str, key: object, kind: str = "data") -> bytes:
+        metadata = {"timestamp": "2026-11-25T10:00:00Z", "record-type": kind, "operation": operation}
+        return json.dumps({"data": {"id": key}, "metadata": metadata}).encode()
+
+    spec = DecodeSpec(DecodeSettings(decode="json"), changes=ChangeSettings.parse("dms", key="id"))
+    run = Pipeline(spec, shard_id="shardId-7", depth=0, batch_id="b1")
+    done = run.page(records(dms("insert", None), dms("create-table", 1, "control"), dms("insert", 7)))
+    assert done.dead is not None and done.dead.column("stage").to_pylist() == ["changes"]
+    assert done.rows is not None and done.rows.column("id").to_pylist() == [7]
+    assert run.counts.changes["skipped"] == 1
+    assert (run.counts.records, run.counts.dead_letters, run.counts.filtered) == (3, 1, 0)

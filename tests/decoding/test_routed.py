@@ -119,3 +119,16 @@ def test_records_decoded_again_in_a_later_wave_keep_their_own_envelopes() -> Non
     assert done.dead is None
     assert [(r["id"], r["name"], r[CHANGE_OP.name]) for r in rows(done, "customers")] == [("c-1", "Ada", "upsert")]
     assert [(r["id"], r[CHANGE_OP.name]) for r in rows(done, "refunds")] == [(1, "delete")]
+
+
+def test_a_refused_change_types_no_column_of_its_route_nor_of_the_pages_after_it() -> None:
+    changes = ChangeSettings.parse("upsert", key="pk", sequence_by="ts")
+    spec = DecodeSpec(DecodeSettings(decode="json"), changes=changes, routing=RouteRule.of("type"))
+    run = RoutedPipeline(spec, shard_id="shardId-1", depth=0, batch_id="b1")
+    first = run.page(records(b'{"type": "click", "pk": "x", "ts": null}', b'{"type": "click", "pk": -10, "ts": 0}'))
+    assert first.dead is not None and first.dead.column("sequence_number").to_pylist() == ["100"]
+    assert [r["pk"] for r in rows(first, "click")] == [-10]
+    assert run.route_fields["click"].field("pk").type == pa.int64()
+    second = run.page(records(b'{"type": "click", "pk": -11, "ts": 1}'))
+    assert second.dead is None and [r["pk"] for r in rows(second, "click")] == [-11]
+    assert (run.counts.records, run.counts.dead_letters) == (3, 1)
