@@ -102,17 +102,22 @@ def streams(kinesis, request: pytest.FixtureRequest) -> Iterator[StreamFactory]:
 
 
 #: Files whose tests take the longest (whole runs as processes, benchmarks, Airflow): they go
-#: first, so that with two workers (make test) the quick tests fill the gaps and no long test
-#: starts last.
+#: first, so that the quick tests fill the workers' gaps and no long test starts last.
 SLOW_FIRST = (
+    "test_benchmarks.py",
+    "scenarios/test_crash_routed_changes.py",
     "scenarios/test_crash.py",
+    "scenarios/test_crash_routed.py",
+    "dags/test_kinesis_catchup_on_a_cluster.py",
     "maintenance/test_crash.py",
     "scenarios/test_crash_changes.py",
     "maintenance/test_a_day_of_runs.py",  # 5 x 12 runs of 16 shards
-    "test_benchmarks.py",
+    "scenarios/test_crash_decoded.py",
+    "dags/test_kinesis_catchup.py",
+    "scenarios/test_spark_connect.py",
     "scenarios/test_zombie.py",
     "cli/test_run.py",
-    "dags/test_kinesis_catchup_on_a_cluster.py",
+    "dags/test_kinesis_streams.py",
     "scenarios/test_run_formats.py",
     "dags/test_kinesis_backfill.py",
     "cli/test_submit.py",
