@@ -98,7 +98,10 @@ class Pipeline:
             envelopes = self.envelope.envelopes if self.envelope else None
             return self._changes(fitted, positions, rejected, self.changes, envelopes)
 
-        (fitted, positions, marked), rejected = self._without_refused(alive, inflated_rejects, attempt)
+        def typed(done: tuple[Conformed, list[int], Marked | None]) -> bool:
+            return not bool(done[0].schema.equals(self.fields))
+
+        (fitted, positions, marked), rejected = self._without_refused(alive, inflated_rejects, attempt, typed)
         self._check(records, rejected)
         self.fields = fitted.schema
         if self.transform is None:
@@ -111,20 +114,27 @@ class Pipeline:
         return Page(rows, self._dead(records, rejected))
 
     def _without_refused(
-        self, alive: list[int], rejects: dict[int, Rejected], attempt: Callable[[list[int], dict[int, Rejected]], T]
+        self,
+        alive: list[int],
+        rejects: dict[int, Rejected],
+        attempt: Callable[[list[int], dict[int, Rejected]], T],
+        typed: Callable[[T], bool],
     ) -> tuple[T, dict[int, Rejected]]:
         """``attempt`` (decode, conform, the changes stage) on the records at ``alive``, and the
         page's rejections (``rejects`` and its own); again without the records the changes stage
         refused, until it refuses no new one. A refused record (no key, a --sequence-by that
         orders nothing) has typed the page's columns like any other: decoded again without it, the
-        good records are not dead letters for disagreeing with it, nor do its fields add columns."""
+        good records are not dead letters for disagreeing with it, nor do its fields add columns.
+        Only a page that could have been shaped goes again: one with a record rejected for its
+        types, or whose attempt ``typed`` a column (added or changed one)."""
         refused: dict[int, Rejected] = {}
         skipped = Counter(self.envelope.skipped) if self.envelope else Counter()
         while True:
             rejected = rejects | refused
             done = attempt([position for position in alive if position not in refused], rejected)
             newly = {p: r for p, r in rejected.items() if r.stage == CHANGES and p not in refused}
-            if not newly:
+            shaped = typed(done) or any(r.stage == SCHEMA for r in rejected.values())
+            if not newly or not shaped:
                 return done, rejected
             refused |= newly
             if self.envelope is not None:  # the records it skipped are skipped again

@@ -62,7 +62,9 @@ class RoutedPipeline(Pipeline):
             self.route_fields = dict(fields)  # as the page found them: a refused record widened none
             return self._routed(records, inflated, todo, rejected)
 
-        fitted, rejected = self._without_refused(alive, inflated_rejects, attempt)
+        fitted, rejected = self._without_refused(
+            alive, inflated_rejects, attempt, lambda _: self.route_fields != fields
+        )
         self._check(records, rejected)
         tables: dict[str, list[pa.RecordBatch]] = {}
         landed: list[int] = []

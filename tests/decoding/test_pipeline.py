@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip
 import json
 from datetime import UTC, datetime
+from typing import Any
 
 import pyarrow as pa
 import pytest
@@ -167,3 +168,26 @@ def test_a_refused_change_decoded_again_leaves_the_skipped_records_counted_once(
     assert done.rows is not None and done.rows.column("id").to_pylist() == [7]
     assert run.counts.changes["skipped"] == 1
     assert (run.counts.records, run.counts.dead_letters, run.counts.filtered) == (3, 1, 0)
+
+
+def test_a_page_whose_refused_record_shaped_no_column_is_decoded_once() -> None:
+    spec = DecodeSpec(DecodeSettings(decode="json"), changes=ChangeSettings.parse("upsert", key="pk", sequence_by="ts"))
+    run = Pipeline(spec, shard_id="shardId-7", depth=0, batch_id="b1")
+    run.page(records(b'{"pk": 1, "ts": 1}'))
+    decoder, calls = run.decoder, []
+
+    class Counted:
+        def decode(self, payloads: Any) -> Any:
+            calls.append(len(payloads))
+            return decoder.decode(payloads)
+
+        def learn(self, table: pa.Schema) -> None:
+            decoder.learn(table)
+
+    run.decoder = Counted()
+    done = run.page(records(b'{"pk": 2, "ts": null}', b'{"pk": 3, "ts": 3}'))
+    assert calls == [2], "the table's columns already typed the page: nothing to decode again"
+    assert done.dead is not None and done.dead.column("stage").to_pylist() == ["changes"]
+    run.page(records(b'{"pk": "x", "ts": null}', b'{"pk": 4, "ts": 4}', b'{"pk": 5, "ts": null, "new": 1}'))
+    assert calls == [2, 3, 2], "a page a refused record typed (a new column) is decoded again without it"
+    assert "new" not in run.fields.names
