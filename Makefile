@@ -1,5 +1,5 @@
 # The two commands of the README. Both set up .venv (and the emulators) themselves.
-.PHONY: demo test check lint test-oracle test-compat
+.PHONY: demo test check lint test-oracle test-benchmarks test-compat
 
 SOURCES = kinesis_batch spark_jobs dags tests benchmarks tools/devkit
 
@@ -15,8 +15,8 @@ test:
 	.venv/bin/ruff check $(SOURCES)
 	.venv/bin/ruff format --check $(SOURCES)
 	@.venv/bin/mypy > .venv/mypy.log 2>&1 & mypy=$$!; \
-	echo ".venv/bin/python -m pytest -n 3 --dist worksteal  (mypy beside it)"; \
-	.venv/bin/python -m pytest -n 3 --dist worksteal; tests=$$?; \
+	echo ".venv/bin/python -m pytest -n 3 --dist worksteal -m 'not benchmarks'  (mypy beside it)"; \
+	.venv/bin/python -m pytest -n 3 --dist worksteal -m "not benchmarks"; tests=$$?; \
 	wait $$mypy; types=$$?; echo ".venv/bin/mypy"; cat .venv/mypy.log; \
 	test $$tests -eq 0 && test $$types -eq 0
 
@@ -37,6 +37,13 @@ check:
 test-oracle:
 	@tools/bootstrap.sh
 	KINESIS_BATCH_ORACLE_EXAMPLES=200 .venv/bin/python -m pytest -n 2 --dist worksteal -q tests/output/test_changes.py -k oracle
+
+# The benchmarks' --quick forms (CI runs them after make test-oracle), so none can rot: each
+# starts its own endpoints and Spark and prints its figures; the test checks that they ran and
+# drained everything, never how fast. About 3 minutes on 2 cores.
+test-benchmarks:
+	@tools/bootstrap.sh
+	.venv/bin/python -m pytest -n 2 --dist worksteal -q -m benchmarks tests/test_benchmarks.py
 
 # The compatibility matrix (CI runs it after make test): the Spark tests on PySpark 3.5.0 and
 # 4.0.2, the Airflow, Dagster and table tests on Amazon MWAA 3.3.1's package set with Dagster and

@@ -1,6 +1,6 @@
-"""The benchmarks' --quick forms run in CI so they cannot rot. They print figures; this checks
-they ran to the end and drained (or published) everything, never how fast (a slow machine is not
-a bug)."""
+"""The benchmarks' --quick forms run in CI (make test-benchmarks, not make test) so they cannot
+rot. They print figures; this checks they ran to the end and drained (or published) everything,
+never how fast (a slow machine is not a bug)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from tests.runs import REPO
 FORMAT_ROW = r"\| {kind} +\| +20,000 \|"  # a row of throughput's table per output, every record drained
 
 
-pytestmark = pytest.mark.processes  # each starts its endpoints and Spark
+pytestmark = [pytest.mark.processes, pytest.mark.benchmarks]  # each starts its endpoints and Spark
 
 #: What the suite runs beyond --quick: throughput into parquet only (each format it writes is one more
 #: Spark start; the table formats are tested elsewhere, and all five measured by hand, see

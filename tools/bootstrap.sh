@@ -80,8 +80,9 @@ fi
 # A class-data archive of local Spark's classes (kinesis_batch.spark.session): every local
 # session starts about 4 s sooner.
 archive=$(.venv/bin/python -c 'from kinesis_batch.spark.session import class_archive; print(class_archive())')
-# Made again when Java, pyspark or what the archive loads (kinesis_batch/spark/session.py) changes.
-made_for="$(java -version 2>&1 | head -1), pyspark $(.venv/bin/python -c 'import pyspark; print(pyspark.__version__)'), $(sha256sum kinesis_batch/spark/session.py | cut -c1-12)"
+# Made again when Java, pyspark or what the archive loads (kinesis_batch/spark/session.py, the
+# job form in engine.py) changes.
+made_for="$(java -version 2>&1 | head -1), pyspark $(.venv/bin/python -c 'import pyspark; print(pyspark.__version__)'), $(cat kinesis_batch/spark/session.py kinesis_batch/spark/engine.py | sha256sum | cut -c1-12)"
 if [[ ! -f $archive || $(cat "$archive.for" 2>/dev/null) != "$made_for" ]]; then
   mkdir -p "$(dirname "$archive")"
   say "writing local Spark's class-data archive (once; local Spark then starts about 4 s sooner)"

@@ -1,10 +1,10 @@
 """The driver side of a run's Spark job: one job for the whole plan, a group of shard ranges
 per task (kinesis_batch.grouping, read by kinesis_batch.spark.task), Spark schedules.
 
-- The job is on the DataFrame API, so the same code runs on a classic session and on a Spark
-  Connect one (kinesis_batch.spark.engine): ``range(n)`` in n partitions, one row per task,
-  ``mapInArrow`` reading the group of that row's number. No row of records crosses into the
-  JVM: a task returns one small row per range read.
+- One task per group, in the job form of the engine (kinesis_batch.spark.engine: an RDD job on
+  a classic session, a DataFrame job on Spark Connect), each running
+  kinesis_batch.spark.task.read_spec on its group. No row of records crosses into the JVM: a
+  task returns one small row per range read.
 - The job's jobs carry a tag of their own, so a lost lease cancels it at once (:class:`ReadJob`).
 - :meth:`ReadJob.run` returns what each range read, from the attempts Spark reports
   successful; :meth:`ReadJob.keep` then writes it to the batch's ``_results/<shard>.json``
@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import threading
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from kinesis_batch.errors import ShutdownError
@@ -30,12 +30,10 @@ from kinesis_batch.output.staged import RangeResult
 from kinesis_batch.spark.engine import Engine
 from kinesis_batch.spark.routed_files import RouteTargets
 from kinesis_batch.spark.spec import GroupSpec
-from kinesis_batch.spark.task import read_batches
+from kinesis_batch.spark.task import read_spec
 
 #: What each range read: (shard id, the result as JSON), as the tasks return it.
 Done = list[tuple[str, str]]
-#: The rows a read task returns (kinesis_batch.spark.task.read_batches).
-RESULTS = "shard string, result string"
 
 
 class ReadJob:
@@ -62,10 +60,8 @@ class ReadJob:
             with jobs.tagged(self.tag):
                 if self._cancelled.is_set():
                     raise ShutdownError("the read was cancelled before it started")
-                specs = tuple(group.to_json() for group in groups)
-                task = functools.partial(read_batches, specs=specs, observers=self.observers)
-                frame = self.engine.session.range(0, len(specs), 1, len(specs)).mapInArrow(task, RESULTS)
-                done: Done = [(row[0], row[1]) for row in frame.collect()]
+                specs = [group.to_json() for group in groups]
+                done: Done = jobs.each(specs, functools.partial(read_spec, observers=self.observers))
         finally:
             self.tasks, self.failed_attempts = len(groups), jobs.failed_attempts(self.tag)
         return done
@@ -112,25 +108,19 @@ def ship_module(engine: Engine, transform: str) -> None:
 
 def warm_up(engine: Engine) -> int:
     """The session's task slots, found by a job that reads nothing in as many tasks as Spark
-    gives a job by default, one row each; the job also starts a Python worker on every slot
-    (fork, imports), so that cost is paid once with Spark's start-up, not inside the read.
-    Once per session: one a process reuses (a library user's, Dagster's resource) keeps its
-    workers (about 0.2 s a run)."""
+    gives a job by default; the job also starts a Python worker on every slot (fork, imports),
+    so that cost is paid once with Spark's start-up, not inside the read. Once per session: one
+    a process reuses (a library user's, Dagster's resource) keeps its workers (about 0.2 s a run)."""
     session = engine.session
     slots = _SLOTS.get(session)
     if slots is None:
-        slots = _SLOTS[session] = len(session.range(0, 1 << 16).mapInArrow(_ready, "ready boolean").collect())
+        slots = _SLOTS[session] = engine.jobs.slots(_imports)
     return slots
 
 
 _SLOTS: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()  # by session (gone with it)
 
 
-def _ready(batches: Iterator[Any]) -> Iterator[Any]:
+def _imports() -> None:
     import boto3  # noqa: F401  (what the read tasks import, loaded once per worker)
-    import pyarrow as pa
-    import pyarrow.parquet
-
-    for _ in batches:
-        pass
-    yield pa.record_batch([pa.array([True])], names=["ready"])
+    import pyarrow.parquet  # noqa: F401

@@ -1,6 +1,6 @@
 """The embedded Spark: a local SparkSession that starts as fast as a JVM can, or a remote one.
 
-A run's read is a DataFrame job of Python tasks (kinesis_batch.spark.job). On a cluster,
+A run's read is one job of Python tasks (kinesis_batch.spark.job). On a cluster,
 spark-submit configures the session (kinesis_batch.cli.submit); a Spark Connect server is
 reached by its URL (``SPARK_REMOTE``, ``--spark-remote``: kinesis_batch.spark.engine.remote).
 Everything else here is for ``local[...]`` masters, where the JVM only schedules the Python
@@ -9,8 +9,8 @@ tasks and passes their small results back:
 - Spark logs errors only (``log4j2.properties``) in a context started here: its default
   profile's start-up notices would come before every run's own lines;
 - a class-data archive of the classes a run loads (Java's AppCDS) maps them from one file
-  instead of loading and verifying thousands of classes from Spark's jars (Spark SQL's among
-  them): about 4 s less to start, and 3 s less for the first job.
+  instead of loading and verifying thousands of classes from Spark's jars: about 4 s less to
+  start, and 3 s less for the first job.
   ``python -m kinesis_batch.spark.session --class-archive`` makes it (tools/bootstrap.sh does,
   into the virtual environment); without it a context starts as before. An archive of another
   Java or Spark is refused by the JVM, silently, and the context starts without it;
@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kinesis_batch import defaults
 
@@ -144,10 +144,10 @@ def make_class_archive(archive: Path) -> float:
     archive.parent.mkdir(parents=True, exist_ok=True)
     partial = archive.with_name(f".{archive.name}.{os.getpid()}")
     engine = spark_session("local[1]", "kinesis-batch-class-archive", jvm_options=local_jvm_options(partial, dump=True))
-    warm_up(engine)  # the classes of a DataFrame job of Python tasks
+    warm_up(engine)  # the classes of a job of Python tasks
     tag = "kinesis-batch-class-archive"
-    with engine.jobs.tagged(tag):  # and of a tagged job, and of the status tracker's calls
-        engine.session.range(0, 2, 1, 2).mapInArrow(_rows, "id long").collect()
+    with engine.jobs.tagged(tag):  # and of a tagged job of a read's form, and of the status tracker's calls
+        engine.jobs.each(["a", "b"], _row)
     engine.jobs.failed_attempts(tag)
     gateway = SparkContext._gateway
     engine.session.sparkContext.stop()
@@ -161,8 +161,8 @@ def make_class_archive(archive: Path) -> float:
     return time.monotonic() - started
 
 
-def _rows(batches: Iterator[Any]) -> Iterator[Any]:
-    yield from batches
+def _row(item: str) -> Iterator[tuple[str, str]]:
+    yield item, item
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -24,13 +24,11 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
-
-import pyarrow as pa
 
 from kinesis_batch.decoding.pipeline import Pipeline
 from kinesis_batch.decoding.registry import Registry
@@ -52,23 +50,17 @@ from kinesis_batch.spark.rows import buffer_bytes, pages, row_groups
 from kinesis_batch.spark.spec import GroupSpec, RangeSpec, task_error
 
 
-def read_batches(
-    batches: Iterable[pa.RecordBatch], specs: Sequence[str], observers: Sequence[Observer] = ()
-) -> Iterator[pa.RecordBatch]:
-    """The function of the job's ``mapInArrow`` (kinesis_batch.spark.job): each row of
-    ``batches`` is the number of a group in ``specs`` (GroupSpecs as JSON); yields one row
-    (shard id, result as JSON) per range read, the result the reader's ReadResult fields and
-    the files written."""
-    for batch in batches:
-        for number in batch.column(0).to_pylist():
-            try:
-                results = read_group(GroupSpec.from_json(specs[number]), observers)
-            except Exception as exc:
-                raise RuntimeError(task_error(exc)) from exc
-            shards, texts = list(results), [result.to_json() for result in results.values()]
-            yield pa.record_batch(
-                [pa.array(shards, pa.string()), pa.array(texts, pa.string())], names=["shard", "result"]
-            )
+def read_spec(spec: str, observers: Sequence[Observer] = ()) -> Iterator[tuple[str, str]]:
+    """A read task (kinesis_batch.spark.job, in the engine's job form): ``spec`` is a GroupSpec
+    as JSON; yields one (shard id, result as JSON) per range read, the result the reader's
+    ReadResult fields and the files written. An error is raised as the task error the driver
+    turns back into the library's own (kinesis_batch.spark.spec.raised_in_task)."""
+    try:
+        results = read_group(GroupSpec.from_json(spec), observers)
+    except Exception as exc:
+        raise RuntimeError(task_error(exc)) from exc
+    for shard_id, result in results.items():
+        yield shard_id, result.to_json()
 
 
 def read_group(group: GroupSpec, observers: Sequence[Observer] = ()) -> dict[str, RangeResult]:
@@ -193,4 +185,4 @@ class _Once:
             self.action()
 
 
-__all__ = ["read_batches", "read_group"]
+__all__ = ["read_group", "read_spec"]
