@@ -133,8 +133,7 @@ class Pipeline:
             rejected = rejects | refused
             done = attempt([position for position in alive if position not in refused], rejected)
             newly = {p: r for p, r in rejected.items() if r.stage == CHANGES and p not in refused}
-            shaped = typed(done) or any(r.stage == SCHEMA for r in rejected.values())
-            if not newly or not shaped:
+            if not newly or not (typed(done) or any(r.stage == SCHEMA for r in rejected.values())):
                 return done, rejected
             refused |= newly
             if self.envelope is not None:  # the records it skipped are skipped again

@@ -27,13 +27,13 @@ from kinesis_batch.errors import ShutdownError
 from kinesis_batch.events import Observer
 from kinesis_batch.output.place import Place
 from kinesis_batch.output.staged import RangeResult
-from kinesis_batch.spark.engine import Engine
+from kinesis_batch.spark.engine import Engine, Rows
 from kinesis_batch.spark.routed_files import RouteTargets
 from kinesis_batch.spark.spec import GroupSpec
 from kinesis_batch.spark.task import read_spec
 
-#: What each range read: (shard id, the result as JSON), as the tasks return it.
-Done = list[tuple[str, str]]
+#: What each range read: (shard id, the result as JSON), the rows the tasks return.
+Done = Rows
 
 
 class ReadJob:
