@@ -100,6 +100,11 @@ def cloudwatch_client(session: boto3.Session | None = None, *, endpoint_url: str
     return _client(session or new_session(), "cloudwatch", endpoint_url, DYNAMODB_CONFIG)
 
 
+def emr_serverless_client(session: boto3.Session | None = None, *, endpoint_url: str | None = None) -> Any:
+    """EMR Serverless, for a read step run as a job run (its endpoint: ``AWS_ENDPOINT_URL_EMR_SERVERLESS``)."""
+    return _client(session or new_session(), "emr-serverless", endpoint_url, DYNAMODB_CONFIG)
+
+
 def _client(session: boto3.Session, service: str, endpoint_url: str | None, config: Config) -> Any:
     try:
         return session.client(service, endpoint_url=endpoint_url, config=config)  # type: ignore[call-overload]

@@ -45,6 +45,8 @@ AWS_CONN_ID = "aws_default"
 #: How often a stream's consumer runs: Airflow's preset, and the same as a cron expression (Dagster).
 SCHEDULE = "@hourly"
 CRON_SCHEDULE = "0 * * * *"
+#: Seconds between two polls of an EMR Serverless job run's state (GetJobRun).
+EMR_SERVERLESS_POLL_SECONDS = 15.0
 #: How often Dagster's asset checks run on their own.
 CHECKS_CRON_SCHEDULE = "*/15 * * * *"
 

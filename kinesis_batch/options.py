@@ -3,6 +3,7 @@ they show it, and its value checked for its type."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import MISSING, Field, field
 from typing import Any
 
@@ -26,18 +27,20 @@ def option(
     where: frozenset[str] = EVERYWHERE,
     group: str = "",
     repeat: str = "",
+    parse: Callable[[Any], Any] | None = None,
 ) -> Any:
     """A field of the settings with what adapters show of it (``repeat``: the command line's
-    flag may be given again, its values joined by this)."""
-    meta = dict(help=help, choices=choices, low=low, high=high, where=where, group=group, repeat=repeat)
+    flag may be given again, its values joined by this; ``parse``: a table of settings of its
+    own, made into its value by this, which checks it)."""
+    meta = dict(help=help, choices=choices, low=low, high=high, where=where, group=group, repeat=repeat, parse=parse)
     if default is MISSING:
         return field(metadata=meta)
     return field(default=default, metadata=meta)
 
 
 def kind(option: Field[Any]) -> type:
-    """The option's Python type (str, int or float)."""
-    return _KINDS[str(option.type)]
+    """The option's Python type (str, int or float; dict for a table of settings)."""
+    return dict if option.metadata.get("parse") else _KINDS[str(option.type)]
 
 
 def flag(option: Field[Any]) -> str:
@@ -47,7 +50,9 @@ def flag(option: Field[Any]) -> str:
 def coerce(settings: Any, option: Field[Any]) -> None:
     """A TOML or JSON value of the field's type (a whole number is a fine float), else one line."""
     wanted, value = kind(option), getattr(settings, option.name)
-    if wanted is float and isinstance(value, int) and not isinstance(value, bool):
+    if option.metadata.get("parse"):
+        object.__setattr__(settings, option.name, option.metadata["parse"](value))
+    elif wanted is float and isinstance(value, int) and not isinstance(value, bool):
         object.__setattr__(settings, option.name, float(value))
     elif not isinstance(value, wanted) or isinstance(value, bool):
         named = {float: "number", int: "whole number"}.get(wanted, "string")

@@ -33,6 +33,7 @@ class AwsClients(Protocol):
     def kinesis(self) -> KinesisClient: ...
     def dynamodb(self) -> DynamoDBClient: ...
     def glue(self) -> Any: ...
+    def emr_serverless(self) -> Any: ...
     def s3(self) -> S3Settings: ...
     def aws_env(self) -> dict[str, str]: ...
 
@@ -69,7 +70,7 @@ def orchestrated_run(
     """The CatchUpRun of an orchestrated run (``config`` carries its worker id, :func:`run_ids`),
     its sink (and dead-letter output) reaching S3 with the adapter's settings (pyarrow and
     deltalake would not find a connection's endpoint on their own), the Glue Schema Registry
-    with its Glue client."""
+    with its Glue client, a job run's read step with its EMR Serverless client."""
     return CatchUpRun(
         config,
         kinesis=aws.kinesis(),
@@ -79,6 +80,7 @@ def orchestrated_run(
         run_id=batch_id,
         sink=config.open_sink(aws.s3()),
         glue=aws.glue,
+        emr_serverless=aws.emr_serverless,
     )
 
 

@@ -33,6 +33,7 @@ from kinesis_batch.parsers import (
 )
 from kinesis_batch.routing.routes import DEFAULT_MAX_NEW, RouteRule
 from kinesis_batch.routing.settings import check_routing
+from kinesis_batch.serverless.settings import ServerlessSettings
 from kinesis_batch.shards.limits import ReadLimits
 
 
@@ -69,6 +70,14 @@ class StreamSettings:
         "a Spark Connect server to read on, sc://HOST:PORT (default: $SPARK_REMOTE, else local Spark on "
         "--spark-master)",
         where=frozenset({CLI, AIRFLOW}),
+    )
+    emr_serverless: ServerlessSettings | None = _option(  # noqa: RUF009 (a frozen value, None by default)
+        None,
+        "run the read step as an EMR Serverless job run: application_id, execution_role_arn, environment (the "
+        "archive `kinesis-batch package` wrote to S3), conf (Spark settings), timeout_minutes (default 720)",
+        where=frozenset({AIRFLOW}),
+        group="emr_serverless",
+        parse=ServerlessSettings.of,
     )
     read_limits: str = _option(
         defaults.READ_LIMITS,
@@ -205,6 +214,8 @@ class StreamSettings:
         check_changes(self.change_settings, self.format, self.decode, self.transform)
         check_routing(self.output, self.route_rule, self.decode, self.change_settings, self.dead_letter_output)
         _ = self.metrics_settings  # made once here: checked
+        if self.emr_serverless is not None and self.spark_remote:
+            raise IllegalArgumentError("--spark-remote and emr_serverless both say where the read runs: choose one")
         if self.routes and not self.route_by:
             raise IllegalArgumentError("--routes goes with --route-by")
         self.destination.dead_letter(self.decoding.dead_letter_output)  # the output and its dead letters: checked
@@ -236,7 +247,9 @@ class StreamSettings:
         return cls(**{name: value for name, value in values.items() if value is not None})
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        body = asdict(self)
+        body["emr_serverless"] = self.emr_serverless.to_json() if self.emr_serverless else None
+        return body
 
     @property
     def lease_table(self) -> str:

@@ -16,9 +16,18 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from devkit.stack import PUSHGATEWAY, STATIC_ENV, LocalStack, local_stack, migrate_airflow_db, start_pushgateway
+from devkit.stack import (
+    PUSHGATEWAY,
+    STATIC_ENV,
+    LocalStack,
+    local_stack,
+    migrate_airflow_db,
+    start_emr_serverless,
+    start_pushgateway,
+)
 
 from kinesis_batch import aws
+from tests.serverless.standin import IMAGE_PYTHON, StandIn, bare_python, build_archive
 from tests.streams import StreamFactory
 
 EMULATORS = ("kinesalite", "kinesis-local")
@@ -48,10 +57,34 @@ def pushgateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         server.stop()
 
 
+@pytest.fixture(scope="session")
+def emr_serverless_standin(stack: LocalStack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandIn]:
+    """The EMR Serverless stand-in, its image's Python 3.11 a bare one, and the environment
+    archive ``kinesis-batch package`` builds for it."""
+    python = bare_python(tmp_path_factory.mktemp("image") / "python3.11")
+    archive = build_archive(tmp_path_factory.mktemp("environment"))
+    env = {**stack.env(DEFAULT_EMULATOR), "SPARK_LOCAL_IP": "127.0.0.1"}
+    server = start_emr_serverless(tmp_path_factory.mktemp("emr-serverless"), env, {IMAGE_PYTHON: python})
+    try:
+        yield StandIn(server, archive)
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def emr_serverless(emr_serverless_standin: StandIn, monkeypatch: pytest.MonkeyPatch) -> StandIn:
+    """The stand-in as this test's EMR Serverless endpoint, polled every half second."""
+    monkeypatch.setenv("AWS_ENDPOINT_URL_EMR_SERVERLESS", emr_serverless_standin.url)
+    monkeypatch.setenv("KINESIS_BATCH_EMR_SERVERLESS_POLL_SECONDS", "0.5")
+    return emr_serverless_standin
+
+
 #: ``make check``: only the tests that start no process (no emulator, moto, Spark or Airflow).
 FAST = os.environ.get("KINESIS_BATCH_TESTS") == "fast"
 #: The fixtures that start processes (directly, or through the stack they need).
-PROCESSES = frozenset({"stack", "emulator", "kinesis", "dynamodb", "streams", "spark", "airflow_home", "pushgateway"})
+PROCESSES = frozenset(
+    {"stack", "emulator", "kinesis", "dynamodb", "streams", "spark", "airflow_home", "pushgateway", "emr_serverless"}
+)
 #: Where a fast test's AWS calls go: a closed port, so a test that needs the stack without saying
 #: so fails at once instead of reaching a real endpoint.
 NOWHERE = "http://127.0.0.1:9"

@@ -61,6 +61,9 @@ def catch_up_params(
 def setting_param(option: Field[Any], value: Any) -> Param:
     """One stream setting as a form field: its type, choices and bounds, its help."""
     rules: dict[str, Any] = {"type": _JSON_TYPES[kind(option)], "description": option.metadata["help"]}
+    if kind(option) is dict:  # a table of settings: not set (null) by default
+        value = value.to_json() if hasattr(value, "to_json") else value
+        return Param(value, **{**rules, "type": ["null", "object"]})
     if option.metadata["choices"]:
         rules["enum"] = list(option.metadata["choices"])
     if option.metadata["low"] is not None:
@@ -74,7 +77,7 @@ def setting_param(option: Field[Any], value: Any) -> Param:
     return Param(value, **rules)
 
 
-_JSON_TYPES = {str: "string", int: "integer", float: "number"}
+_JSON_TYPES = {str: "string", int: "integer", float: "number", dict: "object"}
 
 
 def catch_up_dag(

@@ -9,7 +9,16 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.providers.amazon.aws.hooks.base_aws import AwsBaseHook
 
-from kinesis_batch.aws import SERVICES, S3Settings, aws_env, dynamodb_client, glue_client, kinesis_client, s3_settings
+from kinesis_batch.aws import (
+    SERVICES,
+    S3Settings,
+    aws_env,
+    dynamodb_client,
+    emr_serverless_client,
+    glue_client,
+    kinesis_client,
+    s3_settings,
+)
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -37,6 +46,11 @@ class KinesisBatchHook(AwsBaseHook):
     def glue(self) -> Any:
         """Glue, for the Schema Registry (``service_config.glue.endpoint_url`` for a local one)."""
         return glue_client(self.get_session(), endpoint_url=self.conn_config.get_service_endpoint_url("glue"))
+
+    def emr_serverless(self) -> Any:
+        """EMR Serverless, for a read step run as a job run (``service_config.emr-serverless.endpoint_url``)."""
+        endpoint = self.conn_config.get_service_endpoint_url("emr-serverless")
+        return emr_serverless_client(self.get_session(), endpoint_url=endpoint)
 
     def s3(self) -> S3Settings:
         """S3 for the table sinks (pyarrow, deltalake, pyiceberg): this connection's session and

@@ -12,6 +12,7 @@ from kinesis_batch.changes.settings import TOMBSTONE_HOURS
 from kinesis_batch.errors import BAD_INPUT, IllegalArgumentError
 from kinesis_batch.output.formats import FORMATS
 from kinesis_batch.parsers import default_table, validate_stream_name, validate_table_name
+from kinesis_batch.serverless.settings import ServerlessSettings
 from kinesis_batch.settings import CLI, OPTIONS, StreamSettings, flag, kind, offered
 
 if TYPE_CHECKING:
@@ -201,6 +202,21 @@ def _settings(parser: argparse.ArgumentParser, table_help: str = "") -> None:
         "routing": parser.add_argument_group("routing (one table per kind of record; all to --output by default)"),
         "metrics": parser.add_argument_group("metrics (none by default)"),
     }
+    job = parser.add_argument_group("EMR Serverless (the read step as a job run; local Spark by default)")
+    job.add_argument("--emr-serverless-application", metavar="ID", help="the Spark application to run the read on")
+    job.add_argument("--execution-role", metavar="ARN", help="the IAM role the job run runs as")
+    job.add_argument(
+        "--environment", metavar="URI", help="the s3://… archive `kinesis-batch package --output s3://…` wrote"
+    )
+    job.add_argument(
+        "--emr-serverless-conf",
+        metavar="KEY=VALUE",
+        action="append",
+        help="a Spark setting of the job run (again for each)",
+    )
+    job.add_argument(
+        "--emr-serverless-timeout-minutes", type=int, metavar="N", help="the job run's timeout: the read's budget"
+    )
     for option in offered(CLI):
         where = groups.get(option.metadata["group"], parser)
         help = table_help if option.name == "table" and table_help else option.metadata["help"]
@@ -218,7 +234,46 @@ def stream_settings(args: argparse.Namespace, **settings: Any) -> StreamSettings
     """The stream's settings the command's flags give (a repeated flag's values joined), and
     ``settings`` over them."""
     given = {option.name: _joined(option, getattr(args, option.name)) for option in offered(CLI)}
-    return StreamSettings.from_mapping({**given, **settings})
+    return StreamSettings.from_mapping({**given, "emr_serverless": _job_run(args), **settings})
+
+
+def _job_run(args: argparse.Namespace) -> ServerlessSettings | None:
+    """The emr_serverless setting the EMR Serverless flags give (None: none given)."""
+    conf: dict[str, str] = {}
+    for pair in args.emr_serverless_conf or []:
+        key, equals, value = pair.partition("=")
+        if not equals or not key:
+            raise IllegalArgumentError(f"--emr-serverless-conf: {pair!r} is not KEY=VALUE")
+        conf[key] = value
+    given = {
+        "application_id": args.emr_serverless_application,
+        "execution_role_arn": args.execution_role,
+        "environment": args.environment,
+        "conf": conf,
+        "timeout_minutes": args.emr_serverless_timeout_minutes,
+    }
+    if not any(given.values()):
+        return None
+    for name, flag_name in list(FLAGS.items())[:3]:
+        if not given[name]:
+            raise IllegalArgumentError(f"{flag_name} is needed with the other EMR Serverless flags")
+    try:
+        return ServerlessSettings.of(given)
+    except IllegalArgumentError as exc:  # said with the flag, as the command line names it
+        message = str(exc)
+        for name, flag_name in FLAGS.items():
+            message = message.replace(f"emr_serverless.{name}:", f"{flag_name}:")
+        raise IllegalArgumentError(message) from exc
+
+
+#: The EMR Serverless flags, by setting (the first three are needed together).
+FLAGS = {
+    "application_id": "--emr-serverless-application",
+    "execution_role_arn": "--execution-role",
+    "environment": "--environment",
+    "conf": "--emr-serverless-conf",
+    "timeout_minutes": "--emr-serverless-timeout-minutes",
+}
 
 
 def _joined(option: Any, value: Any) -> Any:

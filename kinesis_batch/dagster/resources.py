@@ -24,11 +24,13 @@ from kinesis_batch.aws import (
     S3Settings,
     aws_env,
     dynamodb_client,
+    emr_serverless_client,
     glue_client,
     kinesis_client,
     new_session,
     s3_settings,
 )
+from kinesis_batch.serverless.settings import TIMEOUT_MINUTES, ServerlessSettings
 from kinesis_batch.spark.cluster import SparkCluster
 
 if TYPE_CHECKING:
@@ -60,6 +62,9 @@ class AwsClients(ResourceWithBoto3Configuration):
     def glue(self) -> Any:
         return glue_client(self.session(), endpoint_url=self.endpoint_url)
 
+    def emr_serverless(self) -> Any:
+        return emr_serverless_client(self.session(), endpoint_url=self.endpoint_url)
+
     def s3(self) -> S3Settings:
         return s3_settings(self.session(), endpoint_url=self.endpoint_url)
 
@@ -69,14 +74,17 @@ class AwsClients(ResourceWithBoto3Configuration):
 
 
 class SparkResource(dg.ConfigurableResource):  # type: ignore[type-arg]
-    """Spark for the read step, one of two ways, as on the Airflow side:
+    """Spark for the read step, one of three ways, as on the Airflow side:
 
     - a Spark session in the step's process: on ``master`` (``local[*]``, ``spark://host:7077``,
       ``yarn``...), started on first use (a run with nothing to read never starts a JVM), or a
       Spark Connect server's (``remote``, or ``SPARK_REMOTE``);
     - ``submit``: the read step spark-submitted to ``master`` in client mode, the package
       shipped as a zip (kinesis_batch.spark.cluster). The step's process keeps the run's other
-      steps and renews the leases while the submit reads; a lost lease kills the submit.
+      steps and renews the leases while the submit reads; a lost lease kills the submit;
+    - ``emr_serverless_application`` (with ``execution_role`` and ``environment``): the read
+      step as an EMR Serverless job run (kinesis_batch.serverless), the leases renewed by the
+      step's process while it runs, the job run cancelled when one is lost or the run stops.
     """
 
     master: str = Field(
@@ -91,6 +99,29 @@ class SparkResource(dg.ConfigurableResource):  # type: ignore[type-arg]
     )
     spark_submit: str = Field(default="", description="the spark-submit to run (default: the installed pyspark's)")
     conf: dict[str, str] = Field(default={}, description="Spark settings of the spark-submit (its --conf)")
+    emr_serverless_application: str = Field(
+        default="", description="an EMR Serverless Spark application: the read step runs as a job run on it"
+    )
+    execution_role: str = Field(default="", description="the IAM role ARN the job run runs as")
+    environment: str = Field(default="", description="the s3://… archive `kinesis-batch package` wrote")
+    emr_serverless_conf: dict[str, str] = Field(default={}, description="Spark settings of the job run")
+    emr_serverless_timeout_minutes: int = Field(
+        default=TIMEOUT_MINUTES, description="the job run's timeout: the read's budget, queueing included"
+    )
+
+    def job_run(self) -> ServerlessSettings | None:
+        """The emr_serverless setting these fields give (None: no application named)."""
+        if not self.emr_serverless_application:
+            return None
+        return ServerlessSettings.of(
+            {
+                "application_id": self.emr_serverless_application,
+                "execution_role_arn": self.execution_role,
+                "environment": self.environment,
+                "conf": self.emr_serverless_conf,
+                "timeout_minutes": self.emr_serverless_timeout_minutes,
+            }
+        )
 
     def context_factory(self) -> Callable[[], Engine]:
         from kinesis_batch.spark.session import default_spark

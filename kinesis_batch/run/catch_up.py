@@ -30,6 +30,7 @@ from kinesis_batch.metrics.send import send_metrics
 from kinesis_batch.output.records import ShardCommit
 from kinesis_batch.planning import RunPlan
 from kinesis_batch.run import commit as committing
+from kinesis_batch.run import job_run
 from kinesis_batch.run import lease as leasing
 from kinesis_batch.run import publish as publishing
 from kinesis_batch.run import read as reading
@@ -156,6 +157,8 @@ class CatchUpRun(RunContext):
         decode = (
             resolve(config.decoding, self.glue, config.changes, config.routing) if config.decoding.decoding else None
         )
+        if config.settings.emr_serverless is not None:
+            job_run.check(self)  # the job's application, environment, role and output
         claim = self.claim or ownership.check(self.kinesis, self.store, config.stream)  # before anything is made
         outputs = binding.Outputs.of(config)
         binding.check(claim.mark, outputs, config.table, binding=config.output_binding)
@@ -174,6 +177,8 @@ class CatchUpRun(RunContext):
         )
         self.claim = claim
         lineage, leases = self.survey()
+        if config.settings.emr_serverless is not None:
+            job_run.cancel_left_behind(self, leases)  # before their batches are settled
         recovered = recover_pending(leases, self.manager, self.checkpoints, self.output, self.progress)
         if recovered:
             lineage, leases = self.survey()

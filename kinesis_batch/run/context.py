@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
-from kinesis_batch.aws import cloudwatch_client, glue_client, s3_settings
+from kinesis_batch.aws import cloudwatch_client, emr_serverless_client, glue_client, s3_settings
 from kinesis_batch.checkpoints.store import DynamoDBCheckpointStore
 from kinesis_batch.config import RunConfig
 from kinesis_batch.decoding.resolve import resolve
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from mypy_boto3_kinesis import KinesisClient
 
     from kinesis_batch.ownership import Claim
+    from kinesis_batch.serverless.job import JobRunInfo
     from kinesis_batch.spark.engine import Engine
 
 Progress = Callable[[str], None]
@@ -82,6 +83,7 @@ class RunContext:
         glue: Callable[[], Any] | None = None,
         stop: StopRequest | None = None,
         cloudwatch: Callable[[], Any] | None = None,
+        emr_serverless: Callable[[], Any] | None = None,
     ) -> None:
         """``spark`` gives the Spark session the read uses (started on first use, shared by the
         caller's runs); ``sink``: where batches are published, by default the one ``config``
@@ -89,7 +91,8 @@ class RunContext:
         environment says; ``glue``: makes the Glue client a ``glue://`` schema is read with;
         ``stop``: asks the run to stop at its next safe point (kinesis_batch.stopping), as the
         adapters' signal handlers and Airflow's ``on_kill`` do; ``cloudwatch``: makes the
-        CloudWatch client ``--metrics cloudwatch`` sends with."""
+        CloudWatch client ``--metrics cloudwatch`` sends with; ``emr_serverless``: makes the
+        EMR Serverless client a read step run as a job run is started with."""
         self.config = config
         self.kinesis = kinesis
         self.spark = spark
@@ -97,6 +100,7 @@ class RunContext:
         self.clock = clock
         self.glue = glue or glue_client
         self.cloudwatch = cloudwatch or cloudwatch_client
+        self.emr_serverless = emr_serverless or emr_serverless_client
         self.store = LeaseStore(dynamodb, config.table)
         self.checkpoints = DynamoDBCheckpointStore(self.store, initial=config.initial_position)
         self.output = sink or config.open_sink(s3_settings())
@@ -107,6 +111,7 @@ class RunContext:
         self.current_read: Cancellable | None = None  # for the lease renewer (and a stop) to cancel
         self.tasks = 0  # the read's Spark tasks
         self.failed_task_attempts: int | None = 0  # and their retried attempts (None: not known, Spark Connect)
+        self.job_run: JobRunInfo | None = None  # the read's EMR Serverless job run, once it ended
         # The table's claim once it was checked and marked in this process (by the start, or by a
         # backfill's seed before it): the start and the teardown do not check it again.
         self.claim: Claim | None = None

@@ -27,7 +27,7 @@ from kinesis_batch.output.place import Place
 from kinesis_batch.output.routed import RoutedSink
 from kinesis_batch.output.staged import RangeResult, staged
 from kinesis_batch.planning import ShardRange, parents_ended, readable, shard_commit
-from kinesis_batch.run import route
+from kinesis_batch.run import job_run, route
 from kinesis_batch.run.context import Cancellable, RunContext
 from kinesis_batch.run.retention import check_gaps, warn_if_at_risk
 from kinesis_batch.shards.listing import retention_hours
@@ -41,15 +41,19 @@ class Read(Cancellable, Protocol):
 
 
 def read(context: RunContext) -> None:
-    """Read the plan's held ranges in one Spark job."""
+    """Read the plan's held ranges in one Spark job: here, or as an EMR Serverless job run when
+    the stream's settings say so (kinesis_batch.run.job_run)."""
     from kinesis_batch.spark.job import ReadJob, ship_module, warm_up
     from kinesis_batch.spark.spec import GroupSpec
 
     context.manager.adopt()
     plan = context.manifest("while reading")
     ranges = readable(plan.ranges, set(context.manager.held()))
-    if not ranges:  # nothing this worker may read: no Spark
+    if not ranges:  # nothing this worker may read: no Spark, no job run
         context.emit("read")
+        return
+    if context.config.settings.emr_serverless is not None:
+        _read_as_job_run(context, ranges)
         return
     output, batch_id = context.output, context.run_id
     output.clear_staged_rows(batch_id)  # an earlier attempt of this step
@@ -113,6 +117,21 @@ def read(context: RunContext) -> None:
         route.decide(context, routed, decode, dead_files)
     _report(context, ranges, staged(output.results(batch_id)), seconds, len(specs))
     context.emit("read")
+
+
+def _read_as_job_run(context: RunContext, ranges: tuple[ShardRange, ...]) -> None:
+    """The read as an EMR Serverless job run; what it read, said from its results."""
+    step = job_run.job_run_read(context)
+    started = time.monotonic()
+    try:
+        read_elsewhere(context, step)
+    finally:
+        context.job_run = step.info
+        if step.result is not None:
+            context.tasks, context.failed_task_attempts = step.result.tasks, step.result.failed_task_attempts
+        if step.info is not None:
+            context.progress(f"job run {step.info.job_run_id}: {step.info.said()}")
+    _report(context, ranges, staged(context.output.results(context.run_id)), time.monotonic() - started, context.tasks)
 
 
 def _decoding(context: RunContext) -> tuple[DecodeSpec | None, Place | None]:

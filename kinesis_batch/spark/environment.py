@@ -47,7 +47,27 @@ PATH_SETTINGS = (
     "spark.emr-serverless.driverEnv.PYTHONPATH",
 )
 _PYTHON = re.compile(r"3\.\d{1,2}")
+_ARCHIVE = re.compile(r"kinesis-batch-(?P<version>[^/]+?)-py(?P<python>3\.\d{1,2})-(?P<arch>x86_64|aarch64)\.tar\.gz")
 _MISSING = re.compile(r"No matching distribution found for ([A-Za-z0-9_.\-]+(?:[=<>!~]=?[^\s;]+)?)")
+
+
+@dataclass(frozen=True)
+class ArchiveName:
+    """What an archive's name says: the kinesis-batch it holds, for which Python and machine."""
+
+    version: str
+    python: str
+    arch: str
+
+    @property
+    def name(self) -> str:
+        return f"kinesis-batch-{self.version}-py{self.python}-{self.arch}.tar.gz"
+
+    @classmethod
+    def of(cls, uri: str) -> ArchiveName | None:
+        """From an archive's path or URI, as :func:`build` names it (None: another name)."""
+        match = _ARCHIVE.fullmatch(uri.rsplit("/", 1)[-1])
+        return cls(match["version"], match["python"], match["arch"]) if match else None
 
 
 @dataclass(frozen=True)
@@ -72,16 +92,24 @@ def manylinux_tags(arch: str, glibc: tuple[int, int] = GLIBC) -> list[str]:
     return [f"manylinux_{major}_{minor}_{arch}" for minor in range(newest, 16, -1)] + [f"manylinux2014_{arch}"]
 
 
+#: The extras a driver that runs on the cluster needs too (a job run's, YARN's cluster mode):
+#: the table libraries the read step opens the output with.
+DRIVER_EXTRAS = ("delta", "iceberg")
+
+
 def runtime_requirements() -> list[str]:
-    """What a read task imports: kinesis-batch's own dependencies (no extra: Spark is the
-    cluster's, the table libraries the driver's), each at the version installed here."""
+    """What a read step imports, on the executors and on a driver that runs on the cluster:
+    kinesis-batch's own dependencies and its table libraries (:data:`DRIVER_EXTRAS`; not
+    Spark, which is the cluster's), each at the version installed here, with its own extras."""
     requirements = []
     for text in importlib.metadata.requires("kinesis-batch") or []:
-        name, _, marker = text.partition(";")
-        if "extra" in marker:
+        requirement, _, marker = text.partition(";")
+        extra = re.search(r"extra\s*==\s*[\"']([^\"']+)", marker)
+        if extra is not None and extra.group(1) not in DRIVER_EXTRAS:
             continue
-        name = re.split(r"[\s\[<>=!~;]", name.strip(), maxsplit=1)[0]
-        requirements.append(f"{name}=={importlib.metadata.version(name)}")
+        name = re.split(r"[\s\[<>=!~;]", requirement.strip(), maxsplit=1)[0]
+        extras = re.search(r"\[[^\]]*\]", requirement)
+        requirements.append(f"{name}{extras.group(0) if extras else ''}=={importlib.metadata.version(name)}")
     return requirements
 
 
@@ -98,8 +126,7 @@ def build(
         raise IllegalArgumentError(f"--python {python!r}: expected a Python version such as 3.11")
     if arch not in ARCHITECTURES:
         raise IllegalArgumentError(f"--arch {arch!r}: expected one of {', '.join(ARCHITECTURES)}")
-    version = importlib.metadata.version("kinesis-batch")
-    name = f"kinesis-batch-{version}-py{python}-{arch}.tar.gz"
+    name = ArchiveName(importlib.metadata.version("kinesis-batch"), python, arch).name
     with tempfile.TemporaryDirectory(prefix="kinesis-batch-package-") as scratch:
         root = Path(scratch) / ALIAS
         requirements = runtime_requirements()
@@ -148,4 +175,13 @@ def _tar(root: Path, target: Path) -> None:
             archive.add(path, arcname=path.name)
 
 
-__all__ = ["ALIAS", "ARCHITECTURES", "GLIBC", "Package", "build", "manylinux_tags", "runtime_requirements"]
+__all__ = [
+    "ALIAS",
+    "ARCHITECTURES",
+    "GLIBC",
+    "ArchiveName",
+    "Package",
+    "build",
+    "manylinux_tags",
+    "runtime_requirements",
+]

@@ -30,11 +30,17 @@ def test_every_manylinux_tag_up_to_the_glibc_is_named_and_the_2014_alias_last(
     assert f"manylinux_2_24_{arch}" in tags or glibc < (2, 24)  # arro3-core's aarch64 wheels
 
 
-def test_the_requirements_are_the_packages_own_dependencies_at_the_versions_installed_here() -> None:
+def test_the_requirements_are_the_packages_own_dependencies_and_table_libraries_at_the_versions_installed_here() -> (
+    None
+):
     wanted = runtime_requirements()
-    names = {requirement.split("==")[0] for requirement in wanted}
-    assert names == {"boto3", "aws-kinesis-agg", "pyarrow", "msgspec", "fastavro", "protobuf"}
-    assert all(r == f"{r.split('==')[0]}=={importlib.metadata.version(r.split('==')[0])}" for r in wanted)
+    names = {requirement.split("==")[0].split("[")[0] for requirement in wanted}
+    own = {"boto3", "aws-kinesis-agg", "pyarrow", "msgspec", "fastavro", "protobuf"}
+    assert names == own | {"deltalake", "pyiceberg"}  # a driver on the cluster opens the table too
+    for requirement in wanted:
+        name, version = requirement.split("==")
+        assert version == importlib.metadata.version(name.split("[")[0])
+    assert "pyiceberg[glue,pyarrow,sql-sqlite]" in {r.split("==")[0] for r in wanted}  # its catalogs' libraries
 
 
 def test_the_settings_unpack_the_archive_and_put_it_on_the_executors_and_a_cluster_drivers_path() -> None:

@@ -173,6 +173,18 @@ def start_moto(log_dir: Path) -> LocalServer:
     return spawn_server("moto_server", argv, port=port, cwd=TOOLS, log_dir=log_dir)
 
 
+def start_emr_serverless(log_dir: Path, env: dict[str, str], images: dict[str, str]) -> LocalServer:
+    """The EMR Serverless stand-in (devkit.emr_serverless) on a free port: its job runs fetch
+    from and write to the stack ``env`` points at, on the local Pythons ``images`` names for
+    the release image's paths."""
+    port = free_port()
+    work = log_dir / "emr-serverless-jobs"
+    work.mkdir(parents=True, exist_ok=True)
+    argv = [sys.executable, "-m", "devkit.emr_serverless", "-H", LOOPBACK, "-p", str(port), "--work", str(work)]
+    argv += [arg for image, local in images.items() for arg in ("--image-python", f"{image}={local}")]
+    return spawn_server("emr-serverless", argv, port=port, cwd=TOOLS, env=env, log_dir=log_dir, grace=15.0)
+
+
 def start_pushgateway(log_dir: Path, binary: str = PUSHGATEWAY) -> LocalServer:
     """Debian's Prometheus Pushgateway on a free port, keeping nothing on disk (--metrics prometheus)."""
     port = free_port()

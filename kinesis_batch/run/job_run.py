@@ -1,0 +1,83 @@
+"""The read step as an EMR Serverless job run (``emr_serverless`` set; kinesis_batch.serverless),
+in the steps of the run that holds the leases:
+
+- the start checks the application, environment, role and output before anything is made
+  (:func:`check`), and cancels the job runs crashed runs left behind before it settles their
+  batches (:func:`cancel_left_behind`);
+- the read step starts one job run and waits for it with the leases renewed meanwhile; a lost
+  lease or a stop cancels it (:func:`read`, through read.read_elsewhere).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from kinesis_batch.aws import s3_settings
+from kinesis_batch.leases.model import Lease
+from kinesis_batch.serverless import checks, orphans
+from kinesis_batch.serverless.naming import JobName
+from kinesis_batch.serverless.settings import ServerlessSettings
+from kinesis_batch.serverless.step import JobRunRead, poll_seconds
+
+if TYPE_CHECKING:
+    from kinesis_batch.run.context import RunContext
+
+
+def settings_of(context: RunContext) -> ServerlessSettings:
+    settings = context.config.settings.emr_serverless
+    assert settings is not None, "only a run with emr_serverless reads as a job run"
+    return settings
+
+
+def check(context: RunContext) -> None:
+    """Bad input, one line each, before a lease is taken (kinesis_batch.serverless.checks)."""
+    name = JobName(context.config.table, context.run_id, "0")
+    checks.check(
+        context.emr_serverless(),
+        settings_of(context),
+        s3=s3_settings(),
+        staging=context.output.staging(context.run_id).uri,
+        name=str(name),
+    )
+
+
+def cancel_left_behind(context: RunContext, leases: dict[str, Lease]) -> list[str]:
+    """Cancel the table's job runs whose batch no other worker holds live, and wait for them to
+    end, before their batches are settled. Returns their job run ids."""
+    now = context.manager.now_ms()
+    live = {
+        lease.pending_batch_id
+        for lease in leases.values()
+        if lease.pending_batch_id and lease.lease_owner != context.config.worker_id and lease.is_live(now)
+    }
+    return orphans.cancel_left_behind(
+        context.emr_serverless(),
+        settings_of(context).application_id,
+        context.config.table,
+        left_behind=lambda job: job.batch_id not in live,
+        progress=context.progress,
+        poll_seconds=poll_seconds(),
+    )
+
+
+def job_run_read(context: RunContext) -> JobRunRead:
+    """The read step of the run's batch as a job run, with the run's own configuration but for
+    ``emr_serverless`` (inside the job, the read step reads on the job's Spark)."""
+    config = context.config
+    inside = replace(config, settings=replace(config.settings, emr_serverless=None))
+    return JobRunRead(
+        context.emr_serverless(),
+        settings_of(context),
+        inside.to_json(),
+        batch_id=context.run_id,
+        table=config.table,
+        stream=config.stream,
+        worker_id=config.worker_id,
+        staging=context.output.staging(context.run_id),
+        s3=s3_settings(),
+        progress=context.progress,
+    )
+
+
+__all__ = ["cancel_left_behind", "check", "job_run_read", "settings_of"]

@@ -1,0 +1,96 @@
+"""One attempt of a batch's read step as a job run, and its files in the batch's staging: the
+entry point, the spec it reads and the result it leaves. The orchestrator writes the first two
+before it starts the job run, the job writes the result as its last act, and the orchestrator
+believes a job's SUCCESS only with this attempt's result in hand: a job that ended without
+reading, or a result an earlier attempt left, is never taken for an empty read.
+
+    <staging of the batch>/_emr_serverless/<attempt>/read_step.py    the job driver's entry point
+                                                    /spec.json       the run's configuration and id
+                                                    /result.json     what the job did (its last act)
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kinesis_batch.output.place import Place
+
+FOLDER = "_emr_serverless"
+ENTRY_POINT, SPEC, RESULT = "read_step.py", "spec.json", "result.json"
+#: The read step's application, shipped in the package (the spark-submit path runs it too).
+APPLICATION = Path(__file__).resolve().parents[1] / "cli" / "read_step.py"
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """The files of attempt ``id`` of a batch's read step, under ``place``."""
+
+    id: str
+    place: Place
+
+    @classmethod
+    def new(cls, staging: Place) -> Attempt:
+        attempt = uuid.uuid4().hex[:12]
+        return cls(attempt, staging.child(FOLDER, attempt))
+
+    @property
+    def entry_point(self) -> str:
+        return self.place.child(ENTRY_POINT).uri
+
+    @property
+    def spec(self) -> str:
+        return self.place.child(SPEC).uri
+
+    def write_inputs(self, config: dict[str, Any], run_id: str) -> None:
+        """The entry point and the spec (``config``: RunConfig.to_json of the read)."""
+        self.place.write_text(ENTRY_POINT, APPLICATION.read_text())
+        body = {"config": config, "run_id": run_id, "attempt": self.id, "result": self.place.child(RESULT).to_json()}
+        self.place.write_text(SPEC, json.dumps(body))
+
+    def result(self) -> JobResult | None:
+        """What this attempt's job left (None: nothing)."""
+        text = self.place.read_text(RESULT)
+        return JobResult.from_json(json.loads(text)) if text is not None else None
+
+
+@dataclass(frozen=True)
+class JobResult:
+    """The read step's outcome as the job wrote it: its exit code (the command line's), its
+    error's line, and its Spark tasks."""
+
+    attempt: str
+    exit_code: int
+    error: str = ""
+    tasks: int = 0
+    failed_task_attempts: int | None = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "attempt": self.attempt,
+            "exit_code": self.exit_code,
+            "error": self.error,
+            "tasks": self.tasks,
+            "failed_task_attempts": self.failed_task_attempts,
+        }
+
+    @classmethod
+    def from_json(cls, body: dict[str, Any]) -> JobResult:
+        return cls(
+            str(body["attempt"]),
+            int(body["exit_code"]),
+            str(body.get("error") or ""),
+            int(body.get("tasks") or 0),
+            body.get("failed_task_attempts"),
+        )
+
+    def write(self, place: Place) -> None:
+        """The job's last act: ``place`` is the spec's ``result``."""
+        parent, _, name = place.uri.rpartition("/")
+        Place(parent, place.s3).write_text(name, json.dumps(self.to_json()))
+
+
+__all__ = ["APPLICATION", "FOLDER", "Attempt", "JobResult"]

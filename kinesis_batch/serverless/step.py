@@ -1,0 +1,168 @@
+"""A run's read step as one EMR Serverless job run, for the orchestrator that holds the leases
+(kinesis_batch.run.job_run): checked, any earlier attempt of the batch's read cancelled, the
+attempt's files written, the job run started and watched, and its outcome judged from what the
+job left for *this* attempt, never from its state alone.
+
+- SUCCESS with this attempt's result of exit 0: the read is done; its staging holds the batch.
+- SUCCESS without this attempt's result (a job that ran nothing, a result of an earlier
+  attempt): DependencyError, one line; nothing is published.
+- FAILED (or CANCELLED by someone else): one line with the state and ``stateDetails``, and the
+  job's own line when it left one, as the error its exit code means (2 bad input or state,
+  3 a lost lease).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+from kinesis_batch import defaults
+from kinesis_batch.aws import S3Settings, aws_call
+from kinesis_batch.errors import (
+    DependencyError,
+    IllegalArgumentError,
+    InvalidStateError,
+    KinesisBatchError,
+    LeaseLostError,
+)
+from kinesis_batch.output.place import Place
+from kinesis_batch.serverless import checks, orphans, states
+from kinesis_batch.serverless.attempt import Attempt, JobResult
+from kinesis_batch.serverless.job import JobRun, JobRunInfo
+from kinesis_batch.serverless.naming import JobName, tags
+from kinesis_batch.serverless.request import spark_settings, start_job_run
+from kinesis_batch.serverless.settings import ServerlessSettings
+
+#: Seconds between two polls of a job run's state: KINESIS_BATCH_EMR_SERVERLESS_POLL_SECONDS,
+#: else defaults.EMR_SERVERLESS_POLL_SECONDS.
+POLL_SECONDS = "KINESIS_BATCH_EMR_SERVERLESS_POLL_SECONDS"
+
+
+def poll_seconds() -> float:
+    text = os.environ.get(POLL_SECONDS, "")
+    try:
+        seconds = float(text) if text else defaults.EMR_SERVERLESS_POLL_SECONDS
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds <= 600:
+        raise IllegalArgumentError(f"{POLL_SECONDS}={text!r}: a number of seconds in (0, 600] is needed")
+    return seconds
+
+
+class JobRunRead:
+    """The read step of batch ``batch_id`` of lease table ``table``: ``config`` is the
+    RunConfig JSON the job's read step runs with (without ``emr_serverless``), ``staging`` the
+    batch's staging. ``run`` reads (raises as above), ``cancel`` stops it from any thread;
+    afterwards ``info`` and ``result`` say what the job run was and did."""
+
+    def __init__(
+        self,
+        client: Any,
+        settings: ServerlessSettings,
+        config: dict[str, Any],
+        *,
+        batch_id: str,
+        table: str,
+        stream: str,
+        worker_id: str,
+        staging: Place,
+        s3: S3Settings,
+        progress: Callable[[str], None],
+    ) -> None:
+        self.client = client
+        self.settings = settings
+        self.config = config
+        self.batch_id = batch_id
+        self.table = table
+        self.stream = stream
+        self.worker_id = worker_id
+        self.staging = staging
+        self.s3 = s3
+        self.progress = progress
+        self.poll_seconds = poll_seconds()
+        self.job: JobRun | None = None
+        self.info: JobRunInfo | None = None
+        self.result: JobResult | None = None
+        self._cancelled = False
+
+    def run(self) -> None:
+        attempt = Attempt.new(self.staging)
+        name = JobName(self.table, self.batch_id, attempt.id)
+        target = checks.check(self.client, self.settings, s3=self.s3, staging=self.staging.uri, name=str(name))
+        orphans.cancel_left_behind(
+            self.client,
+            self.settings.application_id,
+            self.table,
+            left_behind=lambda job: job.batch_id == self.batch_id,  # an earlier attempt of this read
+            progress=self.progress,
+            poll_seconds=self.poll_seconds,
+        )
+        attempt.write_inputs(self.config, self.batch_id)
+        request = start_job_run(
+            self.settings,
+            name,
+            entry_point=attempt.entry_point,
+            spec=attempt.spec,
+            conf=spark_settings(self.settings, target.python, target.interpreter, target.arch),
+            tags=tags(name, stream=self.stream, worker_id=self.worker_id),
+        )
+        self.job = JobRun(self.client, request, poll_seconds=self.poll_seconds, progress=self.progress)
+        if self._cancelled:
+            self.job.cancel()
+        try:
+            ended = self.job.run()
+        finally:
+            self.info = self.job.info(self._dashboard())
+        self.result = result = attempt.result()
+        mine = result if result is not None and result.attempt == attempt.id else None
+        if ended["state"] != states.SUCCESS:
+            raise _failed(self.info, mine)
+        if mine is None:
+            raise DependencyError(
+                f"EMR Serverless job run {self.info.job_run_id} says SUCCESS but left no result for this attempt "
+                f"({attempt.id}) in {attempt.place.uri}: nothing is published"
+            )
+        if mine.exit_code != 0:
+            raise _failed(self.info, mine)
+
+    def cancel(self) -> None:
+        self._cancelled = True
+        if self.job is not None:
+            self.job.cancel()
+
+    def _dashboard(self) -> str:
+        """The job run's Spark UI (GetDashboardForJobRun: a link valid for an hour); "" where
+        the endpoint does not serve it."""
+        if self.job is None or self.job.job_run_id is None:
+            return ""
+        job_run_id = self.job.job_run_id
+        try:
+            answer = aws_call(
+                "GetDashboardForJobRun",
+                job_run_id,
+                lambda: self.client.get_dashboard_for_job_run(
+                    applicationId=self.settings.application_id, jobRunId=job_run_id
+                ),
+            )
+        except KinesisBatchError as exc:  # a link is no reason to fail a read: said, and left out
+            self.progress(f"no Spark UI link for job run {job_run_id}: {exc}")
+            return ""
+        return str(answer.get("url", ""))
+
+
+def _failed(info: JobRunInfo, result: JobResult | None) -> KinesisBatchError:
+    """A job run that did not read, as the error its own exit code means."""
+    said = f"EMR Serverless job run {info.job_run_id} ended {info.state}"
+    details = f": {info.state_details}" if info.state_details else ""
+    if result is None or result.exit_code == 0:
+        return DependencyError(f"{said}{details}; nothing is published")
+    line = f"{said}, its read step said: {result.error}"
+    if result.exit_code == 3:
+        return LeaseLostError(line)
+    if result.exit_code == 2:
+        return InvalidStateError(line)
+    return DependencyError(line)
+
+
+__all__ = ["POLL_SECONDS", "JobRunRead", "poll_seconds"]

@@ -1,0 +1,220 @@
+"""The read step as an EMR Serverless job run, through the stand-in (tools/devkit/emr_serverless.py):
+the job runs spark-submit here on a bare Python that gets kinesis-batch from the environment
+archive alone, writing the batch into the output's staging on moto's S3, while the orchestrating
+process holds and renews the leases, judges what the job left, publishes and commits."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kinesis_batch import LeaseManager, LeaseStore
+from kinesis_batch.aws import dynamodb_client
+from kinesis_batch.parsers import default_table
+from tests.output.support import output_args, read_rows, sink_of
+from tests.runs import REPO, Thief, assert_exactly_once, assert_per_key_order, cli, diamond_stream
+from tests.serverless.standin import ROLE, StandIn
+from tests.streams import StreamFactory, put_kib
+
+pytestmark = pytest.mark.timeout(600)
+
+
+def job_args(application: str, environment: str) -> tuple[str, ...]:
+    return ("--emr-serverless-application", application, "--execution-role", ROLE, "--environment", environment)
+
+
+def running(emr: StandIn, application: str) -> Callable[[], bool]:
+    return lambda: any(job["state"] == "RUNNING" for job in emr.job_runs(application))
+
+
+def wait_for(ready: Callable[[], bool], timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not ready():
+        assert time.monotonic() < deadline, "never became ready"
+        time.sleep(0.2)
+
+
+def checkpoints(stream: str) -> dict[str, str]:
+    store = LeaseStore(dynamodb_client(), default_table(stream))
+    return {lease.lease_key: str(lease.checkpoint) for lease in store.list_leases()}
+
+
+def test_a_cli_run_reads_a_resharded_stream_into_delta_on_s3_through_a_job_run_exactly_once(
+    emr_serverless: StandIn, kinesis: Any, streams: StreamFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = streams.create(shards=3)
+    sent = diamond_stream(kinesis, name, 40)
+    output = output_args("delta", "s3", tmp_path, monkeypatch)
+    application = emr_serverless.application()
+
+    ran = cli(
+        "run", "--stream", name, *output, "--read-limits", "none", *job_args(application, emr_serverless.environment())
+    )
+
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    rows = read_rows(sink_of(output, app=default_table(name), stream=name))
+    assert_exactly_once(rows, sent)
+    assert_per_key_order(rows)
+    (job,) = emr_serverless.job_runs(application)
+    assert job["state"] == "SUCCESS"
+    assert job["name"].startswith(f"kinesis-batch/{default_table(name)}/")
+    assert job["tags"]["kinesis-batch:stream"] == name
+    assert job["billedResourceUtilization"]["vCPUHour"] > 0
+    assert f"job run {job['jobRunId']}: RUNNING" in ran.stderr
+    assert "vCPU-hours" in ran.stderr
+
+
+def test_a_lease_lost_mid_job_cancels_the_job_run_publishes_nothing_and_the_next_run_lands_everything_once(
+    emr_serverless: StandIn, kinesis: Any, streams: StreamFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = streams.create(shards=1)
+    # 30 KiB read at 1 KiB/s: the job is still reading when the thief strikes.
+    sent = put_kib(kinesis, name, 30)
+    output = output_args("delta", "s3", tmp_path, monkeypatch)
+    application = emr_serverless.application()
+    args = (
+        "run",
+        "--stream",
+        name,
+        *output,
+        "--lease-seconds",
+        "10",
+        *job_args(application, emr_serverless.environment()),
+    )
+    shard = kinesis.list_shards(StreamName=name)["Shards"][0]["ShardId"]
+
+    with Thief(dynamodb_client(), name, shard, ready=running(emr_serverless, application)) as thief:
+        lost = cli(*args, "--read-limits", "5,1024")
+
+    assert thief.took
+    assert lost.returncode == 3, lost.stderr[-3000:]
+    (line,) = lost.stderr.strip().splitlines()[-1:]
+    assert line.startswith("kinesis-batch: error: lost the leases of") and "thief" in line, line
+    (job,) = emr_serverless.job_runs(application)
+    assert job["state"] == "CANCELLED"
+    sink = sink_of(output, app=default_table(name), stream=name)
+    assert read_rows(sink) == {}, "nothing may be published"
+
+    thief_manager = LeaseManager(LeaseStore(dynamodb_client(), default_table(name)), "thief", 60)
+    thief_manager.adopt()
+    thief_manager.release()  # the other worker is done: its shard is free again
+    ran = cli(*args, "--read-limits", "none")
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    assert_exactly_once(read_rows(sink), sent)
+
+
+def start_cli(*args: str) -> subprocess.Popen[str]:
+    """``kinesis-batch`` in a process group of its own, its output kept."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "kinesis_batch.cli", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        cwd=REPO,
+    )
+
+
+def test_after_a_kill_9_of_the_orchestrator_the_next_run_cancels_the_job_run_left_behind_and_lands_once(
+    emr_serverless: StandIn, kinesis: Any, streams: StreamFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = streams.create(shards=1)
+    sent = put_kib(kinesis, name, 60)  # 60 s at 1 KiB/s: the job outlives its orchestrator's leases
+    output = output_args("delta", "s3", tmp_path, monkeypatch)
+    application = emr_serverless.application()
+    args = (
+        "run",
+        "--stream",
+        name,
+        *output,
+        "--lease-seconds",
+        "10",
+        *job_args(application, emr_serverless.environment()),
+    )
+
+    crashed = start_cli(*args, "--read-limits", "5,1024")
+    wait_for(running(emr_serverless, application))
+    os.killpg(crashed.pid, signal.SIGKILL)
+    crashed.communicate()
+    (orphan,) = emr_serverless.job_runs(application)
+    time.sleep(11)  # the dead orchestrator's leases lapse; its job run reads on
+
+    ran = cli(*args, "--read-limits", "none")
+
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    assert f"cancelling job run {orphan['jobRunId']}" in ran.stderr
+    jobs = {job["jobRunId"]: job for job in emr_serverless.job_runs(application)}
+    assert jobs.pop(orphan["jobRunId"])["state"] == "CANCELLED"
+    assert [job["state"] for job in jobs.values()] == ["SUCCESS"]
+    assert_exactly_once(read_rows(sink_of(output, app=default_table(name), stream=name)), sent)
+
+
+def test_sigterm_of_the_cli_cancels_the_job_run_and_releases_the_leases(
+    emr_serverless: StandIn, kinesis: Any, streams: StreamFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = streams.create(shards=1)
+    put_kib(kinesis, name, 60)
+    output = output_args("delta", "s3", tmp_path, monkeypatch)
+    application = emr_serverless.application()
+    run = start_cli("run", "--stream", name, *output, "--read-limits", "5,1024",
+                    *job_args(application, emr_serverless.environment()))  # fmt: skip
+    wait_for(running(emr_serverless, application))
+
+    os.kill(run.pid, signal.SIGTERM)
+    _, stderr = run.communicate(timeout=120)
+
+    assert run.returncode == 143, stderr[-3000:]
+    (job,) = emr_serverless.job_runs(application)
+    assert job["state"] == "CANCELLED"
+    assert read_rows(sink_of(output, app=default_table(name), stream=name)) == {}
+    store = LeaseStore(dynamodb_client(), default_table(name))
+    assert [lease.lease_owner for lease in store.list_leases()] == [None]
+
+
+def test_a_job_run_that_says_success_without_running_fails_the_run_in_one_line_and_moves_nothing(
+    emr_serverless: StandIn, kinesis: Any, streams: StreamFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = streams.create(shards=3)
+    diamond_stream(kinesis, name, 10)
+    output = output_args("delta", "s3", tmp_path, monkeypatch)
+    application = emr_serverless.application()
+    emr_serverless.behave(application, lie=True)
+
+    ran = cli(
+        "run", "--stream", name, *output, "--read-limits", "none", *job_args(application, emr_serverless.environment())
+    )
+
+    assert ran.returncode == 4, ran.stderr[-3000:]
+    (line,) = ran.stderr.strip().splitlines()[-1:]
+    assert "says SUCCESS but left no result for this attempt" in line and "nothing is published" in line, line
+    assert read_rows(sink_of(output, app=default_table(name), stream=name)) == {}
+    assert set(checkpoints(name).values()) == {"TRIM_HORIZON"}
+
+
+def test_a_job_run_queued_past_the_providers_25_polls_still_completes(
+    emr_serverless: StandIn, kinesis: Any, streams: StreamFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = streams.create(shards=3)
+    sent = diamond_stream(kinesis, name, 10)
+    output = output_args("delta", "s3", tmp_path, monkeypatch)
+    application = emr_serverless.application()
+    emr_serverless.behave(application, queued_seconds=16)  # 32 polls at 0.5 s
+
+    ran = cli(
+        "run", "--stream", name, *output, "--read-limits", "none", *job_args(application, emr_serverless.environment())
+    )
+
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    (job,) = emr_serverless.job_runs(application)
+    assert "QUEUED" in ran.stderr
+    # The Amazon provider's operator gives up after waiter_max_attempts (25) polls; the run waits on.
+    assert emr_serverless.polls(job["jobRunId"])["QUEUED"] > 25
+    assert_exactly_once(read_rows(sink_of(output, app=default_table(name), stream=name)), sent)

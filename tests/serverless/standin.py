@@ -1,0 +1,93 @@
+"""The EMR Serverless stand-in (tools/devkit/emr_serverless.py) as the tests use it: one server
+per test session whose release image has a bare Python 3.11 (nothing installed), and per test an
+application and the environment archive on moto's S3 (moto is reset between tests)."""
+
+from __future__ import annotations
+
+import json
+import platform
+import subprocess
+import sys
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import boto3
+from devkit.stack import LocalServer
+
+from tests.output.support import make_bucket
+
+ROLE = "arn:aws:iam::123456789012:role/kinesis-batch-job"  # moto's account, as the stand-in's
+ARCH = {"arm64": "aarch64"}.get(platform.machine(), platform.machine())
+IMAGE_PYTHON = "/usr/bin/python3.11"  # the EMR 7.x image's Python 3.11 (kinesis_batch.serverless.releases)
+
+
+def bare_python(folder: Path) -> str:
+    """A fresh virtual environment of this Python, with nothing installed (not even pip)."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True, timeout=120)
+    python = str(folder / "bin" / "python")
+    nothing = subprocess.run([python, "-c", "import pyarrow"], capture_output=True, cwd="/")
+    assert nothing.returncode != 0, "the image's Python must have nothing installed"
+    return python
+
+
+def build_archive(folder: Path) -> Path:
+    """``kinesis-batch package`` for Python 3.11 on this machine."""
+    made = subprocess.run(
+        [str(Path(sys.executable).with_name("kinesis-batch")), "package", "--python", "3.11", "--arch", ARCH,
+         "--output", str(folder), "--json"],
+        capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    return Path(json.loads(made.stdout)["archive"])
+
+
+@dataclass
+class StandIn:
+    server: LocalServer
+    archive: Path
+
+    @property
+    def url(self) -> str:
+        return self.server.url
+
+    def client(self) -> Any:
+        return boto3.client("emr-serverless", endpoint_url=self.url)
+
+    def application(self, *, release: str = "emr-7.12.0", type: str = "Spark", architecture: str = "") -> str:
+        arch = architecture or {"x86_64": "X86_64", "aarch64": "ARM64"}[ARCH]
+        made = self.client().create_application(name="kb", releaseLabel=release, type=type, architecture=arch)
+        return str(made["applicationId"])
+
+    def behave(self, application_id: str, **behaviour: Any) -> None:
+        """The stand-in's own knob: ``queued_seconds``, ``lie``."""
+        request = urllib.request.Request(
+            f"{self.url}/_standin/applications/{application_id}",
+            data=json.dumps(behaviour).encode(),
+            method="POST",
+            headers={"Content-Type": "application/json"},
+        )
+        urllib.request.urlopen(request, timeout=10).read()
+
+    def environment(self) -> str:
+        """The archive uploaded to a fresh bucket of moto's S3: its s3:// URI."""
+        bucket = make_bucket()
+        key = f"environments/{self.archive.name}"
+        boto3.client("s3").upload_file(str(self.archive), bucket, key)
+        return f"s3://{bucket}/{key}"
+
+    def polls(self, job_run_id: str) -> dict[str, int]:
+        """How often each state of the job run was polled (the stand-in's own count)."""
+        with urllib.request.urlopen(f"{self.url}/_standin/jobruns/{job_run_id}", timeout=10) as answer:
+            polls: dict[str, int] = json.loads(answer.read())["polls"]
+        return polls
+
+    def job_runs(self, application_id: str) -> list[dict[str, Any]]:
+        """Every job run of the application, newest first, as GetJobRun says it."""
+        client = self.client()
+        runs = client.list_job_runs(applicationId=application_id)["jobRuns"]
+        return [client.get_job_run(applicationId=application_id, jobRunId=run["id"])["jobRun"] for run in runs]
+
+    def driver_log(self, job_run_id: str) -> str:
+        return (self.server.log_path.parent / "emr-serverless-jobs" / job_run_id / "driver.log").read_text()
