@@ -57,6 +57,16 @@ def materialization(report: RunReport, output: Output, fields: pa.Schema | None 
     if fields is not None and len(fields):
         schema = dg.TableSchema(columns=[dg.TableColumn(field.name, str(field.type)) for field in fields])
         landed["dagster/column_schema"] = dg.MetadataValue.table_schema(schema)
+    job = report.job_run
+    if job is not None:  # the read's EMR Serverless job run: which, and what it was billed
+        landed |= {
+            "emr_serverless_job_run": job.job_run_id,
+            "emr_serverless_application": job.application_id,
+            "billed_vcpu_hours": job.vcpu_hours,
+            "billed_memory_gb_hours": job.memory_gb_hours,
+            "billed_storage_gb_hours": job.storage_gb_hours,
+            **({"spark_ui": dg.MetadataValue.url(job.dashboard)} if job.dashboard else {}),
+        }
     return {
         "dagster/row_count": landing.rows if landing else report.records,
         "records": report.records,

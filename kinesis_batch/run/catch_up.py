@@ -99,6 +99,7 @@ class CatchUpRun(RunContext):
             timings=self.timings.rounded(),
             tasks=self.tasks,
             failed_task_attempts=self.failed_task_attempts,
+            job_run=self.job_run,
         )
         self.send_metrics(report.shards, report.timings)
         if lineage is not None:

@@ -8,6 +8,7 @@ from typing import Any
 
 from kinesis_batch.landing import Landing, json_fields, total
 from kinesis_batch.output.records import ShardCommit
+from kinesis_batch.serverless.job import JobRunInfo
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,7 @@ class RunReport:
     timings: dict[str, float] = field(default_factory=dict)
     tasks: int = 0  # Spark tasks of the read, each a group of shards
     failed_task_attempts: int | None = 0  # task attempts that failed and were retried (None: not known)
+    job_run: JobRunInfo | None = None  # the read's EMR Serverless job run, and what it was billed
 
     @property
     def records(self) -> int:
@@ -61,6 +63,7 @@ class RunReport:
             "recovered": self.recovered,
             "leased_elsewhere": self.leased_elsewhere,
             "waiting": {shard: list(parents) for shard, parents in self.waiting.items()},
+            **({"job_run": self.job_run.to_json()} if self.job_run else {}),
         }
 
     def _landed(self) -> dict[str, Any]:
@@ -81,7 +84,10 @@ class RunReport:
             f"{what} {self.run_id}: {self.records} records{landed} from {len(self.shards)} shards "
             f"in {self.seconds:.1f} s; {published}"
         )
-        return [*skipped, summary]
+        job = self.job_run
+        billed = [f"read by EMR Serverless job run {job.job_run_id} ({job.arn}): {job.said()}"] if job else []
+        ui = [f"its Spark UI: {job.dashboard}"] if job and job.dashboard else []
+        return [*skipped, *billed, *ui, summary]
 
 
 __all__ = ["RunReport"]

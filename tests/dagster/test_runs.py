@@ -20,7 +20,9 @@ from kinesis_batch.dagster import SparkResource, build_stream_defs
 from kinesis_batch.errors import ThrottledError
 from kinesis_batch.parsers import default_table
 from kinesis_batch.spark import job as spark_job
+from tests.output.support import make_bucket, read_rows, sink_of
 from tests.runs import REPO, assert_exactly_once, diamond_stream, read_output
+from tests.serverless.standin import ROLE, StandIn
 from tests.streams import StreamFactory, put
 
 
@@ -103,6 +105,34 @@ def test_a_materialization_whose_read_is_spark_submitted_is_exactly_once_and_rel
     assert result.success
     assert any("Running Spark version" in line for line in said), "the read ran in a spark-submit of its own"
     assert_exactly_once(read_output(tmp_path / "out"), sent)
+    assert set(owners(dynamodb, name).values()) == {None}, "a lease left held"
+
+
+@pytest.mark.timeout(600)
+def test_a_materialization_whose_read_is_an_emr_serverless_job_run_is_exactly_once_with_its_bill_in_the_metadata(
+    emr_serverless: StandIn, kinesis: Any, dynamodb: Any, streams: StreamFactory
+) -> None:
+    name = streams.create(shards=3)
+    sent = diamond_stream(kinesis, name, 20)
+    output = f"s3://{make_bucket()}/tables/{name}"
+    application = emr_serverless.application()
+    spark = SparkResource(
+        emr_serverless_application=application, execution_role=ROLE, environment=emr_serverless.environment()
+    )
+    defs = build_stream_defs(name, output=output, format="delta", read_limits="none", spark=spark)
+    with dg.instance_for_test() as instance:
+        result = materialize(defs, name, instance)
+        (record,) = instance.fetch_materializations(dg.AssetKey(["kinesis_batch", name]), limit=1).records
+        materialization = record.asset_materialization
+        assert materialization is not None
+
+    assert result.success
+    rows = read_rows(sink_of(("--format", "delta", "--output", output), app=default_table(name), stream=name))
+    assert_exactly_once(rows, sent)
+    (job,) = emr_serverless.job_runs(application)
+    assert job["state"] == "SUCCESS"
+    assert materialization.metadata["emr_serverless_job_run"].value == job["jobRunId"]
+    assert materialization.metadata["billed_vcpu_hours"].value == job["billedResourceUtilization"]["vCPUHour"]
     assert set(owners(dynamodb, name).values()) == {None}, "a lease left held"
 
 
