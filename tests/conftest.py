@@ -27,7 +27,7 @@ from devkit.stack import (
 )
 
 from kinesis_batch import aws
-from tests.serverless.standin import IMAGE_PYTHON, StandIn, bare_python, build_archive
+from tests.serverless.standin import IMAGE_PYTHON, StandIn, bare_python, shared_archive
 from tests.streams import StreamFactory
 
 EMULATORS = ("kinesalite", "kinesis-local")
@@ -58,11 +58,19 @@ def pushgateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def emr_serverless_standin(stack: LocalStack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandIn]:
+def environment_archive_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``kinesis-batch package``'s archive for this machine's Python 3.11, one for the whole run."""
+    return shared_archive(tmp_path_factory.getbasetemp().parent)
+
+
+@pytest.fixture(scope="session")
+def emr_serverless_standin(
+    stack: LocalStack, tmp_path_factory: pytest.TempPathFactory, environment_archive_file: Path
+) -> Iterator[StandIn]:
     """The EMR Serverless stand-in, its image's Python 3.11 a bare one, and the environment
     archive ``kinesis-batch package`` builds for it."""
     python = bare_python(tmp_path_factory.mktemp("image") / "python3.11")
-    archive = build_archive(tmp_path_factory.mktemp("environment"))
+    archive = environment_archive_file
     env = {**stack.env(DEFAULT_EMULATOR), "SPARK_LOCAL_IP": "127.0.0.1"}
     server = start_emr_serverless(tmp_path_factory.mktemp("emr-serverless"), env, {IMAGE_PYTHON: python})
     try:

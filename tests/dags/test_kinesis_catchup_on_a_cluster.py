@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import shlex
 import subprocess
 import sys
@@ -30,6 +29,7 @@ import pytest
 from devkit.stack import LOOPBACK, STATIC_ENV, LocalServer, free_port, spawn_server
 
 from kinesis_batch.parsers import default_table
+from kinesis_batch.spark.environment import Package
 from kinesis_batch.spark.session import LOCAL_JVM_OPTIONS
 from tests.output.support import output_args, read_rows, sink_of
 from tests.runs import (
@@ -40,6 +40,8 @@ from tests.runs import (
     read_output,
     rows_of_keys,
 )
+from tests.serverless import standin
+from tests.serverless.standin import ARCH
 from tests.streams import StreamFactory, put_kib
 
 SPARK_CLASS = Path(pyspark.__file__).parent / "bin" / "spark-class"
@@ -168,29 +170,15 @@ def test_a_read_spark_submitted_to_a_standalone_cluster_is_exactly_once_and_keep
 
 
 @pytest.fixture(scope="module")
-def environment_archive(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    """``kinesis-batch package`` for this machine's Python and architecture: its Spark settings."""
-    folder = tmp_path_factory.mktemp("environment")
-    arch = {"arm64": "aarch64"}.get(platform.machine(), platform.machine())
-    made = subprocess.run(
-        [str(Path(sys.executable).with_name("kinesis-batch")), "package", "--python", "3.11", "--arch", arch,
-         "--output", str(folder), "--json"],
-        capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
-    assert made.returncode == 0, made.stderr
-    settings: dict[str, str] = json.loads(made.stdout)["settings"]
-    return settings
+def environment_archive(environment_archive_file: Path) -> dict[str, str]:
+    """``kinesis-batch package``'s archive for this machine's Python and architecture (the
+    session's, shared with the EMR Serverless tests): its Spark settings."""
+    return dict(Package(str(environment_archive_file), "3.11", ARCH).settings)
 
 
 @pytest.fixture(scope="module")
 def bare_python(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """A fresh virtual environment of this Python, with nothing installed (not even pip)."""
-    venv = tmp_path_factory.mktemp("bare") / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
-    python = str(venv / "bin" / "python")
-    nothing = subprocess.run([python, "-c", "import pyarrow"], capture_output=True, cwd="/")
-    assert nothing.returncode != 0, "the bare Python must have nothing installed"
-    return python
+    return standin.bare_python(tmp_path_factory.mktemp("bare") / "venv")
 
 
 def _run_on_cluster(

@@ -4,6 +4,7 @@ application and the environment archive on moto's S3 (moto is reset between test
 
 from __future__ import annotations
 
+import fcntl
 import json
 import platform
 import subprocess
@@ -30,6 +31,17 @@ def bare_python(folder: Path) -> str:
     nothing = subprocess.run([python, "-c", "import pyarrow"], capture_output=True, cwd="/")
     assert nothing.returncode != 0, "the image's Python must have nothing installed"
     return python
+
+
+def shared_archive(root: Path) -> Path:
+    """``kinesis-batch package`` for Python 3.11 on this machine, built once under ``root`` for
+    every pytest worker of the session (the first builds it, the others wait for it)."""
+    folder = root / "kinesis-batch-environment"
+    folder.mkdir(exist_ok=True)
+    with (root / "kinesis-batch-environment.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        built = sorted(folder.glob("kinesis-batch-*.tar.gz"))
+        return built[0] if built else build_archive(folder)
 
 
 def build_archive(folder: Path) -> Path:

@@ -261,6 +261,11 @@ class StandIn:
         home = Path(pyspark.__file__).parent
         env["SPARK_HOME"] = str(home)
         spark_submit = home / "bin" / "spark-submit"
+        # This machine's Spark as the release's: started as local Spark starts here (the class
+        # archive: seconds of CPU less a job), without a UI; the job's own settings win.
+        from kinesis_batch.spark.session import local_jvm_options
+
+        conf = {"spark.driver.extraJavaOptions": local_jvm_options(), "spark.ui.enabled": "false", **conf}
         command = [str(spark_submit), "--master", "local[2]", "--name", job.record["name"]]
         for key, value in sorted(conf.items()):
             command += ["--conf", f"{key}={value}"]
