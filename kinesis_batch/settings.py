@@ -75,7 +75,7 @@ class StreamSettings:
         None,
         "run the read step as an EMR Serverless job run: application_id, execution_role_arn, environment (the "
         "archive `kinesis-batch package` wrote to S3), conf (Spark settings), timeout_minutes (default 720)",
-        where=frozenset({AIRFLOW}),
+        where=ORCHESTRATED,  # the command line's own flags: --emr-serverless-application ...
         group="emr_serverless",
         parse=ServerlessSettings.of,
     )

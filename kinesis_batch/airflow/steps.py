@@ -99,7 +99,7 @@ def run_steps(make_run: Callable[[], CatchUpRun], *, outlets: Sequence[Any] = ()
         record = run.output.committed(run.run_id)
         shards = record.shards if record is not None else ()
         if record is not None:  # each step is a task of its own: its timings are Airflow's
-            run.send_metrics(shards, {})
+            run.send_metrics(shards, {}, record.cost)
         lineage = run.lineage()
         if lineage is not None:
             lineage.complete(run.run_id, shards, run.output)

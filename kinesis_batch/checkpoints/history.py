@@ -11,11 +11,13 @@ checkpoint of run X" by looking up the entries of that run.
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from kinesis_batch.cost import ReadCost
 from kinesis_batch.errors import KinesisBatchError, MalformedLeaseError
 from kinesis_batch.landing import Landing
 from kinesis_batch.leases.dynamodb import ConditionFailed, call_dynamodb, create_table, table_status, wait_until_active
@@ -43,6 +45,7 @@ class HistoryEntry:
     lease_counter: int = 0  # the leaseCounter the commit was fenced on
     lag_at_start_ms: int | None = None  # the shard's lag when the batch's read began (None: not known)
     landing: Landing | None = None  # decoded: rows, dead letters, filtered, the commonest reasons
+    cost: ReadCost | None = None  # the read's bill, when a service billed it (the run's, on each entry)
 
     @property
     def commit_id(self) -> str:
@@ -65,6 +68,8 @@ class HistoryEntry:
             item["runId"] = {"S": self.run_id}
         if self.lag_at_start_ms is not None:
             item["lagAtStartMillis"] = {"N": str(self.lag_at_start_ms)}
+        if self.cost is not None:
+            item["readCost"] = {"S": json.dumps(self.cost.to_json(), sort_keys=True)}
         if self.landing is not None:
             item |= {
                 "rows": {"N": str(self.landing.rows)},
@@ -101,6 +106,7 @@ class HistoryEntry:
                 lease_counter=int(item["leaseCounter"]["N"]) if "leaseCounter" in item else 0,
                 lag_at_start_ms=int(item["lagAtStartMillis"]["N"]) if "lagAtStartMillis" in item else None,
                 landing=_landing(item),
+                cost=ReadCost.from_json(json.loads(item["readCost"]["S"])) if "readCost" in item else None,
             )
         except (KeyError, ValueError, KinesisBatchError) as exc:
             raise MalformedLeaseError(f"malformed checkpoint history item: {exc}") from exc

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from kinesis_batch.checkpoints.history import HistoryEntry
+from kinesis_batch.cost import ReadCost
 from kinesis_batch.landing import Landing, total
 
 
@@ -24,6 +25,7 @@ class RunSummary:
     # commit written before the history kept lags, or one made outside a run).
     lag_at_start_ms: int | None
     landing: Landing | None = None  # decoded: rows, dead letters, filtered, reasons (all shards)
+    cost: ReadCost | None = None  # the read's bill, when a service billed it
 
 
 def summarize_runs(entries: Iterable[HistoryEntry], *, last: int | None = None) -> list[RunSummary]:
@@ -45,6 +47,7 @@ def _summary(run: str, entries: list[HistoryEntry]) -> RunSummary:
         shards=len({entry.lease_key for entry in entries}),
         lag_at_start_ms=max(lags) if lags else None,
         landing=total([entry.landing for entry in entries]),
+        cost=next((entry.cost for entry in entries if entry.cost is not None), None),  # one bill a run
     )
 
 

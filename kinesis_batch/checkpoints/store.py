@@ -23,6 +23,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from kinesis_batch.checkpoints.history import HistoryEntry, HistoryTable, utc_now
+from kinesis_batch.cost import ReadCost
 from kinesis_batch.errors import IllegalArgumentError, InvalidStateError
 from kinesis_batch.landing import Landing
 from kinesis_batch.leases.dynamodb import transact_write
@@ -164,12 +165,13 @@ class DynamoDBCheckpointStore:
         records: int = 0,
         lag_at_start_ms: int | None = None,
         landing: Landing | None = None,
+        cost: ReadCost | None = None,
         release: bool = False,
     ) -> Lease | None:
         """Move the checkpoint to the pending one of ``batch_id`` and append the history entry
-        (``records``, ``lag_at_start_ms``, the shard's lag when the batch's read began, and the
-        ``landing`` of decoded records go in it); with ``release``, give the lease up in the same
-        write (a run done with the shard: no release call after it).
+        (``records``, ``lag_at_start_ms``, the shard's lag when the batch's read began, the
+        ``landing`` of decoded records and the read's ``cost`` go in it); with ``release``, give
+        the lease up in the same write (a run done with the shard: no release call after it).
 
         A pending batch without a pending checkpoint (see :meth:`prepare`) keeps the checkpoint;
         its history entry still says which run and batch covered the shard.
@@ -188,6 +190,7 @@ class DynamoDBCheckpointStore:
             records=records,
             lag_at_start_ms=lag_at_start_ms,
             landing=landing,
+            cost=cost,
             release=release,
         )
 
@@ -214,6 +217,7 @@ class DynamoDBCheckpointStore:
         require_pending: bool = True,
         lag_at_start_ms: int | None = None,
         landing: Landing | None = None,
+        cost: ReadCost | None = None,
         release: bool = False,
     ) -> Lease | None:
         owner = lease.lease_owner
@@ -231,6 +235,7 @@ class DynamoDBCheckpointStore:
             lease_counter=lease.lease_counter,
             lag_at_start_ms=lag_at_start_ms,
             landing=landing,
+            cost=cost,
         )
         values: dict[str, dict[str, Any]] = {
             ":one": {"N": "1"},

@@ -144,6 +144,7 @@ def history_command(args: argparse.Namespace) -> int:
 
 def _runs(args: argparse.Namespace, table: str) -> int:
     from kinesis_batch.aws import dynamodb_client, kinesis_client
+    from kinesis_batch.cost import ReadCost
     from kinesis_batch.status import run_rows
 
     if args.run:
@@ -163,5 +164,7 @@ def _runs(args: argparse.Namespace, table: str) -> int:
         landing = Landing.from_json(row)
         if landing is not None and landing.all_changes:  # a stream of changes: what they did
             counts += "  changes: " + ", ".join(f"{n} {kind}" for kind, n in landing.all_changes.items())
-        print(f"{row['committed_at']}  {row['run']:<28} {counts}  {began}")
+        cost = ReadCost.from_json(row.get("cost"))
+        billed = f"  EMR Serverless job run {cost.job_run_id}: {cost.said()}" if cost else ""
+        print(f"{row['committed_at']}  {row['run']:<28} {counts}  {began}{billed}")
     return 0

@@ -147,13 +147,13 @@ def _config(
     until: datetime | None = None,
     allow_gaps: bool = False,
 ) -> RunConfig:
-    """The run's configuration: the stream's settings, Spark (or an EMR Serverless job run)
-    from the resource."""
+    """The run's configuration: the stream's settings, Spark from the resource (its EMR
+    Serverless application over the stream's ``emr_serverless``)."""
     settings = replace(
         consumer.settings,
         spark_master=spark.master if spark else defaults.SPARK_MASTER,
         spark_remote=spark.remote if spark else "",
-        emr_serverless=spark.job_run() if spark else None,
+        emr_serverless=(spark.job_run() or consumer.settings.emr_serverless) if spark else None,
     )
     return RunConfig(settings, worker_id=ids.worker_id, until=until, allow_gaps=allow_gaps)
 

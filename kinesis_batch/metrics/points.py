@@ -10,6 +10,9 @@ and ``ShardId`` too at the detailed level.
 - ``RowsWritten``: the rows published (raw: one per record); ``DeadLetters``: records that
   became dead letters.
 - ``ReadSeconds``, ``PublishSeconds``, ``CommitSeconds``: the steps' durations.
+- ``BilledVCPUHours``, ``BilledMemoryGBHours``, ``BilledStorageGBHours``: what the read's EMR
+  Serverless job run was billed (kinesis_batch.cost), per stream; none for a read that nobody
+  bills per run.
 
 A run that read nothing says so: zero records, no lag figures.
 """
@@ -19,11 +22,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from kinesis_batch.cost import ReadCost
 from kinesis_batch.landing import Landing, total
 from kinesis_batch.metrics.settings import DETAILED
 from kinesis_batch.output.records import ShardCommit
 
-COUNT, BYTES, MILLISECONDS, SECONDS = "Count", "Bytes", "Milliseconds", "Seconds"
+COUNT, BYTES, MILLISECONDS, SECONDS, NONE = "Count", "Bytes", "Milliseconds", "Seconds", "None"
 STREAM, SHARD = "Stream", "ShardId"
 #: The steps timed, by metric name.
 STEPS = {"ReadSeconds": "read", "PublishSeconds": "publish", "CommitSeconds": "commit"}
@@ -39,12 +43,24 @@ class Point:
     dimensions: tuple[tuple[str, str], ...]
 
 
-def points_of(stream: str, shards: Sequence[ShardCommit], timings: Mapping[str, float], level: str) -> list[Point]:
-    """A run's metrics from its shards' commits and its steps' ``timings``: per stream, and at
-    DETAILED per shard too."""
+def points_of(
+    stream: str,
+    shards: Sequence[ShardCommit],
+    timings: Mapping[str, float],
+    level: str,
+    cost: ReadCost | None = None,
+) -> list[Point]:
+    """A run's metrics from its shards' commits, its steps' ``timings`` and its read's ``cost``:
+    per stream, and at DETAILED per shard too."""
     where = ((STREAM, stream),)
     points = _counts(shards, where)
     points += [Point(name, timings[step], SECONDS, where) for name, step in STEPS.items() if step in timings]
+    if cost is not None:
+        points += [
+            Point("BilledVCPUHours", cost.vcpu_hours, NONE, where),
+            Point("BilledMemoryGBHours", cost.memory_gb_hours, NONE, where),
+            Point("BilledStorageGBHours", cost.storage_gb_hours, NONE, where),
+        ]
     if level == DETAILED:
         for shard in shards:
             points += _counts((shard,), (*where, (SHARD, shard.shard_id)))
@@ -70,4 +86,4 @@ def _counts(shards: Iterable[ShardCommit], where: tuple[tuple[str, str], ...]) -
     return points
 
 
-__all__ = ["BYTES", "COUNT", "MILLISECONDS", "SECONDS", "SHARD", "STREAM", "Point", "points_of"]
+__all__ = ["BYTES", "COUNT", "MILLISECONDS", "NONE", "SECONDS", "SHARD", "STREAM", "Point", "points_of"]

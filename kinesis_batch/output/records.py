@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
+from kinesis_batch.cost import ReadCost
 from kinesis_batch.landing import Landing, total
 from kinesis_batch.shards.checkpoint import Checkpoint
 
@@ -34,6 +35,7 @@ class CommitRecord:
     stream: str
     created_at: datetime
     shards: tuple[ShardCommit, ...]
+    cost: ReadCost | None = None  # what the read was billed, when a service billed it (kinesis_batch.cost)
 
     def shard(self, shard_id: str) -> ShardCommit | None:
         return next((s for s in self.shards if s.shard_id == shard_id), None)
@@ -59,6 +61,7 @@ class CommitRecord:
             }
             for s in self.shards
         ]
+        body["cost"] = self.cost.to_json() if self.cost else None
         return json.dumps(body, indent=indent, sort_keys=True)
 
     @classmethod
@@ -84,6 +87,7 @@ class CommitRecord:
                 )
                 for s in body["shards"]
             ),
+            cost=ReadCost.from_json(body.get("cost")),
         )
 
 

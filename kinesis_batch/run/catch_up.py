@@ -21,6 +21,7 @@ from typing import TypeVar
 from kinesis_batch import binding, ownership
 from kinesis_batch.columns import RAW, decoded
 from kinesis_batch.config import NONE
+from kinesis_batch.cost import ReadCost
 from kinesis_batch.decoding.resolve import resolve
 from kinesis_batch.errors import ShutdownError
 from kinesis_batch.leases.model import Lease
@@ -101,7 +102,7 @@ class CatchUpRun(RunContext):
             failed_task_attempts=self.failed_task_attempts,
             job_run=self.job_run,
         )
-        self.send_metrics(report.shards, report.timings)
+        self.send_metrics(report.shards, report.timings, record.cost if record else None)
         if lineage is not None:
             lineage.complete(self.run_id, report.shards, self.output)
         return report
@@ -196,11 +197,13 @@ class CatchUpRun(RunContext):
 
         return RunLineage.of(self.config, self.run_id, arn)
 
-    def send_metrics(self, shards: Sequence[ShardCommit], timings: Mapping[str, float]) -> bool:
-        """The run's metrics to ``--metrics``' backend (its shards' commits, its steps' timings);
-        False, after one warning line, when they could not be sent: never an error."""
+    def send_metrics(
+        self, shards: Sequence[ShardCommit], timings: Mapping[str, float], cost: ReadCost | None = None
+    ) -> bool:
+        """The run's metrics to ``--metrics``' backend (its shards' commits, its steps' timings,
+        its read's bill); False, after one warning line, when they could not be sent: never an error."""
         config = self.config
-        return send_metrics(config.metrics, config.stream, shards, timings, cloudwatch=self.cloudwatch)
+        return send_metrics(config.metrics, config.stream, shards, timings, cloudwatch=self.cloudwatch, cost=cost)
 
     def survey(self) -> tuple[Lineage, dict[str, Lease]]:
         return surveying.survey(self.kinesis, self.store, self.config.stream)

@@ -32,6 +32,7 @@ def commit(context: RunContext) -> int:
                 records=by_shard[lease.lease_key].records,
                 lag_at_start_ms=by_shard[lease.lease_key].lag_at_start_ms,
                 landing=by_shard[lease.lease_key].landing,
+                cost=record.cost if record else None,
                 release=True,
             ),
             concurrency=context.config.commit_concurrency,

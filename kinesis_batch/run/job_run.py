@@ -5,7 +5,9 @@ in the steps of the run that holds the leases:
   (:func:`check`), and cancels the job runs crashed runs left behind before it settles their
   batches (:func:`cancel_left_behind`);
 - the read step starts one job run and waits for it with the leases renewed meanwhile; a lost
-  lease or a stop cancels it (:func:`read`, through read.read_elsewhere).
+  lease or a stop cancels it (:func:`job_run_read`, through read.read_elsewhere); the job run
+  that read is kept in the batch's staging (:func:`record`) for the publish step, whose commit
+  record carries its bill into the history (:func:`cost`).
 """
 
 from __future__ import annotations
@@ -14,8 +16,11 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from kinesis_batch.aws import s3_settings
+from kinesis_batch.cost import ReadCost
 from kinesis_batch.leases.model import Lease
 from kinesis_batch.serverless import checks, orphans
+from kinesis_batch.serverless.attempt import record_job_run, recorded_job_run
+from kinesis_batch.serverless.job import JobRunInfo
 from kinesis_batch.serverless.naming import JobName
 from kinesis_batch.serverless.settings import ServerlessSettings
 from kinesis_batch.serverless.step import JobRunRead, poll_seconds
@@ -80,4 +85,18 @@ def job_run_read(context: RunContext) -> JobRunRead:
     )
 
 
-__all__ = ["cancel_left_behind", "check", "job_run_read", "settings_of"]
+def record(context: RunContext, info: JobRunInfo) -> None:
+    """The job run that read the batch, kept in its staging for the publish step's record."""
+    context.job_run = info
+    record_job_run(context.output.staging(context.run_id), info)
+
+
+def cost(context: RunContext) -> ReadCost | None:
+    """What the batch's read was billed (None: read here, or on a cluster that bills nothing per read)."""
+    if context.config.settings.emr_serverless is None:
+        return None
+    info = context.job_run or recorded_job_run(context.output.staging(context.run_id))
+    return info.cost if info else None
+
+
+__all__ = ["cancel_left_behind", "check", "cost", "job_run_read", "record", "settings_of"]

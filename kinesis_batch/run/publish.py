@@ -21,6 +21,7 @@ from kinesis_batch.landing import Landing
 from kinesis_batch.output.records import CommitRecord
 from kinesis_batch.output.staged import files_of, staged
 from kinesis_batch.planning import shard_commit
+from kinesis_batch.run import job_run
 from kinesis_batch.run.context import RunContext
 
 
@@ -55,7 +56,8 @@ def publish(context: RunContext) -> bool:
         output.discard(batch_id, fence=False)
         context.emit("published")
         return False
-    record = CommitRecord(batch_id, context.run_id, context.config.stream, datetime.now(UTC), tuple(commits))
+    stream, cost = context.config.stream, job_run.cost(context)
+    record = CommitRecord(batch_id, context.run_id, stream, datetime.now(UTC), tuple(commits), cost=cost)
     files = files_of(results)  # the results read above: the staging is read once
     context.emit("staged")
     published = output.publish(record, files) or output.committed(batch_id) is not None

@@ -131,6 +131,8 @@ def _read_as_job_run(context: RunContext, ranges: tuple[ShardRange, ...]) -> Non
             context.tasks, context.failed_task_attempts = step.result.tasks, step.result.failed_task_attempts
         if step.info is not None:
             context.progress(f"job run {step.info.job_run_id}: {step.info.said()}")
+    if step.info is not None:  # read: its bill goes with the batch
+        job_run.record(context, step.info)
     _report(context, ranges, staged(context.output.results(context.run_id)), time.monotonic() - started, context.tasks)
 
 

@@ -95,6 +95,7 @@ def _settle(key: str, batch_id: str, manager: LeaseManager, checkpoints: DynamoD
                 records=shard.records,
                 lag_at_start_ms=shard.lag_at_start_ms,
                 landing=shard.landing,
+                cost=record.cost,
             )
         )
         return ROLLED_FORWARD

@@ -7,6 +7,8 @@ reading, or a result an earlier attempt left, is never taken for an empty read.
     <staging of the batch>/_emr_serverless/<attempt>/read_step.py    the job driver's entry point
                                                     /spec.json       the run's configuration and id
                                                     /result.json     what the job did (its last act)
+                          /_emr_serverless/job_run.json              the job run that read the batch
+                                                                     (the orchestrator's, for publish)
 """
 
 from __future__ import annotations
@@ -18,9 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from kinesis_batch.output.place import Place
+from kinesis_batch.serverless.job import JobRunInfo
 
 FOLDER = "_emr_serverless"
-ENTRY_POINT, SPEC, RESULT = "read_step.py", "spec.json", "result.json"
+ENTRY_POINT, SPEC, RESULT, JOB_RUN = "read_step.py", "spec.json", "result.json", "job_run.json"
 #: The read step's application, shipped in the package (the spark-submit path runs it too).
 APPLICATION = Path(__file__).resolve().parents[1] / "cli" / "read_step.py"
 
@@ -93,4 +96,14 @@ class JobResult:
         Place(parent, place.s3).write_text(name, json.dumps(self.to_json()))
 
 
-__all__ = ["APPLICATION", "FOLDER", "Attempt", "JobResult"]
+def record_job_run(staging: Place, info: JobRunInfo) -> None:
+    """The job run that read the batch, for the publish step (another process, in Airflow)."""
+    staging.child(FOLDER).write_text(JOB_RUN, json.dumps(info.to_json()))
+
+
+def recorded_job_run(staging: Place) -> JobRunInfo | None:
+    text = staging.child(FOLDER).read_text(JOB_RUN)
+    return JobRunInfo.from_json(json.loads(text)) if text is not None else None
+
+
+__all__ = ["APPLICATION", "FOLDER", "Attempt", "JobResult", "record_job_run", "recorded_job_run"]

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kinesis_batch.aws import aws_call
+from kinesis_batch.cost import ReadCost
 from kinesis_batch.errors import DependencyError, KinesisBatchError, RetryableError
 from kinesis_batch.serverless import states
 
@@ -94,12 +95,16 @@ class JobRunInfo:
             seconds=int(body.get("seconds", 0)),
         )
 
+    @property
+    def cost(self) -> ReadCost:
+        """What the batch's read was billed (kinesis_batch.cost)."""
+        return ReadCost(
+            self.job_run_id, self.application_id, self.vcpu_hours, self.memory_gb_hours, self.storage_gb_hours
+        )
+
     def said(self) -> str:
         """The job's bill in one phrase."""
-        return (
-            f"{self.vcpu_hours:.3f} vCPU-hours, {self.memory_gb_hours:.3f} memory GB-hours, "
-            f"{self.storage_gb_hours:.3f} storage GB-hours billed"
-        )
+        return self.cost.said()
 
 
 class JobRun:

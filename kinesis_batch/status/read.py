@@ -187,6 +187,7 @@ def run_rows(
             "shards": run.shards,
             **json_fields(run.landing),
             "lag_at_start_ms": run.lag_at_start_ms,
+            **({"cost": run.cost.to_json()} if run.cost else {}),
         }
         for run in summarize_runs(_history(dynamodb, table, None), last=last)
     ]

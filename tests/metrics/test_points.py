@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from kinesis_batch.cost import ReadCost
 from kinesis_batch.metrics.points import Point, points_of
 from kinesis_batch.metrics.settings import DETAILED, SUMMARY
 from kinesis_batch.output.records import ShardCommit
@@ -57,3 +58,15 @@ def test_the_detailed_level_adds_each_shard_with_its_own_dimension() -> None:
     assert one == {"RecordsProcessed": 5, "BytesProcessed": 5_120, "RowsWritten": 5, "DeadLetters": 0,
                    "MillisBehindLatest": 2_000, "LagSeconds": 300.0}  # fmt: skip
     assert "ReadSeconds" not in one  # the steps are the run's, not a shard's
+
+
+def test_a_read_billed_by_emr_serverless_adds_its_bill_per_stream_only() -> None:
+    cost = ReadCost("00job", "00app", 0.25, 1.0, 1.25)
+    points = points_of("clicks", [shard("s-0", 10)], TIMINGS, DETAILED, cost)
+    assert {k: v for k, v in by_name(points).items() if k.startswith("Billed")} == {
+        "BilledVCPUHours": 0.25,
+        "BilledMemoryGBHours": 1.0,
+        "BilledStorageGBHours": 1.25,
+    }
+    assert not any(p.name.startswith("Billed") for p in points if p.dimensions != STREAM)
+    assert not any(p.name.startswith("Billed") for p in points_of("clicks", [], TIMINGS, SUMMARY))
