@@ -113,9 +113,11 @@ class JobRunRead:
         try:
             ended = self.job.run()
         finally:
-            self.info = self.job.info(self._dashboard())
-        self.result = result = attempt.result()
-        mine = result if result is not None and result.attempt == attempt.id else None
+            if self.job.job_run_id is not None:  # started: what it was, and its bill so far
+                self.info = self.job.info(self._dashboard())
+        assert self.info is not None
+        result = attempt.result()
+        self.result = mine = result if result is not None and result.attempt == attempt.id else None
         if ended["state"] != states.SUCCESS:
             raise _failed(self.info, mine)
         if mine is None:

@@ -7,8 +7,9 @@ shapes, and runs each job run as EMR Serverless would, on this machine:
 
 - the job driver's entry point and the ``spark.archives`` of its ``spark-defaults`` are fetched
   from S3 (moto's, through the standard AWS environment this server is started with), the
-  archive unpacked as ``./<alias>`` in the job's working folder (where EMR Serverless unpacks
-  it for the driver) and passed on to Spark, which unpacks it for the executors;
+  archive unpacked as ``./<alias>`` in the job's working folder, where EMR Serverless unpacks it
+  in each container: here there is one, the driver's, whose local executors start in the same
+  folder (an archive is unpacked once per ETag and linked into each job run's folder);
 - ``spark-submit --master local[2]`` runs the entry point with its arguments and every Spark
   setting; ``spark.emr-serverless.driverEnv.X`` become the driver's environment;
 - the image's interpreters are this machine's: ``--image-python /usr/bin/python3.11=PATH``
@@ -103,6 +104,7 @@ class StandIn:
         self.behaviour: dict[str, dict[str, Any]] = {}
         self.jobs: dict[str, Job] = {}
         self.lock = threading.Lock()
+        self.unpacking = threading.Lock()
 
     # -- the API ----------------------------------------------------------------------------------
 
@@ -250,11 +252,11 @@ class StandIn:
         for key in [k for k in conf if k.startswith("spark.executorEnv.")]:
             conf[key] = self._image(conf[key])
         if "spark.archives" in conf:
-            uri, _, alias = conf["spark.archives"].partition("#")
-            local = _download(uri, folder)
-            with tarfile.open(local) as archive:
-                archive.extractall(folder / (alias or local.name), filter="data")
-            conf["spark.archives"] = f"{local.as_uri()}#{alias}" if alias else local.as_uri()
+            # One container: the driver's, whose local executors start in its working folder,
+            # where the archive is unpacked as EMR Serverless unpacks it; Spark need not unpack it
+            # again. Unpacked once per version of the object (its ETag), linked into each job.
+            uri, _, alias = conf.pop("spark.archives").partition("#")
+            (folder / (alias or Path(uri).name)).symlink_to(self._unpacked(uri), target_is_directory=True)
         entry = _download(driver["entryPoint"], folder)
         import pyspark  # the release's Spark: this machine's
 
@@ -292,6 +294,24 @@ class StandIn:
             last = _last_line(folder / "driver.log")
             job.set("FAILED", f"Job failed, please check complete logs in configured logging destination. "
                               f"ExitCode: {code}. Last line: {last}")  # fmt: skip
+
+    def _unpacked(self, uri: str) -> Path:
+        """The archive at ``uri`` unpacked, fetched from S3 unless this version of it was already."""
+        import boto3
+
+        bucket, _, key = uri.removeprefix("s3://").partition("/")
+        etag = boto3.client("s3").head_object(Bucket=bucket, Key=key)["ETag"].strip('"')
+        target = self.work / "archives" / etag
+        with self.unpacking:  # two job runs starting together unpack it once
+            if not target.exists():
+                staging = self.work / "archives" / f".{etag}-{uuid.uuid4().hex[:6]}"
+                staging.mkdir(parents=True)
+                local = _download(uri, staging)
+                with tarfile.open(local) as archive:
+                    archive.extractall(staging / "unpacked", filter="data")
+                local.unlink()
+                (staging / "unpacked").rename(target)
+        return target
 
     def _stop(self, job: Job) -> None:
         process = job.process
