@@ -147,9 +147,11 @@ def streams(kinesis, request: pytest.FixtureRequest) -> Iterator[StreamFactory]:
 SLOW_FIRST = (
     "test_benchmarks.py",
     "scenarios/test_crash_routed_changes.py",
+    "scenarios/test_emr_serverless.py",
     "scenarios/test_crash.py",
     "scenarios/test_crash_routed.py",
     "dags/test_kinesis_catchup_on_a_cluster.py",
+    "dags/test_kinesis_catchup_on_emr_serverless.py",
     "maintenance/test_crash.py",
     "scenarios/test_crash_changes.py",
     "maintenance/test_a_day_of_runs.py",  # 5 x 12 runs of 16 shards

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from packaging.requirements import Requirement
 
-from kinesis_batch.spark.environment import manylinux_tags
+from kinesis_batch.environment import manylinux_tags
 from tests.runs import REPO
 
 ADAPTERS = ("kinesis_batch.airflow", "kinesis_batch.dagster", "kinesis_batch.spark")

@@ -107,7 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _package(commands: argparse._SubParsersAction[_Parser]) -> None:
-    from kinesis_batch.spark.environment import ARCHITECTURES
+    from kinesis_batch.environment import ARCHITECTURES
 
     package = commands.add_parser(
         "package", help="the executors' environment: kinesis-batch and its dependencies in one archive for Spark"

@@ -1,4 +1,4 @@
-"""``package``: the executors' environment in one archive (kinesis_batch.spark.environment), and
+"""``package``: the executors' environment in one archive (kinesis_batch.environment), and
 the Spark settings that make a cluster's executors use it."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import sys
 
 def package_command(args: argparse.Namespace) -> int:
     from kinesis_batch.aws import s3_settings
+    from kinesis_batch.environment import build
     from kinesis_batch.output.place import Place, is_s3
-    from kinesis_batch.spark.environment import build
 
     output = Place(args.output, s3_settings() if is_s3(args.output) else Place(args.output).s3)
     say = (lambda _: None) if args.json else (lambda line: print(line, file=sys.stderr, flush=True))

@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from kinesis_batch.aws import S3Settings, aws_call
+from kinesis_batch.environment import ArchiveName
 from kinesis_batch.errors import IllegalArgumentError, InvalidStateError
 from kinesis_batch.output.place import Place, is_s3
 from kinesis_batch.serverless import releases
 from kinesis_batch.serverless.settings import ServerlessSettings
-from kinesis_batch.spark.environment import ArchiveName
 
 #: The application's ``architecture`` against the archive's machine (``kinesis-batch package --arch``).
 ARCHITECTURES = {"X86_64": "x86_64", "ARM64": "aarch64"}

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from kinesis_batch.environment import Package
 from kinesis_batch.serverless.naming import JobName
 from kinesis_batch.serverless.settings import ServerlessSettings
-from kinesis_batch.spark.environment import Package
 
 DRIVER_ENV = "spark.emr-serverless.driverEnv."
 

@@ -28,8 +28,8 @@ import pyspark
 import pytest
 from devkit.stack import LOOPBACK, STATIC_ENV, LocalServer, free_port, spawn_server
 
+from kinesis_batch.environment import Package
 from kinesis_batch.parsers import default_table
-from kinesis_batch.spark.environment import Package
 from kinesis_batch.spark.session import LOCAL_JVM_OPTIONS
 from tests.output.support import output_args, read_rows, sink_of
 from tests.runs import (

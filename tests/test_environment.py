@@ -8,9 +8,9 @@ import importlib.metadata
 
 import pytest
 
+from kinesis_batch.environment import ALIAS, Package, build, manylinux_tags, runtime_requirements
 from kinesis_batch.errors import IllegalArgumentError
 from kinesis_batch.output.place import Place
-from kinesis_batch.spark.environment import ALIAS, Package, build, manylinux_tags, runtime_requirements
 
 
 @pytest.mark.parametrize(

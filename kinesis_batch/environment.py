@@ -1,6 +1,7 @@
-"""The executors' environment in one archive (``kinesis-batch package``): kinesis-batch and its
-runtime dependencies, unpacked from wheels for one Python and one architecture, which Spark
-unpacks on every node and puts on its Python workers' path.
+"""The nodes' environment in one archive (``kinesis-batch package``): kinesis-batch, its runtime
+dependencies and its table libraries, unpacked from wheels for one Python and one architecture,
+which Spark (or EMR Serverless) unpacks on every node and puts on its Python's path. No Spark
+here: the archive is made where no Spark runs, and read by the job-run checks.
 
 Several of those dependencies hold native code (pyarrow, msgspec, fastavro, protobuf), which
 Spark's ``--py-files`` cannot carry; ``spark.archives=URI#environment`` can (Spark's Python
