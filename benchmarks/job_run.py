@@ -78,7 +78,8 @@ def main(argv: list[str] | None = None) -> int:
             done = emr.get_job_run(applicationId=application["applicationId"], jobRunId=run["id"])["jobRun"]
         finally:
             server.stop()
-    print(f"\n| read step | wall s | start s | read s | publish + commit s | CPU s here | CPU s of the job |\n|{'---|' * 7}")
+    head = "| read step | wall s | start s | read s | publish + commit s | CPU s here | CPU s of the job |"
+    print(f"\n{head}\n|{'---|' * 7}")
     for name, row in (("local Spark in the process", local), ("EMR Serverless job run (stand-in)", remote)):
         t = row["timings"]
         print(

@@ -5,6 +5,7 @@ process holds and renews the leases, judges what the job left, publishes and com
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -29,6 +30,11 @@ pytestmark = pytest.mark.timeout(600)
 
 def job_args(application: str, environment: str) -> tuple[str, ...]:
     return ("--emr-serverless-application", application, "--execution-role", ROLE, "--environment", environment)
+
+
+def run_args(emr: StandIn, application: str, stream: str, output: tuple[str, ...], *more: str) -> tuple[str, ...]:
+    """``kinesis-batch run`` of ``stream`` into ``output`` as a job run (the archive uploaded anew)."""
+    return ("run", "--stream", stream, *output, *more, *job_args(application, emr.environment()))
 
 
 def running(emr: StandIn, application: str) -> Callable[[], bool]:
@@ -57,15 +63,18 @@ def test_a_cli_run_queued_past_the_providers_25_polls_reads_a_resharded_stream_i
     emr_serverless.behave(application, queued_seconds=12)  # about 30 polls at 0.4 s
     monkeypatch.setenv("KINESIS_BATCH_EMR_SERVERLESS_POLL_SECONDS", "0.4")
 
-    ran = cli(
-        "run", "--stream", name, *output, "--read-limits", "none", *job_args(application, emr_serverless.environment())
-    )
+    ran = cli(*run_args(emr_serverless, application, name, output, "--read-limits", "none", "--metrics", "emf"))
 
     assert ran.returncode == 0, ran.stderr[-3000:]
     rows = read_rows(sink_of(output, app=default_table(name), stream=name))
     assert_exactly_once(rows, sent)
     assert_per_key_order(rows)
     (job,) = emr_serverless.job_runs(application)
+    billed = job["billedResourceUtilization"]
+    (emf,) = [json.loads(line) for line in ran.stderr.splitlines() if line.startswith("{")]
+    assert emf["BilledVCPUHours"] == billed["vCPUHour"]  # the run's metrics carry its bill
+    runs = cli("history", "--stream", name, "--runs")  # and the history keeps it with the run
+    assert f"EMR Serverless job run {job['jobRunId']}: {billed['vCPUHour']:.3f} vCPU-hours" in runs.stdout, runs
     assert job["state"] == "SUCCESS"
     assert job["name"].startswith(f"kinesis-batch/{default_table(name)}/")
     assert job["tags"]["kinesis-batch:stream"] == name
@@ -84,15 +93,7 @@ def test_a_lease_lost_mid_job_cancels_the_job_run_publishes_nothing_and_the_next
     sent = put_kib(kinesis, name, 30)
     output = output_args("delta", "s3", tmp_path, monkeypatch)
     application = emr_serverless.application()
-    args = (
-        "run",
-        "--stream",
-        name,
-        *output,
-        "--lease-seconds",
-        "10",
-        *job_args(application, emr_serverless.environment()),
-    )
+    args = run_args(emr_serverless, application, name, output, "--lease-seconds", "10")
     shard = kinesis.list_shards(StreamName=name)["Shards"][0]["ShardId"]
 
     with Thief(dynamodb_client(), name, shard, ready=running(emr_serverless, application)) as thief:
@@ -134,15 +135,7 @@ def test_after_a_kill_9_of_the_orchestrator_the_next_run_cancels_the_job_run_lef
     sent = put_kib(kinesis, name, 60)  # 60 s at 1 KiB/s: the job outlives its orchestrator's leases
     output = output_args("delta", "s3", tmp_path, monkeypatch)
     application = emr_serverless.application()
-    args = (
-        "run",
-        "--stream",
-        name,
-        *output,
-        "--lease-seconds",
-        "10",
-        *job_args(application, emr_serverless.environment()),
-    )
+    args = run_args(emr_serverless, application, name, output, "--lease-seconds", "10")
 
     crashed = start_cli(*args, "--read-limits", "5,1024")
     wait_for(running(emr_serverless, application))
@@ -168,8 +161,7 @@ def test_sigterm_of_the_cli_cancels_the_job_run_and_releases_the_leases(
     put_kib(kinesis, name, 60)
     output = output_args("delta", "s3", tmp_path, monkeypatch)
     application = emr_serverless.application()
-    run = start_cli("run", "--stream", name, *output, "--read-limits", "5,1024",
-                    *job_args(application, emr_serverless.environment()))  # fmt: skip
+    run = start_cli(*run_args(emr_serverless, application, name, output, "--read-limits", "5,1024"))
     wait_for(running(emr_serverless, application))
 
     os.kill(run.pid, signal.SIGTERM)
@@ -192,9 +184,7 @@ def test_a_job_run_that_says_success_without_running_fails_the_run_in_one_line_a
     application = emr_serverless.application()
     emr_serverless.behave(application, lie=True)
 
-    ran = cli(
-        "run", "--stream", name, *output, "--read-limits", "none", *job_args(application, emr_serverless.environment())
-    )
+    ran = cli(*run_args(emr_serverless, application, name, output, "--read-limits", "none"))
 
     assert ran.returncode == 4, ran.stderr[-3000:]
     (line,) = ran.stderr.strip().splitlines()[-1:]
