@@ -20,6 +20,7 @@ Contract:
 
 from __future__ import annotations
 
+import importlib
 import importlib.metadata
 import re
 import shutil
@@ -35,6 +36,8 @@ from kinesis_batch.errors import DependencyError, IllegalArgumentError, InvalidS
 from kinesis_batch.output.place import Place
 
 ARCHITECTURES = ("x86_64", "aarch64")
+#: The kinesis_batch package's own folder: what the archive holds of kinesis-batch.
+PACKAGE = Path(importlib.import_module("kinesis_batch").__path__[0])
 #: Where Spark unpacks the archive, in each container's working folder.
 ALIAS = "environment"
 #: The newest glibc the nodes are assumed to have: RHEL 8's, older than Amazon Linux 2023's 2.34,
@@ -133,9 +136,7 @@ def build(
         requirements = runtime_requirements()
         progress(f"resolving wheels for Python {python} on {arch}: {', '.join(requirements)}")
         _install(requirements, root, python, arch, glibc)
-        shutil.copytree(
-            Path(__file__).resolve().parents[1], root / "kinesis_batch", ignore=shutil.ignore_patterns("__pycache__")
-        )
+        shutil.copytree(PACKAGE, root / "kinesis_batch", ignore=shutil.ignore_patterns("__pycache__"))
         archive = Path(scratch) / name
         _tar(root, archive)
         output.make_dirs()

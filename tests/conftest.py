@@ -59,8 +59,10 @@ def pushgateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def environment_archive_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """``kinesis-batch package``'s archive for this machine's Python 3.11, one for the whole run."""
-    return shared_archive(tmp_path_factory.getbasetemp().parent)
+    """``kinesis-batch package``'s archive for this machine's Python 3.11, one for the whole run
+    (its pytest workers' temporary folders share a parent made for the run)."""
+    base = tmp_path_factory.getbasetemp()
+    return shared_archive(base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base)
 
 
 @pytest.fixture(scope="session")
@@ -91,7 +93,18 @@ def emr_serverless(emr_serverless_standin: StandIn, monkeypatch: pytest.MonkeyPa
 FAST = os.environ.get("KINESIS_BATCH_TESTS") == "fast"
 #: The fixtures that start processes (directly, or through the stack they need).
 PROCESSES = frozenset(
-    {"stack", "emulator", "kinesis", "dynamodb", "streams", "spark", "airflow_home", "pushgateway", "emr_serverless"}
+    {
+        "stack",
+        "emulator",
+        "kinesis",
+        "dynamodb",
+        "streams",
+        "spark",
+        "airflow_home",
+        "pushgateway",
+        "emr_serverless",
+        "environment_archive_file",  # pip resolves wheels
+    }
 )
 #: Where a fast test's AWS calls go: a closed port, so a test that needs the stack without saying
 #: so fails at once instead of reaching a real endpoint.

@@ -5,6 +5,8 @@ The archive itself is built and used by a standalone cluster whose executors run
 from __future__ import annotations
 
 import importlib.metadata
+import tarfile
+from pathlib import Path
 
 import pytest
 
@@ -56,3 +58,13 @@ def test_a_python_or_architecture_that_is_not_one_is_refused_before_anything_is_
 ) -> None:
     with pytest.raises(IllegalArgumentError, match=says):
         build(python, arch, Place("/nonexistent/never-written"))
+
+
+def test_the_archive_holds_the_package_and_its_dependencies_not_the_checkout(environment_archive_file: Path) -> None:
+    with tarfile.open(environment_archive_file) as archive:
+        names = archive.getnames()
+    ours = {name for name in names if name.startswith("kinesis_batch/")}
+    assert {"kinesis_batch/__init__.py", "kinesis_batch/environment.py", "kinesis_batch/cli/read_step.py"} <= ours
+    assert not any(part in name for name in ours for part in ("/tests/", "/.venv/", "/docs/", "__pycache__"))
+    assert {"pyarrow", "deltalake", "pyiceberg", "msgspec"} <= {name.split("/")[0] for name in names}
+    assert environment_archive_file.stat().st_size < 300 * 2**20  # 149 MiB here
