@@ -32,9 +32,12 @@ def job_args(application: str, environment: str) -> tuple[str, ...]:
     return ("--emr-serverless-application", application, "--execution-role", ROLE, "--environment", environment)
 
 
-def run_args(emr: StandIn, application: str, stream: str, output: tuple[str, ...], *more: str) -> tuple[str, ...]:
-    """``kinesis-batch run`` of ``stream`` into ``output`` as a job run (the archive uploaded anew)."""
-    return ("run", "--stream", stream, *output, *more, *job_args(application, emr.environment()))
+def run_args(
+    emr: StandIn, application: str, stream: str, output: tuple[str, ...], *more: str, runs: bool = True
+) -> tuple[str, ...]:
+    """``kinesis-batch run`` of ``stream`` into ``output`` as a job run (the archive uploaded anew;
+    ``runs`` False: only its name, for a job run that runs nothing)."""
+    return ("run", "--stream", stream, *output, *more, *job_args(application, emr.environment(runs=runs)))
 
 
 def running(emr: StandIn, application: str) -> Callable[[], bool]:
@@ -184,7 +187,7 @@ def test_a_job_run_that_says_success_without_running_fails_the_run_in_one_line_a
     application = emr_serverless.application()
     emr_serverless.behave(application, lie=True)
 
-    ran = cli(*run_args(emr_serverless, application, name, output, "--read-limits", "none"))
+    ran = cli(*run_args(emr_serverless, application, name, output, "--read-limits", "none", runs=False))
 
     assert ran.returncode == 4, ran.stderr[-3000:]
     (line,) = ran.stderr.strip().splitlines()[-1:]

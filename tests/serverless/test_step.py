@@ -21,9 +21,9 @@ def test_success_with_only_an_earlier_attempts_result_in_the_staging_is_a_failur
     earlier = Attempt.new(staging)
     earlier.write_inputs({}, "run-1")
     JobResult(earlier.id, 0, tasks=3).write(earlier.place.child("result.json"))  # a read that did finish once
-    settings = ServerlessSettings.of(
-        {"application_id": application, "execution_role_arn": ROLE, "environment": emr_serverless.environment()}
-    )
+    environment = emr_serverless.environment(runs=False)
+    given = {"application_id": application, "execution_role_arn": ROLE, "environment": environment}
+    settings = ServerlessSettings.of(given)
     assert settings is not None
     read = JobRunRead(
         emr_serverless_client(), settings, {}, batch_id="run-1", table="kinesis-batch-s", stream="s",
