@@ -11,6 +11,7 @@ Between tests: moto is reset through its API and each test's streams are deleted
 from __future__ import annotations
 
 import os
+import threading
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -55,6 +56,18 @@ def pushgateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield server.url
     finally:
         server.stop()
+
+
+def _build_archive_early(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A pytest worker whose tests need the environment archive starts building it now, beside
+    its first tests, instead of when the first of them asks for it while the other workers wait
+    on the same build (pip resolving for half a minute). The fixture then finds it built, or
+    waits for the rest of the build (shared_archive's lock)."""
+    basetemp = getattr(config.option, "basetemp", None)
+    if not basetemp or not os.environ.get("PYTEST_XDIST_WORKER"):
+        return  # one process: nobody waits on another
+    if any("environment_archive_file" in getattr(item, "fixturenames", ()) for item in items):
+        threading.Thread(target=shared_archive, args=(Path(basetemp).parent,), daemon=True).start()
 
 
 @pytest.fixture(scope="session")
@@ -160,14 +173,16 @@ def streams(kinesis, request: pytest.FixtureRequest) -> Iterator[StreamFactory]:
 SLOW_FIRST = (
     "test_benchmarks.py",
     "scenarios/test_crash_routed_changes.py",
-    "scenarios/test_emr_serverless.py",
     "scenarios/test_crash.py",
     "scenarios/test_crash_routed.py",
     "dags/test_kinesis_catchup_on_a_cluster.py",
-    "dags/test_kinesis_catchup_on_emr_serverless.py",
     "maintenance/test_crash.py",
     "scenarios/test_crash_changes.py",
     "maintenance/test_a_day_of_runs.py",  # 5 x 12 runs of 16 shards
+    # Whole runs whose read is a job run: after the first minutes, by when the environment archive
+    # they need is built (_build_archive_early).
+    "scenarios/test_emr_serverless.py",
+    "dags/test_kinesis_catchup_on_emr_serverless.py",
     "scenarios/test_crash_decoded.py",
     "dags/test_kinesis_catchup.py",
     "scenarios/test_spark_connect.py",
@@ -199,6 +214,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     here = Path(__file__).parent
     # Stable: the rest keep their order.
     items.sort(key=lambda item: rank.get(item.path.relative_to(here).as_posix(), len(SLOW_FIRST)))
+    _build_archive_early(config, items)
     # Tests parametrized onto kinesis-local get its marker, so `-m "not kinesis_local"` skips them.
     for item in items:
         callspec = getattr(item, "callspec", None)
