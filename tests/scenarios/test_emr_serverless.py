@@ -63,8 +63,8 @@ def test_a_cli_run_queued_past_the_providers_25_polls_reads_a_resharded_stream_i
     sent = diamond_stream(kinesis, name, 40)
     output = output_args("delta", "s3", tmp_path, monkeypatch)
     application = emr_serverless.application()
-    emr_serverless.behave(application, queued_seconds=12)  # about 30 polls at 0.4 s
-    monkeypatch.setenv("KINESIS_BATCH_EMR_SERVERLESS_POLL_SECONDS", "0.4")
+    emr_serverless.behave(application, queued_seconds=7)  # about 35 polls at 0.2 s
+    monkeypatch.setenv("KINESIS_BATCH_EMR_SERVERLESS_POLL_SECONDS", "0.2")
 
     ran = cli(*run_args(emr_serverless, application, name, output, "--read-limits", "none", "--metrics", "emf"))
 
