@@ -20,7 +20,6 @@ Contract:
 
 from __future__ import annotations
 
-import importlib
 import importlib.metadata
 import re
 import shutil
@@ -36,8 +35,8 @@ from kinesis_batch.errors import DependencyError, IllegalArgumentError, InvalidS
 from kinesis_batch.output.place import Place
 
 ARCHITECTURES = ("x86_64", "aarch64")
-#: The kinesis_batch package's own folder: what the archive holds of kinesis-batch.
-PACKAGE = Path(importlib.import_module("kinesis_batch").__path__[0])
+#: The kinesis_batch package's own folder (this module's): what the archive holds of kinesis-batch.
+PACKAGE = Path(__file__).resolve().parent
 #: Where Spark unpacks the archive, in each container's working folder.
 ALIAS = "environment"
 #: The newest glibc the nodes are assumed to have: RHEL 8's, older than Amazon Linux 2023's 2.34,
