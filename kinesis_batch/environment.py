@@ -37,6 +37,8 @@ from kinesis_batch.output.place import Place
 ARCHITECTURES = ("x86_64", "aarch64")
 #: The kinesis_batch package's own folder (this module's): what the archive holds of kinesis-batch.
 PACKAGE = Path(__file__).resolve().parent
+#: The read step's entry point on the nodes (a spark-submit's application, a job run's entryPoint).
+READ_STEP = PACKAGE / "cli" / "read_step.py"
 #: Where Spark unpacks the archive, in each container's working folder.
 ALIAS = "environment"
 #: The newest glibc the nodes are assumed to have: RHEL 8's, older than Amazon Linux 2023's 2.34,
@@ -180,6 +182,7 @@ __all__ = [
     "ALIAS",
     "ARCHITECTURES",
     "GLIBC",
+    "READ_STEP",
     "ArchiveName",
     "Package",
     "build",

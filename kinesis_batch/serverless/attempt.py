@@ -16,16 +16,14 @@ from __future__ import annotations
 import json
 import uuid
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
+from kinesis_batch.environment import READ_STEP
 from kinesis_batch.output.place import Place
 from kinesis_batch.serverless.job import JobRunInfo
 
 FOLDER = "_emr_serverless"
 ENTRY_POINT, SPEC, RESULT, JOB_RUN = "read_step.py", "spec.json", "result.json", "job_run.json"
-#: The read step's application, shipped in the package (the spark-submit path runs it too).
-APPLICATION = Path(__file__).resolve().parents[1] / "cli" / "read_step.py"
 
 
 @dataclass(frozen=True)
@@ -50,7 +48,7 @@ class Attempt:
 
     def write_inputs(self, config: dict[str, Any], run_id: str) -> None:
         """The entry point and the spec (``config``: RunConfig.to_json of the read)."""
-        self.place.write_text(ENTRY_POINT, APPLICATION.read_text())
+        self.place.write_text(ENTRY_POINT, READ_STEP.read_text())
         body = {"config": config, "run_id": run_id, "attempt": self.id, "result": self.place.child(RESULT).to_json()}
         self.place.write_text(SPEC, json.dumps(body))
 
@@ -106,4 +104,4 @@ def recorded_job_run(staging: Place) -> JobRunInfo | None:
     return JobRunInfo.from_json(json.loads(text)) if text is not None else None
 
 
-__all__ = ["APPLICATION", "FOLDER", "Attempt", "JobResult", "record_job_run", "recorded_job_run"]
+__all__ = ["FOLDER", "Attempt", "JobResult", "record_job_run", "recorded_job_run"]

@@ -31,11 +31,10 @@ from pathlib import Path
 from typing import Any
 
 from kinesis_batch.config import RunConfig
+from kinesis_batch.environment import READ_STEP
 from kinesis_batch.errors import DependencyError, IllegalArgumentError, InvalidStateError, LeaseLostError
 from kinesis_batch.spark.session import local_jvm_options
 
-#: The read step's application: an entry point of the package, shipped in its zip too.
-APPLICATION = Path(__file__).resolve().parents[1] / "cli" / "read_step.py"
 DRIVER_JVM_OPTIONS = "spark.driver.extraJavaOptions"
 _SCHEMES = ("spark://", "yarn", "k8s://", "local", "mesos://")
 
@@ -97,7 +96,7 @@ def submit_command(cluster: SparkCluster, package: Path, run_args: list[str], na
         conf.append((DRIVER_JVM_OPTIONS, local_jvm_options()))
     for key, value in conf:
         command += ["--conf", f"{key}={value}"]
-    return [*command, "--py-files", str(package), str(APPLICATION), *run_args]
+    return [*command, "--py-files", str(package), str(READ_STEP), *run_args]
 
 
 def package_zip(directory: Path) -> Path:

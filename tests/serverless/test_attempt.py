@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from kinesis_batch.environment import READ_STEP
 from kinesis_batch.output.place import Place
-from kinesis_batch.serverless.attempt import APPLICATION, Attempt, JobResult, record_job_run, recorded_job_run
+from kinesis_batch.serverless.attempt import Attempt, JobResult, record_job_run, recorded_job_run
 from kinesis_batch.serverless.job import JobRunInfo
 
 
@@ -16,7 +17,7 @@ def test_each_attempt_has_its_own_folder_with_the_entry_point_and_the_spec(tmp_p
     first, second = Attempt.new(staging), Attempt.new(staging)
     assert first.id != second.id and first.place != second.place
     first.write_inputs({"settings": {"stream": "s"}}, "run-1")
-    assert Path(first.entry_point).read_text() == APPLICATION.read_text()
+    assert Path(first.entry_point).read_text() == READ_STEP.read_text()
     spec = json.loads(Path(first.spec).read_text())
     assert spec["run_id"] == "run-1" and spec["attempt"] == first.id
     assert Place.from_json(spec["result"]).uri == first.place.child("result.json").uri

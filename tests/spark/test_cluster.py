@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from kinesis_batch.config import RunConfig
+from kinesis_batch.environment import READ_STEP
 from kinesis_batch.errors import DependencyError, IllegalArgumentError, InvalidStateError, LeaseLostError
 from kinesis_batch.spark.cluster import (
-    APPLICATION,
     DRIVER_JVM_OPTIONS,
     SparkCluster,
     Submission,
@@ -72,11 +72,11 @@ def test_the_command_ships_the_package_and_runs_only_the_read_step(tmp_path: Pat
     assert command[1:7] == ["--master", "spark://m:7077", "--deploy-mode", "client", "--name", "kinesis-batch-run-7"]
     assert "spark.speculation=false" in command and "spark.executor.memory=2g" in command
     py_files = command.index("--py-files")
-    assert command[py_files + 1 :] == [str(tmp_path / "kb.zip"), str(APPLICATION), str(spec)]
+    assert command[py_files + 1 :] == [str(tmp_path / "kb.zip"), str(READ_STEP), str(spec)]
     # The read step gets the run's whole configuration, as the run has it, and its id.
     body = json.loads(spec.read_text())
     assert body["run_id"] == "run-7" and RunConfig.from_json(body["config"]) == config
-    assert APPLICATION.exists() and APPLICATION.parent.name == "cli"
+    assert READ_STEP.exists() and READ_STEP.parent.name == "cli"
 
 
 def test_the_package_zip_holds_the_package_and_its_page(tmp_path: Path) -> None:
