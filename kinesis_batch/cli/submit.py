@@ -25,7 +25,4 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    # Run as a file, its folder is sys.path[0], where cli/inspect.py would shadow the standard
-    # library's inspect for everything imported after (pyspark's first).
-    del sys.path[0]
     sys.exit(main(sys.argv[1:]))

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from kinesis_batch.lineage.maintenance import MaintenanceLineage
 from kinesis_batch.maintenance.maintain import maintain
 from kinesis_batch.maintenance.report import MaintenanceReport
+from kinesis_batch.openlineage.maintenance import MaintenanceLineage
 from kinesis_batch.output.routed import RoutedSink
 from kinesis_batch.output.sink import Sink
 

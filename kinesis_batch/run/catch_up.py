@@ -26,8 +26,8 @@ from kinesis_batch.decoding.resolve import resolve
 from kinesis_batch.errors import ShutdownError
 from kinesis_batch.leases.model import Lease
 from kinesis_batch.leases.renewer import LeaseRenewer
-from kinesis_batch.lineage.emit import RunLineage
 from kinesis_batch.metrics.send import send_metrics
+from kinesis_batch.openlineage.emit import RunLineage
 from kinesis_batch.output.records import ShardCommit
 from kinesis_batch.planning import RunPlan
 from kinesis_batch.run import commit as committing
@@ -189,7 +189,7 @@ class CatchUpRun(RunContext):
         return recovered, plan, elsewhere
 
     def lineage(self) -> RunLineage | None:
-        """The run's OpenLineage events, when OpenLineage is configured (kinesis_batch.lineage)."""
+        """The run's OpenLineage events, when OpenLineage is configured (kinesis_batch.openlineage)."""
 
         def arn() -> str:
             summary = self.kinesis.describe_stream_summary(StreamName=self.config.stream)

@@ -9,8 +9,8 @@ from typing import Any
 from kinesis_batch import LeaseStore
 from kinesis_batch.aws import cloudwatch_client, dynamodb_client
 from kinesis_batch.parsers import default_table
-from tests.lineage.support import events, file_transport
 from tests.metrics.test_cloudwatch import sums
+from tests.openlineage.support import events, file_transport
 from tests.runs import Intruder, assert_exactly_once, assert_per_key_order, diamond_stream, read_output
 from tests.streams import StreamFactory, put, put_kib
 

@@ -18,7 +18,7 @@ from kinesis_batch.output import open_sink
 from kinesis_batch.parsers import default_table
 from tests.dagster.test_runs import checks, materialize
 from tests.decoding.support import put_payloads
-from tests.lineage.support import events, file_transport
+from tests.openlineage.support import events, file_transport
 from tests.output.support import make_bucket, read_rows
 from tests.streams import StreamFactory
 

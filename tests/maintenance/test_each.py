@@ -13,7 +13,7 @@ import pytest
 from kinesis_batch.aws import dynamodb_client, kinesis_client
 from kinesis_batch.cli import main
 from kinesis_batch.run import CatchUpRun
-from tests.lineage.support import events, file_transport
+from tests.openlineage.support import events, file_transport
 from tests.output.support import run_config
 from tests.scenarios.test_routed import event, landed, routed_output
 from tests.streams import StreamFactory, put

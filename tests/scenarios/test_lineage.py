@@ -2,7 +2,7 @@
 then COMPLETE naming the stream and both its outputs, whose row counts equal the table's rows
 and the dead letters; a run that fails writes FAIL with its one-line error; an endpoint that
 cannot be reached leaves the run exit 0, its output exactly once, with one warning line.
-(The events' checks: tests.lineage.support.)"""
+(The events' checks: tests.openlineage.support.)"""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from tests.lineage.support import events, file_transport
+from tests.openlineage.support import events, file_transport
 from tests.output.support import read_rows, sink_of
 from tests.runs import assert_exactly_once, cli, read_output
 from tests.streams import StreamFactory, put

@@ -19,7 +19,7 @@ import pytest
 from kinesis_batch import LeaseStore
 from kinesis_batch.run import CatchUpRun
 from tests import faultpoints
-from tests.lineage.support import events, file_transport
+from tests.openlineage.support import events, file_transport
 from tests.output.support import output_args, read_rows, run_config, sink_of
 from tests.runs import REPO, assert_exactly_once, diamond_stream
 from tests.streams import StreamFactory

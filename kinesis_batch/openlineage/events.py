@@ -4,7 +4,7 @@
   process of one run (an Airflow DAG's tasks) names it alike. START when it begins; COMPLETE
   with its report; FAIL with the one-line error; ABORT when a lost lease or a stop ended it.
 - **Job**: namespace ``OPENLINEAGE_NAMESPACE`` (default ``kinesis-batch``), name the consumer.
-- **Input**: the stream (kinesis_batch.lineage.naming).
+- **Input**: the stream (kinesis_batch.openlineage.naming).
 - **Outputs** (COMPLETE): each table written and the dead-letter output, each with its rows
   (``outputStatistics``) and, where known, its columns (``schema``).
 - **Run facet** ``kinesisBatch``: the batch id, records, dead letters and their commonest

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from kinesis_batch.errors import IllegalArgumentError
-from kinesis_batch.lineage.naming import output_dataset, stream_dataset
+from kinesis_batch.openlineage.naming import output_dataset, stream_dataset
 
 
 def test_a_stream_is_named_by_region_and_account_then_its_name() -> None:

@@ -13,9 +13,9 @@ from openlineage.client import OpenLineageClient
 from openlineage.client.transport.file import FileConfig, FileTransport
 
 from kinesis_batch.errors import ForeignOutputError, LeaseLostError, ShutdownError
-from kinesis_batch.lineage.emit import RunLineage, Sender, configured
-from kinesis_batch.lineage.maintenance import MaintenanceLineage
-from tests.lineage.support import events
+from kinesis_batch.openlineage.emit import RunLineage, Sender, configured
+from kinesis_batch.openlineage.maintenance import MaintenanceLineage
+from tests.openlineage.support import events
 from tests.output.support import run_config
 
 
@@ -81,10 +81,10 @@ def test_a_transport_that_fails_is_one_warning_and_the_run_sends_no_more(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     lineage = MaintenanceLineage(writing(tmp_path / "no-such-folder" / "lineage.jsonl"), ("file", "/t"))
-    with caplog.at_level(logging.WARNING, logger="kinesis_batch.lineage.emit"):
+    with caplog.at_level(logging.WARNING, logger="kinesis_batch.openlineage.emit"):
         lineage.start()
         lineage.complete("m-1", files=3, size=1024)
-    assert [r.getMessage() for r in caplog.records if r.name == "kinesis_batch.lineage.emit"] == [
+    assert [r.getMessage() for r in caplog.records if r.name == "kinesis_batch.openlineage.emit"] == [
         "lineage: OpenLineage did not take this run's events (Failed to write to log file "
         f"`{tmp_path}/no-such-folder/lineage.jsonl`: [Errno 2] No such file or directory: "
         f"'{tmp_path}/no-such-folder/lineage.jsonl'); the run is unaffected"

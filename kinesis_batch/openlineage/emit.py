@@ -14,7 +14,7 @@ from typing import Any
 
 from kinesis_batch.config import RunConfig
 from kinesis_batch.errors import LeaseError, first_line
-from kinesis_batch.lineage.naming import output_dataset, stream_dataset
+from kinesis_batch.openlineage.naming import output_dataset, stream_dataset
 from kinesis_batch.output.records import ShardCommit
 from kinesis_batch.output.routed import RoutedSink
 from kinesis_batch.output.sink import Sink
@@ -81,7 +81,7 @@ class Lineage:
         """FAIL (or ABORT, for :attr:`aborts`) with the error's one line."""
         from openlineage.client.event_v2 import RunState
 
-        from kinesis_batch.lineage.events import error_facet
+        from kinesis_batch.openlineage.events import error_facet
 
         state = RunState.ABORT if isinstance(error, self.aborts) else RunState.FAIL
         self._send(state, facets={"errorMessage": error_facet(first_line(error))})
@@ -90,7 +90,7 @@ class Lineage:
         self, state: Any, written: Callable[[], list[Any]] | None = None, facets: dict[str, Any] | None = None
     ) -> None:
         """The event, made only when sent (``written``: its outputs, read then)."""
-        from kinesis_batch.lineage.events import event
+        from kinesis_batch.openlineage.events import event
 
         def made() -> Any:
             outputs = written() if written is not None else []
@@ -106,7 +106,7 @@ class RunLineage(Lineage):
     aborts = (LeaseError,)
 
     def __init__(self, sender: Sender, config: RunConfig, run_id: str, stream: tuple[str, str]) -> None:
-        from kinesis_batch.lineage.events import run_uuid
+        from kinesis_batch.openlineage.events import run_uuid
 
         super().__init__(sender, config.table, run_uuid(config.table, run_id), [stream])
         self.config = config
@@ -127,7 +127,7 @@ class RunLineage(Lineage):
     def complete(self, batch_id: str, shards: tuple[ShardCommit, ...], sink: Sink) -> None:
         from openlineage.client.event_v2 import RunState
 
-        from kinesis_batch.lineage.events import run_facet
+        from kinesis_batch.openlineage.events import run_facet
 
         facets = {"kinesisBatch": run_facet(batch_id, shards)}
         self._send(RunState.COMPLETE, lambda: written_by(self.config, shards, sink), facets)
@@ -137,7 +137,7 @@ def written_by(config: RunConfig, shards: tuple[ShardCommit, ...], sink: Sink) -
     """The outputs a run's batch (``shards``' commits) wrote into ``sink``, as Written: each
     table (routed: each the batch wrote) with its rows and columns, and the dead letters."""
     from kinesis_batch.landing import total
-    from kinesis_batch.lineage.events import Written
+    from kinesis_batch.openlineage.events import Written
 
     landing = total([s.landing for s in shards])
     destination = config.destination

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import uuid
 
-from kinesis_batch.lineage.emit import Lineage, Sender, warn
-from kinesis_batch.lineage.naming import output_dataset
+from kinesis_batch.openlineage.emit import Lineage, Sender, warn
+from kinesis_batch.openlineage.naming import output_dataset
 
 
 class MaintenanceLineage(Lineage):
@@ -32,7 +32,7 @@ class MaintenanceLineage(Lineage):
     def complete(self, maintenance_id: str, files: int, size: int) -> None:
         from openlineage.client.event_v2 import RunState
 
-        from kinesis_batch.lineage.events import MaintenanceFacet, Written
+        from kinesis_batch.openlineage.events import MaintenanceFacet, Written
 
         table = self.inputs[0]
         facets = {"kinesisBatch": MaintenanceFacet(maintenanceId=maintenance_id)}
