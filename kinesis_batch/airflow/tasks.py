@@ -101,10 +101,16 @@ def seed_backfill(params: dict[str, Any], *, dag_id: str, run_id: str, main: Out
 
 
 def _backfill(params: dict[str, Any], dag_id: str, run_id: str, main: Output) -> tuple[RunConfig, Backfill]:
-    """The backfill's configuration and plan: the main consumer's settings (``main`` its output),
-    the form's ``format``, ``output``, ``catalog``, ``end`` and ``move_main_checkpoints``."""
+    """The backfill's configuration and plan: the main consumer's settings (the stream's entry
+    in the streams file, else ``main``'s output; with what the form changed:
+    kinesis_batch.airflow.backfill), the form's ``format``, ``output``, ``catalog``, ``end`` and
+    ``move_main_checkpoints``."""
+    from kinesis_batch.airflow.backfill import main_settings
+    from kinesis_batch.airflow.streams import read_streams, streams_file
+
     with failing_fast():
-        form = {**params, "format": main.format, "output": main.output, "catalog": main.catalog or ""}
+        entries = {entry.stream: entry.settings for entry in read_streams(streams_file())[0]}
+        form = main_settings(params, entries, main)
         end = params.get("end") or ""
         return plan_backfill(
             _config(form, dag_id, run_id),
