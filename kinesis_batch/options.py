@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import MISSING, Field, field
 from typing import Any
 
+from kinesis_batch.bounds import ANY, Bound
 from kinesis_batch.errors import IllegalArgumentError
 
 #: Where an option is offered: the command line's run and backfill, the Airflow DAG's params,
@@ -22,17 +23,17 @@ def option(
     help: str,
     *,
     choices: tuple[str, ...] = (),
-    low: float | None = None,
-    high: float | None = None,
+    bound: Bound = ANY,
     where: frozenset[str] = EVERYWHERE,
     group: str = "",
     repeat: str = "",
     parse: Callable[[Any], Any] | None = None,
 ) -> Any:
-    """A field of the settings with what adapters show of it (``repeat``: the command line's
-    flag may be given again, its values joined by this; ``parse``: a table of settings of its
-    own, made into its value by this, which checks it)."""
-    meta = dict(help=help, choices=choices, low=low, high=high, where=where, group=group, repeat=repeat, parse=parse)
+    """A field of the settings with what adapters show of it (``bound``: a number's, which
+    :func:`coerce` checks and the forms show; ``repeat``: the command line's flag may be given
+    again, its values joined by this; ``parse``: a table of settings of its own, made into its
+    value by this, which checks it)."""
+    meta = dict(help=help, choices=choices, bound=bound, where=where, group=group, repeat=repeat, parse=parse)
     if default is MISSING:
         return field(metadata=meta)
     return field(default=default, metadata=meta)
@@ -48,7 +49,8 @@ def flag(option: Field[Any]) -> str:
 
 
 def coerce(settings: Any, option: Field[Any]) -> None:
-    """A TOML or JSON value of the field's type (a whole number is a fine float), else one line."""
+    """A TOML or JSON value of the field's type (a whole number is a fine float) within its
+    bounds, else one line."""
     wanted, value = kind(option), getattr(settings, option.name)
     if option.metadata.get("parse"):
         object.__setattr__(settings, option.name, option.metadata["parse"](value))
@@ -57,6 +59,14 @@ def coerce(settings: Any, option: Field[Any]) -> None:
     elif not isinstance(value, wanted) or isinstance(value, bool):
         named = {float: "number", int: "whole number"}.get(wanted, "string")
         raise IllegalArgumentError(f"{flag(option)}: {value!r} is not a {named}")
+    if wanted in (int, float):
+        bound_of(option).check(flag(option), getattr(settings, option.name))
 
 
-__all__ = ["AIRFLOW", "CLI", "DAGSTER", "EVERYWHERE", "ORCHESTRATED", "coerce", "flag", "kind", "option"]
+def bound_of(option: Field[Any]) -> Bound:
+    """A number option's bounds (ANY: none)."""
+    found: Bound = option.metadata.get("bound", ANY)
+    return found
+
+
+__all__ = ["AIRFLOW", "CLI", "DAGSTER", "EVERYWHERE", "ORCHESTRATED", "bound_of", "coerce", "flag", "kind", "option"]

@@ -8,6 +8,7 @@ import re
 from datetime import UTC, datetime
 
 from kinesis_batch import defaults
+from kinesis_batch.bounds import NOT_NEGATIVE, TARGET_FILE_MB
 from kinesis_batch.errors import IllegalArgumentError
 from kinesis_batch.shards.checkpoint import Checkpoint
 
@@ -66,13 +67,13 @@ def parse_initial_position(text: str) -> Checkpoint:
 
 def validate_target_file_mb(target: int) -> int:
     """``--target-file-mb``: the size the runs' files roll at and maintenance compacts to."""
-    if isinstance(target, bool) or not isinstance(target, int) or not 1 <= target <= 4096:
-        raise IllegalArgumentError(f"--target-file-mb must be a whole number in 1..4096, not {target!r}")
+    if isinstance(target, bool) or not isinstance(target, int):
+        raise IllegalArgumentError(f"--target-file-mb: {target!r} is not a whole number")
+    TARGET_FILE_MB.check("--target-file-mb", target)
     return target
 
 
 def validate_small_file_mb(mean_mb: float, *, setting: str = "--small-file-mb") -> float:
     """The mean file size (MiB) the files check warns below: 0 (never) or more."""
-    if mean_mb < 0:
-        raise IllegalArgumentError(f"{setting}: {mean_mb:g} is negative")
+    NOT_NEGATIVE.check(setting, mean_mb)
     return mean_mb

@@ -9,11 +9,12 @@ name settings by field (``lease_seconds``) say it their way (:func:`as_field_mes
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import MISSING, Field, asdict, dataclass, fields
 from typing import Any
 
 from kinesis_batch import defaults
+from kinesis_batch.bounds import NOT_NEGATIVE, POSITIVE, TARGET_FILE_MB, Bound
 from kinesis_batch.changes.settings import ENVELOPES, KEY_SEPARATOR, TOMBSTONE_HOURS, ChangeSettings, check_changes
 from kinesis_batch.decoding.settings import DECODERS, DECOMPRESSION, ON_BAD_RECORD, SCHEMA_EVOLUTION, DecodeSettings
 from kinesis_batch.errors import IllegalArgumentError
@@ -29,7 +30,6 @@ from kinesis_batch.parsers import (
     parse_initial_position,
     validate_stream_name,
     validate_table_name,
-    validate_target_file_mb,
 )
 from kinesis_batch.routing.routes import DEFAULT_MAX_NEW, RouteRule
 from kinesis_batch.routing.settings import check_routing
@@ -59,8 +59,7 @@ class StreamSettings:
         defaults.LEASE_SECONDS,
         "how long a lease lasts unrenewed (renewed while the run works; a dead worker's shards are free again "
         "this soon)",
-        low=10,
-        high=86_400,
+        bound=Bound(10, 86_400),
     )
     spark_master: str = _option(
         defaults.SPARK_MASTER, f"Spark master (default {defaults.SPARK_MASTER})", where=frozenset({CLI, AIRFLOW})
@@ -86,7 +85,9 @@ class StreamSettings:
         "of each shard to another consumer)",
     )
     shards_per_task: int = _option(
-        0, "shards one Spark task reads side by side (default 0: the plan spread over every task slot)", low=0
+        0,
+        "shards one Spark task reads side by side (default 0: the plan spread over every task slot)",
+        bound=NOT_NEGATIVE,
     )
     partition_by: str = _option(
         "",
@@ -97,8 +98,7 @@ class StreamSettings:
         defaults.TARGET_FILE_MB,
         f"a Spark task writes one file per partition for all its shards, rolled at this size; maintenance "
         f"compacts to it (default {defaults.TARGET_FILE_MB})",
-        low=1,
-        high=4096,
+        bound=TARGET_FILE_MB,
     )
     decode: str = _option("raw", "raw (a data column of bytes) or a format", choices=DECODERS, group="decoding")
     schema: str = _option(
@@ -148,7 +148,7 @@ class StreamSettings:
     tombstone_hours: float = _option(
         TOMBSTONE_HOURS,
         "--changes: how long a delete keeps older changes of its key out (maintain expires them after)",
-        low=1,
+        bound=POSITIVE,
         group="changes",
     )
     route_by: str = _option(
@@ -162,20 +162,19 @@ class StreamSettings:
         DEFAULT_MAX_NEW,
         f"--route-by: the new tables a run may make (default {DEFAULT_MAX_NEW}); records of more new values are "
         "dead letters",
-        low=0,
+        bound=NOT_NEGATIVE,
         group="routing",
     )
     lag_threshold_seconds: float = _option(
         defaults.LAG_THRESHOLD_SECONDS,
         "the end-of-run check fails when an unfinished shard is further behind than this",
-        low=0,
+        bound=POSITIVE,
         where=ORCHESTRATED,
     )
     dead_letter_threshold: float = _option(
         defaults.DEAD_LETTER_THRESHOLD,
         "the end-of-run check fails when more than this share of the last batch's records are dead letters",
-        low=0,
-        high=1,
+        bound=Bound(0, 1),
         where=ORCHESTRATED,
     )
     metrics: str = _option(
@@ -189,28 +188,16 @@ class StreamSettings:
 
     def __post_init__(self) -> None:
         for option in fields(self):
-            coerce(self, option)
+            coerce(self, option)  # its type and bounds
         validate_stream_name(self.stream)
         if not self.output:
             raise IllegalArgumentError("--output: an output root is needed")
         if self.table:
             validate_table_name(self.table)
         parse_initial_position(self.initial_position)
-        if not 10 <= self.lease_seconds <= 86_400:
-            raise IllegalArgumentError(f"--lease-seconds: {self.lease_seconds:g} is outside 10..86400")
         ReadLimits.parse(self.read_limits)
-        if self.shards_per_task < 0:
-            raise IllegalArgumentError(
-                f"--shards-per-task: {self.shards_per_task} is negative (0, the default, spreads the plan over every "
-                "task slot)"
-            )
         if self.partition_by:
             PartitionBy.parse(self.partition_by)
-        validate_target_file_mb(self.target_file_mb)
-        if self.lag_threshold_seconds <= 0:
-            raise IllegalArgumentError(f"--lag-threshold-seconds: {self.lag_threshold_seconds:g} is not positive")
-        if not 0 <= self.dead_letter_threshold <= 1:
-            raise IllegalArgumentError(f"--dead-letter-threshold: {self.dead_letter_threshold:g} is not a share (0..1)")
         check_changes(self.change_settings, self.format, self.decode, self.transform)
         check_routing(self.output, self.route_rule, self.decode, self.change_settings, self.dead_letter_output)
         _ = self.metrics_settings  # made once here: checked
@@ -285,10 +272,11 @@ def offered(where: str) -> list[Field[Any]]:
     return [option for option in OPTIONS if where in option.metadata["where"]]
 
 
-def as_field_message(message: str) -> str:
+def as_field_message(message: str, options: Sequence[Field[Any]] = OPTIONS) -> str:
     """A check's message with the option named as a field (``lease_seconds: ...``), for adapters
-    that name settings that way (a streams file, DAG params)."""
-    for option in sorted(OPTIONS, key=lambda option: -len(option.name)):  # --schema-evolution before --schema
+    that name settings that way (a streams file, DAG params); ``options``: whose (the stream
+    settings', or the maintenance settings')."""
+    for option in sorted(options, key=lambda option: -len(option.name)):  # --schema-evolution before --schema
         if message.startswith(flag(option)):
             return f"{option.name}: {message[len(flag(option)) :].lstrip(': ')}"
     return message

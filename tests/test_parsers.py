@@ -52,7 +52,7 @@ def test_a_time_is_read_in_utc(text: str, at: datetime) -> None:
         (validate_table_name, "ab", "--table: 'ab' is not a DynamoDB table name"),
         (validate_run_id, ".hidden", "--run-id: '.hidden' is not a run id"),
         (validate_run_id, "a/b", "--run-id: 'a/b' is not a run id"),
-        (lambda mb: validate_small_file_mb(mb, setting="small_file_mb"), -1, "small_file_mb: -1 is negative"),
+        (lambda mb: validate_small_file_mb(mb, setting="small_file_mb"), -1, "small_file_mb: -1 is not 0 or more"),
     ],
 )
 def test_what_does_not_parse_is_one_line_naming_the_setting(parse: object, text: object, says: str) -> None:

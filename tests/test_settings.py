@@ -23,15 +23,15 @@ ROUTED_DMS = {"format": "delta", "output": "/d/{route}", "route_by": "metadata.t
         ({"format": "csv"}, "--format"),
         ({"table": "x"}, "--table: 'x' is not a DynamoDB table name"),
         ({"initial_position": "yesterday"}, "yesterday"),
-        ({"lease_seconds": 5}, "--lease-seconds: 5 is outside 10..86400"),
+        ({"lease_seconds": 5}, "--lease-seconds: 5 is not in 10..86400"),
         ({"lease_seconds": "60"}, "--lease-seconds: '60' is not a number"),
         ({"read_limits": "fast"}, "fast"),
-        ({"shards_per_task": -1}, "--shards-per-task: -1 is negative (0, the default, spreads the plan"),
+        ({"shards_per_task": -1}, "--shards-per-task: -1 is not 0 or more"),
         ({"shards_per_task": 1.5}, "--shards-per-task: 1.5 is not a whole number"),
         ({"partition_by": "weekly"}, "'weekly': use day, hour"),
-        ({"target_file_mb": 0}, "must be a whole number in 1..4096, not 0"),
-        ({"lag_threshold_seconds": 0}, "--lag-threshold-seconds: 0 is not positive"),
-        ({"dead_letter_threshold": 1.5}, "--dead-letter-threshold: 1.5 is not a share (0..1)"),
+        ({"target_file_mb": 0}, "--target-file-mb: 0 is not in 1..4096"),
+        ({"lag_threshold_seconds": 0}, "--lag-threshold-seconds: 0 is not more than 0"),
+        ({"dead_letter_threshold": 1.5}, "--dead-letter-threshold: 1.5 is not in 0..1"),
         ({"decode": "json", "dead_letter_output": "/data/clicks"}, "--dead-letter-output must differ from --output"),
         ({"decode": "yaml"}, "yaml"),
         ({"retries": 3}, "retries: not a setting (the settings: stream, output, "),
@@ -42,7 +42,10 @@ ROUTED_DMS = {"format": "delta", "output": "/d/{route}", "route_by": "metadata.t
         ({"decode": "json", "output": "/d/{route}", "route_by": "a..b"}, "--route-by 'a..b': a field or a dotted"),
         ({"decode": "json", "output": "/d/{route}", "route_by": "t", "routes": "a,b/c"}, "--routes: 'b/c' cannot"),
         ({"decode": "json", "routes": "a,b"}, "--routes goes with --route-by"),
-        ({"decode": "json", "output": "/d/{route}", "route_by": "t", "max_new_tables": -1}, "--max-new-tables -1"),
+        (
+            {"decode": "json", "output": "/d/{route}", "route_by": "t", "max_new_tables": -1},
+            "--max-new-tables: -1 is not 0 or more",
+        ),
         # Metrics: a backend of ours, a level, a Pushgateway exactly for prometheus.
         ({"metrics": "graphite"}, "--metrics 'graphite': choose one of none, cloudwatch, emf, statsd, prometheus"),
         ({"metrics_level": "verbose"}, "--metrics-level 'verbose': choose summary or detailed"),
@@ -105,9 +108,9 @@ def test_each_adapter_offers_the_options_that_mean_something_to_it() -> None:
 @pytest.mark.parametrize(
     ("message", "as_field"),
     [
-        ("--lease-seconds: 5 is outside 10..86400", "lease_seconds: 5 is outside 10..86400"),
+        ("--lease-seconds: 5 is not in 10..86400", "lease_seconds: 5 is not in 10..86400"),
         ("--schema-evolution: 'x'", "schema_evolution: 'x'"),  # not --schema's
-        ("--shards-per-task: -1 is negative", "shards_per_task: -1 is negative"),
+        ("--shards-per-task: -1 is not 0 or more", "shards_per_task: -1 is not 0 or more"),
         ("something else", "something else"),
     ],
 )

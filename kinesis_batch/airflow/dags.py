@@ -25,6 +25,7 @@ from kinesis_batch import defaults
 from kinesis_batch.airflow.steps import run_steps
 from kinesis_batch.airflow.tasks import catch_up_run, step
 from kinesis_batch.alerts import judge_dead_letters, judge_lag
+from kinesis_batch.options import bound_of
 from kinesis_batch.run import CatchUpRun
 from kinesis_batch.settings import AIRFLOW, kind, offered
 
@@ -66,10 +67,7 @@ def setting_param(option: Field[Any], value: Any) -> Param:
         return Param(value, **{**rules, "type": ["null", "object"]})
     if option.metadata["choices"]:
         rules["enum"] = list(option.metadata["choices"])
-    if option.metadata["low"] is not None:
-        rules["minimum"] = option.metadata["low"]
-    if option.metadata["high"] is not None:
-        rules["maximum"] = option.metadata["high"]
+    rules.update(bound_of(option).schema())
     if option.default is MISSING:
         rules.update(minLength=1, maxLength=128 if option.name == "stream" else 2048)
         if not value or value is MISSING:

@@ -22,13 +22,12 @@ from kinesis_batch.airflow.dags import RETRIES, START, setting_param
 from kinesis_batch.airflow.hook import KinesisBatchHook
 from kinesis_batch.airflow.steps import step_task, task_stop
 from kinesis_batch.airflow.tasks import failing_fast
+from kinesis_batch.bounds import NOT_NEGATIVE
 from kinesis_batch.changes.settings import TOMBSTONE_HOURS
+from kinesis_batch.maintenance.settings import MAINTAIN_OPTIONS
 from kinesis_batch.output import Output, Sink
 from kinesis_batch.output.formats import FORMATS
 from kinesis_batch.routing.routes import ROUTE
-from kinesis_batch.settings import OPTIONS
-
-TOMBSTONE_OPTION = next(option for option in OPTIONS if option.name == "tombstone_hours")
 
 
 def maintain_params(
@@ -41,7 +40,9 @@ def maintain_params(
     dead_letter_output: str = "",
     tombstone_hours: float = TOMBSTONE_HOURS,
 ) -> dict[str, Param]:
-    """The form of a maintenance DAG, with these defaults."""
+    """The form of a maintenance DAG, with these defaults (the maintenance settings' fields
+    drawn from their options, kinesis_batch.maintenance.settings)."""
+    chosen = {"target_file_mb": target_file_mb, "retain_hours": retain_hours, "tombstone_hours": tombstone_hours}
     return {
         "format": Param(output.format, type="string", enum=list(FORMATS)),
         "output": Param(output.output, type="string", minLength=1, description="the output to maintain"),
@@ -50,16 +51,12 @@ def maintain_params(
             dead_letter_output, type="string", description="a decoding stream's dead-letter output (empty: none)"
         ),
         "aws_conn_id": Param(aws_conn_id, type="string"),
-        "target_file_mb": Param(target_file_mb, type="integer", minimum=1, maximum=4096),
-        "retain_hours": Param(
-            retain_hours,
-            type="integer",
-            minimum=0,
-            description="versions and snapshots are kept this long; unreferenced files removed once this old",
-        ),
-        "tombstone_hours": setting_param(TOMBSTONE_OPTION, tombstone_hours),  # as the catch-up DAG's form
+        **{each.name: setting_param(each, chosen[each.name]) for each in MAINTAIN_OPTIONS},
         "small_file_mb": Param(
-            small_file_mb, type="number", minimum=0, description="check_files warns below this mean file size"
+            small_file_mb,
+            type="number",
+            **NOT_NEGATIVE.schema(),
+            description="check_files warns below this mean file size",
         ),
     }
 
@@ -134,8 +131,9 @@ def _maintained(sink: Sink) -> dict[str, Any]:
 
     params = _params()
     with failing_fast():
-        hours = float(params.get("tombstone_hours", TOMBSTONE_HOURS))
-        settings = MaintainSettings(int(params["target_file_mb"]), int(params["retain_hours"]), hours)
+        settings = MaintainSettings(
+            **{each.name: params[each.name] for each in MAINTAIN_OPTIONS if each.name in params}
+        )
         reports = maintain_each(sink, settings, progress=print, stop=task_stop())
     if len(reports) == 1 and sink.uri in reports:
         return reports[sink.uri].to_json()

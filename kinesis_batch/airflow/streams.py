@@ -28,7 +28,7 @@ from typing import Any
 
 from kinesis_batch import defaults
 from kinesis_batch.errors import IllegalArgumentError
-from kinesis_batch.maintenance.settings import MaintainSettings
+from kinesis_batch.maintenance.settings import MAINTAIN_OPTIONS, MaintainSettings
 from kinesis_batch.parsers import validate_small_file_mb
 from kinesis_batch.settings import AIRFLOW, StreamSettings, as_field_message, offered
 from kinesis_batch.streams_file import BrokenEntry, StreamsFile
@@ -75,7 +75,10 @@ class StreamEntry:
             raise IllegalArgumentError("schedule: empty (a cron expression or a preset such as @hourly)")
         if not self.maintain_schedule.strip():
             raise IllegalArgumentError("maintain_schedule: empty (a cron expression or a preset such as @daily)")
-        _checked(("target_file_mb", "retain_hours"), lambda _: self.maintain_settings(), self.retain_hours)
+        try:
+            self.maintain_settings()
+        except IllegalArgumentError as exc:
+            raise IllegalArgumentError(as_field_message(str(exc), MAINTAIN_OPTIONS)) from exc
         validate_small_file_mb(self.small_file_mb, setting="small_file_mb")
 
     @property
@@ -126,16 +129,6 @@ def read_streams(path: Path) -> tuple[list[StreamEntry], list[BrokenEntry]]:
 
 def _dag_id(entry: StreamEntry) -> str:
     return entry.dag_id
-
-
-def _checked(names: tuple[str, ...], check: Any, value: Any) -> None:
-    """Run ``check(value)``; its error is said as a field's, ``names[0]`` unless it names one of
-    ``names`` itself (the library's messages say ``--option``)."""
-    try:
-        check(value)
-    except IllegalArgumentError as exc:
-        message = str(exc).removeprefix("--")
-        raise IllegalArgumentError(message if message.startswith(names) else f"{names[0]}: {message}") from exc
 
 
 __all__ = ["BrokenEntry", "StreamEntry", "broken_dag_id", "read_streams", "streams_file"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from kinesis_batch.bounds import POSITIVE
 from kinesis_batch.errors import IllegalArgumentError
 
 #: ``upsert``: any decoded stream, keyed by --key; the others: a source's own envelope.
@@ -168,8 +169,9 @@ _NOT_IN_VALUE = frozenset("=,;|&")
 
 def validate_tombstone_hours(hours: object) -> None:
     """A run's and maintenance's ``--tombstone-hours``: a positive number of hours."""
-    if isinstance(hours, bool) or not isinstance(hours, int | float) or not hours > 0:
-        raise IllegalArgumentError(f"--tombstone-hours: {hours!r} is not a positive number of hours")
+    if isinstance(hours, bool) or not isinstance(hours, int | float):
+        raise IllegalArgumentError(f"--tombstone-hours: {hours!r} is not a number")
+    POSITIVE.check("--tombstone-hours", hours)
 
 
 def check_changes(changes: ChangeSettings | None, format: str, decode: str, transform: str) -> None:

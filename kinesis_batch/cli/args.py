@@ -8,8 +8,8 @@ from dataclasses import MISSING
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from kinesis_batch import defaults
-from kinesis_batch.changes.settings import TOMBSTONE_HOURS
 from kinesis_batch.errors import BAD_INPUT, IllegalArgumentError
+from kinesis_batch.maintenance.settings import MAINTAIN_OPTIONS
 from kinesis_batch.output.formats import FORMATS
 from kinesis_batch.parsers import default_table, validate_stream_name, validate_table_name
 from kinesis_batch.serverless.settings import ServerlessSettings
@@ -123,26 +123,8 @@ def _maintain(commands: argparse._SubParsersAction[_Parser]) -> None:
         "maintain", help="compact an output's small files, expire its old versions, remove its orphan files"
     )
     _output(maintain, required=True)
-    maintain.add_argument(
-        "--target-file-mb",
-        type=int,
-        default=defaults.TARGET_FILE_MB,
-        help=f"the size compaction writes files at, as the runs' (default {defaults.TARGET_FILE_MB})",
-    )
-    maintain.add_argument(
-        "--retain-hours",
-        type=int,
-        default=defaults.RETAIN_HOURS,
-        help=f"keep versions and snapshots this long; remove unreferenced files once this old "
-        f"(default {defaults.RETAIN_HOURS}: a week)",
-    )
-    maintain.add_argument(
-        "--tombstone-hours",
-        type=float,
-        default=TOMBSTONE_HOURS,
-        help=f"a table of current state: expire the tombstones of deletes older than this, as the runs' "
-        f"--tombstone-hours (default {TOMBSTONE_HOURS:g})",
-    )
+    for each in MAINTAIN_OPTIONS:
+        maintain.add_argument(flag(each), type=kind(each), default=each.default, help=each.metadata["help"])
     _stop_timeout(maintain, "between two of its steps")
     maintain.add_argument("--json", action="store_true", help="print the maintenance report as JSON")
 

@@ -50,7 +50,7 @@ from kinesis_batch.dagster.runs import (
     run_ids,
 )
 from kinesis_batch.errors import IllegalArgumentError
-from kinesis_batch.maintenance.settings import MaintainSettings
+from kinesis_batch.maintenance.settings import MAINTAIN_OPTIONS, MaintainSettings
 from kinesis_batch.parsers import parse_time
 from kinesis_batch.settings import DAGSTER, StreamSettings, as_field_message, offered
 from kinesis_batch.streams_file import StreamsFile
@@ -92,7 +92,10 @@ def build_stream_defs(
         chosen = StreamSettings.from_mapping({"stream": stream, "output": output, **settings})
     except IllegalArgumentError as exc:
         raise IllegalArgumentError(as_field_message(str(exc))) from exc
-    maintenance = MaintainSettings(chosen.target_file_mb, retain_hours, chosen.tombstone_hours)
+    try:
+        maintenance = MaintainSettings(chosen.target_file_mb, retain_hours, chosen.tombstone_hours)
+    except IllegalArgumentError as exc:
+        raise IllegalArgumentError(as_field_message(str(exc), MAINTAIN_OPTIONS)) from exc
     consumer = Consumer(chosen, maintenance, small_file_mb)
     prefix = "kinesis_batch_" + re.sub(r"[^A-Za-z0-9_]", "_", stream)
     key = dg.AssetKey(["kinesis_batch", stream])

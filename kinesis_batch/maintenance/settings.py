@@ -3,33 +3,42 @@ current state) how long deletes' tombstones are kept, checked when made (one lin
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import timedelta
+from typing import Any
 
 from kinesis_batch import defaults
-from kinesis_batch.changes.settings import TOMBSTONE_HOURS, validate_tombstone_hours
-from kinesis_batch.errors import IllegalArgumentError
-from kinesis_batch.parsers import validate_target_file_mb
+from kinesis_batch.bounds import POSITIVE, RETAIN_HOURS, TARGET_FILE_MB
+from kinesis_batch.changes.settings import TOMBSTONE_HOURS
+from kinesis_batch.options import coerce, option
 
 
 @dataclass(frozen=True)
 class MaintainSettings:
-    """``target_file_mb``: compaction writes files of this size (``--target-file-mb``, as the
-    runs); ``retain_hours``: snapshots and versions older than this are expired, and files no
-    kept commit references are removed once this old (``--retain-hours``); ``tombstone_hours``:
-    a table of current state's tombstones older than this are expired (``--tombstone-hours``, as
-    the runs')."""
+    """Each field an option (kinesis_batch.options), as the stream settings are: the command
+    line's flags and the forms are drawn from them, and their checks are the same."""
 
-    target_file_mb: int = defaults.TARGET_FILE_MB
-    retain_hours: int = defaults.RETAIN_HOURS
-    tombstone_hours: float = TOMBSTONE_HOURS
+    target_file_mb: int = option(
+        defaults.TARGET_FILE_MB,
+        f"compaction writes files of this size, as the runs' (default {defaults.TARGET_FILE_MB})",
+        bound=TARGET_FILE_MB,
+    )
+    retain_hours: int = option(
+        defaults.RETAIN_HOURS,
+        f"keep versions and snapshots this long; remove unreferenced files once this old (default "
+        f"{defaults.RETAIN_HOURS}: a week)",
+        bound=RETAIN_HOURS,
+    )
+    tombstone_hours: float = option(
+        TOMBSTONE_HOURS,
+        f"a table of current state: expire the tombstones of deletes older than this, as the runs' "
+        f"--tombstone-hours (default {TOMBSTONE_HOURS:g})",
+        bound=POSITIVE,
+    )
 
     def __post_init__(self) -> None:
-        validate_target_file_mb(self.target_file_mb)
-        hours = self.retain_hours
-        if isinstance(hours, bool) or not isinstance(hours, int) or not 0 <= hours <= 24 * 3650:
-            raise IllegalArgumentError(f"--retain-hours must be a whole number of hours in 0..87600, not {hours!r}")
-        validate_tombstone_hours(self.tombstone_hours)
+        for each in fields(self):
+            coerce(self, each)  # its type and bounds
 
     @property
     def target_bytes(self) -> int:
@@ -40,4 +49,12 @@ class MaintainSettings:
         return timedelta(hours=self.retain_hours)
 
 
-__all__ = ["MaintainSettings"]
+#: The maintenance settings as adapters offer them.
+MAINTAIN_OPTIONS = tuple(fields(MaintainSettings))
+
+
+def maintain_option(name: str) -> Any:
+    return next(each for each in MAINTAIN_OPTIONS if each.name == name)
+
+
+__all__ = ["MAINTAIN_OPTIONS", "MaintainSettings", "maintain_option"]

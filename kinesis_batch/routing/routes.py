@@ -24,6 +24,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from kinesis_batch.bounds import NOT_NEGATIVE
 from kinesis_batch.errors import IllegalArgumentError
 
 ROUTE = "{route}"
@@ -95,8 +96,7 @@ class RouteRule:
                 f"--routes: {bad[0]!r} cannot name a table (letters, digits, _ and -, at most {MAX_LENGTH}, "
                 "not starting with _)"
             )
-        if max_new < 0:
-            raise IllegalArgumentError(f"--max-new-tables {max_new}: 0 or more")
+        NOT_NEGATIVE.check("--max-new-tables", max_new)
         return cls(check_path(route_by), listed, max_new)
 
     @property

@@ -70,10 +70,13 @@ def test_status_shows_the_outputs_files_and_its_last_maintenance(
     [
         (("maintain", "--output", "/nonexistent/kinesis-out"), "no output at /nonexistent/kinesis-out"),
         (("maintain", "--format", "delta", "--output", "/nonexistent/t"), "no Delta table at /nonexistent/t"),
-        (("maintain", "--output", "/tmp/x", "--retain-hours", "-1"), "--retain-hours must be a whole number"),
-        (("maintain", "--output", "/tmp/x", "--target-file-mb", "0"), "--target-file-mb must be a whole number"),
+        (("maintain", "--output", "/tmp/x", "--retain-hours", "-1"), "--retain-hours: -1 is not in 0..87600"),
+        (("maintain", "--output", "/tmp/x", "--target-file-mb", "0"), "--target-file-mb: 0 is not in 1..4096"),
         (("run", "--stream", "s", "--output", "/tmp/x", "--partition-by", "week"), "--partition-by 'week': use"),
-        (("run", "--stream", "s", "--output", "/tmp/x", "--target-file-mb", "5000"), "--target-file-mb must be"),
+        (
+            ("run", "--stream", "s", "--output", "/tmp/x", "--target-file-mb", "5000"),
+            "--target-file-mb: 5000 is not in 1..4096",
+        ),
     ],
 )
 def test_each_maintenance_or_layout_mistake_is_one_line_and_exit_2(

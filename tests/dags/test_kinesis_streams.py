@@ -101,7 +101,7 @@ def test_the_lag_check_fails_on_a_stream_left_behind_with_the_shards_and_time_to
         ('stream = "a"\noutput = "/x"\nformt = "delta"', "formt: not a setting"),
         ('stream = "a"\noutput = "/x"\nformat = "csv"', "format: 'csv' is not one of parquet, delta, iceberg"),
         ('stream = "a b"\noutput = "/x"', "stream:"),
-        ('stream = "a"\noutput = "/x"\nlease_seconds = 5', "lease_seconds: 5 is outside 10..86400"),
+        ('stream = "a"\noutput = "/x"\nlease_seconds = 5', "lease_seconds: 5 is not in 10..86400"),
         ('stream = "a"\noutput = "/x"\nlag_threshold_seconds = "1h"', "lag_threshold_seconds: '1h' is not a number"),
         ('stream = "a"\noutput = "/x"\nread_limits = "fast"', "read_limits:"),
     ],

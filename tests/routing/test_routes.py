@@ -85,7 +85,7 @@ def test_a_route_goes_into_the_template_and_an_unusable_one_never_does() -> None
         ("", "", 20, "--route-by ''"),
         ("metadata..table", "", 20, "a field or a dotted path"),
         ("type", "a,_b", 20, "--routes: '_b' cannot name a table"),
-        ("type", "a", -1, "--max-new-tables -1"),
+        ("type", "a", -1, "--max-new-tables: -1 is not 0 or more"),
     ],
 )
 def test_bad_routing_options_are_one_line_each(route_by: str, routes: str, max_new: int, says: str) -> None:
