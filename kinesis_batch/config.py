@@ -16,6 +16,7 @@ from kinesis_batch.decoding.settings import DecodeSettings
 from kinesis_batch.errors import IllegalArgumentError
 from kinesis_batch.metrics.settings import MetricsSettings
 from kinesis_batch.output import Output, Sink
+from kinesis_batch.output.routed import RoutedSink
 from kinesis_batch.parsers import parse_initial_position
 from kinesis_batch.routing.routes import RouteRule
 from kinesis_batch.settings import StreamSettings
@@ -176,6 +177,16 @@ class RunConfig:
             decoding=self.decoding,
             s3=s3,
             changes=self.changes,
+        )
+
+    def open_routes(self, s3: S3Settings | None = None) -> RoutedSink:
+        """A routed run's sink (:meth:`open_sink` of a template), as its tables and dead-letter output."""
+        return self.destination.open_routes(
+            app=self.table,
+            stream=self.stream,
+            s3=s3,
+            changes=self.changes,
+            dead_letters=self.destination.dead_letter(self.decoding.dead_letter_output),
         )
 
     @property

@@ -78,7 +78,7 @@ def orchestrated_run(
         spark=spark,
         progress=progress,
         run_id=batch_id,
-        sink=config.open_sink(aws.s3()),
+        s3=aws.s3(),
         glue=aws.glue,
         emr_serverless=aws.emr_serverless,
     )

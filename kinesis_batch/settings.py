@@ -23,7 +23,7 @@ from kinesis_batch.metrics.settings import HELP as METRICS_HELP
 from kinesis_batch.options import AIRFLOW, CLI, DAGSTER, ORCHESTRATED, coerce, flag, kind
 from kinesis_batch.options import option as _option
 from kinesis_batch.output import Output
-from kinesis_batch.output.formats import FORMATS
+from kinesis_batch.output.formats import FORMATS, format_of
 from kinesis_batch.output.layout import PartitionBy
 from kinesis_batch.parsers import (
     default_table,
@@ -198,7 +198,9 @@ class StreamSettings:
         ReadLimits.parse(self.read_limits)
         if self.partition_by:
             PartitionBy.parse(self.partition_by)
-        check_changes(self.change_settings, self.format, self.decode, self.transform)
+        if self.changes:
+            format_of(self.format).check_merges(self.changes)
+        check_changes(self.change_settings, self.decode, self.transform)
         check_routing(self.output, self.route_rule, self.decode, self.change_settings, self.dead_letter_output)
         _ = self.metrics_settings  # made once here: checked
         if self.emr_serverless is not None and self.spark_remote:

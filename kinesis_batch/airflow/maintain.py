@@ -22,6 +22,7 @@ from kinesis_batch.airflow.dags import RETRIES, START, setting_param
 from kinesis_batch.airflow.hook import KinesisBatchHook
 from kinesis_batch.airflow.steps import step_task, task_stop
 from kinesis_batch.airflow.tasks import failing_fast
+from kinesis_batch.aws import S3Settings
 from kinesis_batch.bounds import NOT_NEGATIVE
 from kinesis_batch.changes.settings import TOMBSTONE_HOURS
 from kinesis_batch.maintenance.settings import MAINTAIN_OPTIONS
@@ -86,7 +87,7 @@ def maintain_dag(
         @step_task()
         def maintain_output() -> dict[str, Any]:
             """Compact, expire, remove orphans; the report (also kept as the last maintenance)."""
-            return _maintained(_sink(_params(), "output"))
+            return _maintained(_params(), "output")
 
         @step_task()
         def maintain_dead_letters() -> dict[str, Any] | None:
@@ -94,7 +95,7 @@ def maintain_dag(
             params = _params()
             if not params.get("dead_letter_output") or ROUTE in params["output"]:  # a template's: with its tables
                 return None
-            return _maintained(_sink(params, "dead_letter_output"))
+            return _maintained(params, "dead_letter_output")
 
         @task(retries=0)
         def check_files() -> dict[str, Any]:
@@ -118,25 +119,32 @@ def _params() -> dict[str, Any]:
     return dict(get_current_context()["params"])
 
 
-def _sink(params: dict[str, Any], which: str) -> Sink:
-    hook = KinesisBatchHook(params.get("aws_conn_id") or defaults.AWS_CONN_ID)
+def _output(params: dict[str, Any], which: str) -> Output:
     with failing_fast():
-        output = Output(params.get("format") or defaults.FORMAT, params[which], params.get("catalog") or None)
-        return output.open(app="", stream="", s3=hook.s3())
+        return Output(params.get("format") or defaults.FORMAT, params[which], params.get("catalog") or None)
 
 
-def _maintained(sink: Sink) -> dict[str, Any]:
+def _s3(params: dict[str, Any]) -> S3Settings:
+    return KinesisBatchHook(params.get("aws_conn_id") or defaults.AWS_CONN_ID).s3()
+
+
+def _sink(params: dict[str, Any], which: str) -> Sink:
+    with failing_fast():
+        return _output(params, which).open(app="", stream="", s3=_s3(params))
+
+
+def _maintained(params: dict[str, Any], which: str) -> dict[str, Any]:
     """The report; a routed stream's template: each of its tables', by URI."""
     from kinesis_batch.maintenance import MaintainSettings, maintain_each
 
-    params = _params()
+    output = _output(params, which)
     with failing_fast():
-        settings = MaintainSettings(
-            **{each.name: params[each.name] for each in MAINTAIN_OPTIONS if each.name in params}
-        )
-        reports = maintain_each(sink, settings, progress=print, stop=task_stop())
-    if len(reports) == 1 and sink.uri in reports:
-        return reports[sink.uri].to_json()
+        chosen = {each.name: params[each.name] for each in MAINTAIN_OPTIONS if each.name in params}
+        settings = MaintainSettings(**chosen)
+        tables = output.tables(app="", stream="", s3=_s3(params))
+        reports = maintain_each(tables, settings, progress=print, stop=task_stop())
+    if not output.routed:
+        return reports[tables[0].uri].to_json()
     return {uri: report.to_json() for uri, report in reports.items()}
 
 

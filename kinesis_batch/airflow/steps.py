@@ -102,7 +102,7 @@ def run_steps(make_run: Callable[[], CatchUpRun], *, outlets: Sequence[Any] = ()
             run.send_metrics(shards, {}, record.cost)
         lineage = run.lineage()
         if lineage is not None:
-            lineage.complete(run.run_id, shards, run.output)
+            lineage.complete(run.run_id, shards, run.fields_of)
         return moved
 
     @task

@@ -4,13 +4,13 @@ and the run configuration it reads with. Pure: names in, names out."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
 from datetime import datetime
 
 from kinesis_batch.config import KEEP, NONE, RunConfig
 from kinesis_batch.errors import IllegalArgumentError
 from kinesis_batch.output import Output
+from kinesis_batch.output.formats import format_of
 
 
 @dataclass(frozen=True)
@@ -30,19 +30,15 @@ def backfill_table(main_table: str, backfill_id: str) -> str:
 
 
 def backfill_output(main: Output, format: str, backfill_id: str) -> str:
-    """A backfill's own table next to the main one, when the backfill names none: parquet
-    ``ROOT-backfill-ID``, delta ``URI_backfill_ID``, iceberg ``NAMESPACE.TABLE_backfill_ID``
-    (lower case, ``[a-z0-9_]``). The backfill must be in the main output's format to derive one."""
+    """A backfill's own table next to the main one, when the backfill names none, as its
+    format's row says (kinesis_batch.output.formats: parquet ``ROOT-backfill-ID``, delta
+    ``URI_backfill_ID``, iceberg ``NAMESPACE.TABLE_backfill_ID``). The backfill must be in the
+    main output's format to derive one."""
     if format != main.format:
         raise IllegalArgumentError(
             f"output: a {format} backfill needs its output named (the main output {main.output} is {main.format})"
         )
-    if format == "parquet":
-        return f"{main.output.rstrip('/')}-backfill-{backfill_id}"
-    if format == "delta":
-        return f"{main.output.rstrip('/')}_backfill_{backfill_id}"
-    suffix = re.sub(r"[^a-z0-9_]", "_", backfill_id.lower())
-    return f"{main.output}_backfill_{suffix}"
+    return format_of(format).backfill(main.output, backfill_id)
 
 
 def plan_backfill(

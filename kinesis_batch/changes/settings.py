@@ -174,14 +174,11 @@ def validate_tombstone_hours(hours: object) -> None:
     POSITIVE.check("--tombstone-hours", hours)
 
 
-def check_changes(changes: ChangeSettings | None, format: str, decode: str, transform: str) -> None:
-    """The output format and decoding settings a stream's changes need, each mistake one line."""
+def check_changes(changes: ChangeSettings | None, decode: str, transform: str) -> None:
+    """The decoding settings a stream's changes need, each mistake one line (the formats that
+    can merge are their rows' say: kinesis_batch.output.formats)."""
     if changes is None:
         return
-    if format == "parquet":
-        raise IllegalArgumentError(
-            f"--changes {changes.mode} needs --format delta or iceberg: parquet folders cannot be updated atomically"
-        )
     if changes.mode == "upsert" and decode == "raw":
         raise IllegalArgumentError("--changes upsert needs decoded records: --decode json, avro or protobuf")
     if changes.envelope and decode not in ("raw", "json"):

@@ -17,8 +17,8 @@ def maintain_command(args: argparse.Namespace, stop: StopRequest | None = None) 
     settings = MaintainSettings(args.target_file_mb, args.retain_hours, args.tombstone_hours)
     # Maintenance serves every consumer of the table at once: it names none of them.
     output = Output(args.format, args.output, args.catalog)
-    sink = output.open(app="", stream="", s3=s3_settings())
-    reports = maintain_each(sink, settings, progress=(lambda line: None) if args.json else print, stop=stop)
+    tables = output.tables(app="", stream="", s3=s3_settings())
+    reports = maintain_each(tables, settings, progress=(lambda line: None) if args.json else print, stop=stop)
     if args.json:  # one output: its report; a routed stream's template: each table's, by URI
         done = [report.to_json() for report in reports.values()]
         print(json.dumps(dict(zip(reports, done, strict=True)) if output.routed else done[0], indent=1))

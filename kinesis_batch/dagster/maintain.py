@@ -31,12 +31,12 @@ def maintenance_defs(
         stop = StopRequest()  # Dagster terminates a run with SIGINT: maintenance stops between its steps
         with failing_for_good(), stopping_on_signals(stop, timeout=defaults.STOP_TIMEOUT_SECONDS, say=say_on_stderr):
             for output in outputs:
-                sink = output.open(app=settings.table, stream=settings.stream, s3=kinesis_batch_aws.s3())
-                done = maintain_each(sink, settings.maintenance, progress=context.log.info, stop=stop)
+                tables = output.tables(app=settings.table, stream=settings.stream, s3=kinesis_batch_aws.s3())
+                done = maintain_each(tables, settings.maintenance, progress=context.log.info, stop=stop)
                 if output.routed:  # each table's, by its URI
                     reports |= {uri: report.to_json() for uri, report in done.items()}
                 else:
-                    reports[output.asset_uri] = done[sink.uri].to_json()
+                    reports[output.asset_uri] = done[tables[0].uri].to_json()
         main = _together(list(reports.values())) if settings.output.routed else reports[settings.output.asset_uri]
         context.add_output_metadata(
             {

@@ -11,9 +11,9 @@ Dagster job all run :func:`maintain`.
 - ``exchange.py``: a parquet batch folder swapped for its compacted copy in one step
 """
 
-from kinesis_batch.maintenance.each import maintain_each, tables_of
+from kinesis_batch.maintenance.each import maintain_each
 from kinesis_batch.maintenance.maintain import maintain
 from kinesis_batch.maintenance.report import MaintenanceReport
 from kinesis_batch.maintenance.settings import MaintainSettings
 
-__all__ = ["MaintainSettings", "MaintenanceReport", "maintain", "maintain_each", "tables_of"]
+__all__ = ["MaintainSettings", "MaintenanceReport", "maintain", "maintain_each"]

@@ -157,4 +157,9 @@ def _stat(text: Any, key: str) -> int:
         return 0
 
 
-__all__ = ["DeltaMaintenance"]
+def maintainer(table: DeltaSink, maintenance_id: str) -> DeltaMaintenance:
+    """The format's maintainer (kinesis_batch.output.formats) of ``table``, the sink its row opens."""
+    return DeltaMaintenance(table, maintenance_id)
+
+
+__all__ = ["DeltaMaintenance", "maintainer"]

@@ -3,27 +3,21 @@ routed stream's template (``--route-by``) each table its runs made and its dead-
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from kinesis_batch.maintenance.maintain import maintain
 from kinesis_batch.maintenance.report import MaintenanceReport
 from kinesis_batch.openlineage.maintenance import MaintenanceLineage
-from kinesis_batch.output.routed import RoutedSink
 from kinesis_batch.output.sink import Sink
 
 
-def tables_of(sink: Sink) -> list[Sink]:
-    """``sink``, or a routed sink's dead-letter output and every table the stream made, by route."""
-    if isinstance(sink, RoutedSink):
-        return [sink.home, *(sink.table(route) for route in sorted(sink.known))]
-    return [sink]
-
-
-def maintain_each(sink: Sink, *args: Any, **options: Any) -> dict[str, MaintenanceReport]:
-    """:func:`maintain` (same arguments) of each of :func:`tables_of`, by the table's URI, each
-    an OpenLineage run when OpenLineage is configured. A stop asked for ends it between two
-    steps of the table under way, as it ends one maintenance."""
-    return {table.uri: _maintained(table, *args, **options) for table in tables_of(sink)}
+def maintain_each(tables: Sequence[Sink], *args: Any, **options: Any) -> dict[str, MaintenanceReport]:
+    """:func:`maintain` (same arguments) of each of ``tables`` (kinesis_batch.output.Output.tables:
+    an output, or each table of a routed template and its dead-letter output), by the table's
+    URI, each an OpenLineage run when OpenLineage is configured. A stop asked for ends it
+    between two steps of the table under way, as it ends one maintenance."""
+    return {table.uri: _maintained(table, *args, **options) for table in tables}
 
 
 def _maintained(table: Sink, *args: Any, **options: Any) -> MaintenanceReport:
@@ -40,4 +34,4 @@ def _maintained(table: Sink, *args: Any, **options: Any) -> MaintenanceReport:
     return report
 
 
-__all__ = ["maintain_each", "tables_of"]
+__all__ = ["maintain_each"]

@@ -172,4 +172,9 @@ def _delete(out: Place, written: list[Written]) -> None:
         out.delete(file.name)
 
 
-__all__ = ["IcebergMaintenance"]
+def maintainer(table: IcebergSink, maintenance_id: str) -> IcebergMaintenance:
+    """The format's maintainer (kinesis_batch.output.formats) of ``table``, the sink its row opens."""
+    return IcebergMaintenance(table, maintenance_id)
+
+
+__all__ = ["IcebergMaintenance", "maintainer"]

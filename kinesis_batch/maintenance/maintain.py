@@ -32,12 +32,13 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Protocol
 
-from kinesis_batch.errors import ForeignOutputError, InvalidStateError
+from kinesis_batch.errors import ForeignOutputError
 from kinesis_batch.events import Event, emit
 from kinesis_batch.maintenance.plan import Survey, orphans
 from kinesis_batch.maintenance.report import Compacted, MaintenanceReport, keep
 from kinesis_batch.maintenance.settings import MaintainSettings
 from kinesis_batch.output.datafiles import FileStats
+from kinesis_batch.output.formats import format_of
 from kinesis_batch.output.markers import Marker, MarkerArchive
 from kinesis_batch.output.place import Place
 from kinesis_batch.output.sink import Sink
@@ -185,27 +186,11 @@ def published_leftovers(staged: set[str], markers: list[Marker], bookkeeping: Pl
 
 
 def maintainer_of(sink: Sink, maintenance_id: str) -> Maintainer:
-    """The format's maintainer of ``sink``'s table (a decoding pair: its table)."""
+    """The format's maintainer of ``sink``'s table (a decoding pair: its table), from its row of
+    the table of formats (kinesis_batch.output.formats: ``kinesis_batch.maintenance.FORMAT``)."""
     table = sink.table_sink()
-    if table.format == "delta":
-        from kinesis_batch.maintenance.delta import DeltaMaintenance
-        from kinesis_batch.output.delta import DeltaSink
-
-        assert isinstance(table, DeltaSink)
-        return DeltaMaintenance(table, maintenance_id)
-    if table.format == "iceberg":
-        from kinesis_batch.maintenance.iceberg import IcebergMaintenance
-        from kinesis_batch.output.iceberg import IcebergSink
-
-        assert isinstance(table, IcebergSink)
-        return IcebergMaintenance(table, maintenance_id)
-    from kinesis_batch.maintenance.parquet import ParquetMaintenance
-    from kinesis_batch.output.parquet import ParquetSink
-
-    assert isinstance(table, ParquetSink)
-    if not table.root.is_dir():
-        raise InvalidStateError(f"no output at {table.root} (a run creates it)")
-    return ParquetMaintenance(table, maintenance_id)
+    maintainer: Maintainer = format_of(table.format).maintenance().maintainer(table, maintenance_id)
+    return maintainer
 
 
 __all__ = ["Maintainer", "archive", "maintain", "maintainer_of"]

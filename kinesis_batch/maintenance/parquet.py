@@ -23,6 +23,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
 
+from kinesis_batch.errors import InvalidStateError
 from kinesis_batch.maintenance import exchange
 from kinesis_batch.maintenance.plan import Compaction, Listed, Survey, compactions
 from kinesis_batch.maintenance.report import Compacted
@@ -112,4 +113,11 @@ def _prune_empty(folder: Path) -> None:
             path.rmdir()
 
 
-__all__ = ["ParquetMaintenance"]
+def maintainer(table: ParquetSink, maintenance_id: str) -> ParquetMaintenance:
+    """The format's maintainer (kinesis_batch.output.formats) of ``table``, the sink its row opens."""
+    if not table.root.is_dir():
+        raise InvalidStateError(f"no output at {table.root} (a run creates it)")
+    return ParquetMaintenance(table, maintenance_id)
+
+
+__all__ = ["ParquetMaintenance", "maintainer"]

@@ -10,14 +10,18 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kinesis_batch.config import RunConfig
 from kinesis_batch.errors import LeaseError, first_line
 from kinesis_batch.openlineage.naming import output_dataset, stream_dataset
 from kinesis_batch.output.records import ShardCommit
-from kinesis_batch.output.routed import RoutedSink
-from kinesis_batch.output.sink import Sink
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+#: A table's fields as the run sees them: a route's table (a routed run), or the one table (None).
+Fields = Callable[[str | None], "pa.Schema | None"]
 
 log = logging.getLogger(__name__)
 
@@ -124,31 +128,32 @@ class RunLineage(Lineage):
             warn(exc)
             return None
 
-    def complete(self, batch_id: str, shards: tuple[ShardCommit, ...], sink: Sink) -> None:
+    def complete(self, batch_id: str, shards: tuple[ShardCommit, ...], fields: Fields) -> None:
         from openlineage.client.event_v2 import RunState
 
         from kinesis_batch.openlineage.events import run_facet
 
         facets = {"kinesisBatch": run_facet(batch_id, shards)}
-        self._send(RunState.COMPLETE, lambda: written_by(self.config, shards, sink), facets)
+        self._send(RunState.COMPLETE, lambda: written_by(self.config, shards, fields), facets)
 
 
-def written_by(config: RunConfig, shards: tuple[ShardCommit, ...], sink: Sink) -> list[Any]:
-    """The outputs a run's batch (``shards``' commits) wrote into ``sink``, as Written: each
-    table (routed: each the batch wrote) with its rows and columns, and the dead letters."""
+def written_by(config: RunConfig, shards: tuple[ShardCommit, ...], fields: Fields) -> list[Any]:
+    """The outputs a run's batch (``shards``' commits) wrote, as Written: each table (routed:
+    each the batch wrote) with its rows and columns (``fields`` of a route's table, or of the
+    one table with None: kinesis_batch.run.context.RunContext.fields_of), and the dead letters."""
     from kinesis_batch.landing import total
     from kinesis_batch.openlineage.events import Written
 
     landing = total([s.landing for s in shards])
     destination = config.destination
     written = []
-    if isinstance(sink, RoutedSink) and landing is not None:
+    if destination.routed and landing is not None:
         for route, rows in landing.tables.items():
             where = output_dataset(destination.route(route).asset_uri)
-            written.append(Written(*where, rows, sink.table(route).fields()))
+            written.append(Written(*where, rows, fields(route)))
     else:
         rows = landing.rows if landing is not None else sum(s.records for s in shards)
-        written.append(Written(*output_dataset(destination.asset_uri), rows, sink.table_sink().fields()))
+        written.append(Written(*output_dataset(destination.asset_uri), rows, fields(None)))
     if landing is not None:
         dead = destination.dead_letter(config.decoding.dead_letter_output)
         written.append(Written(*output_dataset(dead.asset_uri), landing.dead_letters))

@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kinesis_batch.errors import IllegalArgumentError
+from kinesis_batch.output.formats import CATALOGED, named
 
 
 def stream_dataset(arn: str) -> tuple[str, str]:
@@ -34,7 +35,7 @@ def output_dataset(asset_uri: str) -> tuple[str, str]:
         return f"s3://{bucket}", key.strip("/")
     if scheme == "file":
         return "file", str(Path(rest))
-    if scheme == "iceberg":
+    if scheme in named(CATALOGED):  # a catalog's table: FORMAT://CATALOG/NAMESPACE.TABLE
         catalog, _, table = rest.partition("/")
         return f"iceberg://{catalog}", table
     raise IllegalArgumentError(f"{asset_uri!r}: no OpenLineage name for this output")

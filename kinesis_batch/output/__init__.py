@@ -13,16 +13,17 @@ from kinesis_batch import defaults
 from kinesis_batch.aws import S3Settings
 from kinesis_batch.changes.settings import ChangeSettings
 from kinesis_batch.decoding.settings import DecodeSettings
-from kinesis_batch.errors import IllegalArgumentError, InvalidStateError
+from kinesis_batch.errors import InvalidStateError
 from kinesis_batch.output.catalogs import DEFAULT_CATALOG
-from kinesis_batch.output.formats import FORMATS, validate_output
+from kinesis_batch.output.changes import Merge
+from kinesis_batch.output.formats import FORMATS, format_of, validate_output
 from kinesis_batch.output.place import is_s3
 from kinesis_batch.output.records import CommitRecord, ShardCommit
 from kinesis_batch.output.sink import Sink
 from kinesis_batch.routing.routes import ROUTE, table_of
 
 if TYPE_CHECKING:
-    from kinesis_batch.output.changes import ChangeTable
+    from kinesis_batch.output.routed import RoutedSink
 
 DEAD_LETTER_SUFFIX = "_dead_letter"
 
@@ -44,8 +45,8 @@ class Output:
     def asset_uri(self) -> str:
         """The output as an asset (Airflow's Asset URI, Dagster's metadata): ``file:///absolute/root``,
         ``s3://bucket/prefix`` or ``iceberg://CATALOG/NAMESPACE.TABLE``."""
-        if self.format == "iceberg":
-            return f"iceberg://{self.catalog or DEFAULT_CATALOG}/{self.output}"
+        if format_of(self.format).catalog:
+            return f"{self.format}://{self.catalog or DEFAULT_CATALOG}/{self.output}"
         if is_s3(self.output):
             return "s3://" + self.output.split("://", 1)[1].strip("/")
         return "file://" + str(Path(self.output.removeprefix("file://")).absolute())
@@ -73,32 +74,13 @@ class Output:
         (kinesis_batch.output.paired); a template's tables and dead-letter output as one."""
         dead = self.dead_letter(decoding.dead_letter_output)
         if self.routed:
-            return self.open(app=app, stream=stream, s3=s3, changes=changes, dead_letters=dead)
+            return self.open_routes(app=app, stream=stream, s3=s3, changes=changes, dead_letters=dead)
         sink = self.open(app=app, stream=stream, s3=s3, changes=changes)
         if not decoding.decoding:
             return sink
         from kinesis_batch.output.paired import PairedSink
 
         return PairedSink(sink, dead.open(app=app, stream=stream, s3=s3))
-
-    def _open_changes(
-        self, app: str, stream: str, s3: S3Settings, changes: ChangeSettings, route: str | None = None
-    ) -> ChangeTable:
-        """A table of current state (``route``: the route whose table it is, in a template)."""
-        sink: ChangeTable
-        if self.format == "delta":
-            from kinesis_batch.output.delta_changes import DeltaChanges
-
-            sink = DeltaChanges(self.output, app=app, stream=stream, s3=s3)
-        elif self.format == "iceberg":
-            from kinesis_batch.output.catalogs import load_catalog
-            from kinesis_batch.output.iceberg_changes import IcebergChanges
-
-            sink = IcebergChanges(self.output, load_catalog(self.catalog, s3), app=app, stream=stream, s3=s3)
-        else:
-            raise IllegalArgumentError(f"--changes {changes.mode} needs --format delta or iceberg")
-        sink.changes, sink.route = changes, route
-        return sink
 
     @property
     def routed(self) -> bool:
@@ -126,34 +108,54 @@ class Output:
         (``dead_letters``, by default beside them) as one (kinesis_batch.output.routed)."""
         s3 = s3 or S3Settings()
         if self.routed:
-            from kinesis_batch.output.routed import RoutedSink
+            return self.open_routes(app=app, stream=stream, s3=s3, changes=changes, dead_letters=dead_letters)
+        return self._open_table(app, stream, s3, Merge(changes) if changes is not None else None)
 
-            home = (dead_letters or self.dead_letter()).open(app=app, stream=stream, s3=s3)
+    def open_routes(
+        self,
+        *,
+        app: str,
+        stream: str,
+        s3: S3Settings | None = None,
+        changes: ChangeSettings | None = None,
+        dead_letters: Output | None = None,
+    ) -> RoutedSink:
+        """A template's sink (:meth:`open`; kinesis_batch.output.routed), as what it is: the
+        routed run's steps that make and fill its tables reach them through it."""
+        from kinesis_batch.output.routed import RoutedSink
 
-            def table(route: str) -> Sink:
-                output = self.route(route)
-                if changes is None:
-                    return output.open(app=app, stream=stream, s3=s3)
-                keyed = changes.for_route(route)
-                if keyed is None:  # its records are dead letters (kinesis_batch.decoding.routed)
-                    raise InvalidStateError(f"--key names no key for table {route} of {self.output}")
-                return output._open_changes(app, stream, s3, keyed, route)
+        if not self.routed:
+            raise InvalidStateError(f"--output {self.output} names one table, not a template with {ROUTE}")
+        s3 = s3 or S3Settings()
+        home = (dead_letters or self.dead_letter()).open(app=app, stream=stream, s3=s3)
 
-            return RoutedSink(self.output, home, table, stream=stream)
-        if changes is not None:
-            return self._open_changes(app, stream, s3, changes)
-        if self.format == "delta":
-            from kinesis_batch.output.delta import DeltaSink
+        def table(route: str) -> Sink:
+            if changes is None:
+                return self.route(route).open(app=app, stream=stream, s3=s3)
+            keyed = changes.for_route(route)
+            if keyed is None:  # its records are dead letters (kinesis_batch.decoding.routed)
+                raise InvalidStateError(f"--key names no key for table {route} of {self.output}")
+            return self.route(route)._open_table(app, stream, s3, Merge(keyed, route))
 
-            return DeltaSink(self.output, app=app, stream=stream, s3=s3)
-        if self.format == "iceberg":
-            from kinesis_batch.output.catalogs import load_catalog
-            from kinesis_batch.output.iceberg import IcebergSink
+        return RoutedSink(self.output, home, table, stream=stream)
 
-            return IcebergSink(self.output, load_catalog(self.catalog, s3), app=app, stream=stream, s3=s3)
-        from kinesis_batch.output.parquet import ParquetSink
+    def tables(self, *, app: str, stream: str, s3: S3Settings | None = None) -> list[Sink]:
+        """Every table this output stands for, each its own sink: the output itself, or a
+        template's dead-letter output and each table its stream's runs made (by route)."""
+        if not self.routed:
+            return [self.open(app=app, stream=stream, s3=s3)]
+        routes = self.open_routes(app=app, stream=stream, s3=s3)
+        return [routes.home, *(routes.table(route) for route in sorted(routes.known))]
 
-        return ParquetSink(self.output)
+    def _open_table(self, app: str, stream: str, s3: S3Settings, merge: Merge | None) -> Sink:
+        """One table, by its format's row (kinesis_batch.output.formats)."""
+        row = format_of(self.format)
+        if merge is not None:
+            row.check_merges(merge.changes.mode)
+        sink: Sink = row.parts().open_table(
+            self.output, catalog=self.catalog, app=app, stream=stream, s3=s3, merge=merge
+        )
+        return sink
 
 
 def open_sink(

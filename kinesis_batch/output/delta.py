@@ -34,8 +34,9 @@ from urllib.parse import unquote
 import pyarrow as pa
 
 from kinesis_batch.aws import S3Settings
-from kinesis_batch.columns import RAW, Columns
+from kinesis_batch.columns import Columns
 from kinesis_batch.errors import InvalidStateError, from_storage
+from kinesis_batch.output.changes import Merge, Merging
 from kinesis_batch.output.datafiles import DataFile
 from kinesis_batch.output.delta_log import CleanedLogMoves
 from kinesis_batch.output.evolve import additions
@@ -46,7 +47,7 @@ from kinesis_batch.output.records import CommitRecord
 from kinesis_batch.output.sink import check_batch_id, check_place_of
 from kinesis_batch.output.staged import StagedFile
 from kinesis_batch.output.table_checks import check_bucket, check_schema
-from kinesis_batch.output.tables import DISCARD, PUBLISH, TableSink, marker
+from kinesis_batch.output.tables import APPEND, DISCARD, PUBLISH, TableSink, marker
 
 PUBLISHED, DISCARDED = 1, 0
 BATCH_NUMBER = "kinesis_batch.batch_number"
@@ -62,8 +63,13 @@ class DeltaSink(CleanedLogMoves, TableSink):
     format = "delta"
     widens = False  # deltalake cannot write Delta's type-widening feature
 
-    def __init__(self, uri: str, *, app: str, stream: str, s3: S3Settings | None = None) -> None:
-        super().__init__()
+    def __init__(
+        self, uri: str, *, app: str, stream: str, s3: S3Settings | None = None, merge: Merge | None = None
+    ) -> None:
+        """``merge``: a table of current state (its batches are merged as changes), else appended."""
+        from kinesis_batch.output.delta_changes import DeltaMerge
+
+        super().__init__(Merging(merge, DeltaMerge(self)) if merge is not None else APPEND)
         self.root = Place(uri, s3 or S3Settings())
         self.uri = self.root.uri
         self.app, self.stream = app, stream
@@ -84,7 +90,7 @@ class DeltaSink(CleanedLogMoves, TableSink):
 
     # -- the table --------------------------------------------------------------------------------
 
-    def prepare(self, columns: Columns = RAW, partition_by: str | None = None) -> None:
+    def _prepare(self, columns: Columns, partition_by: str | None) -> None:
         from deltalake import DeltaTable
 
         if self.root.on_s3:
@@ -298,4 +304,11 @@ def _history(table: Any) -> Iterator[dict[str, Any]]:
         seen, limit = len(page), limit * 4
 
 
-__all__ = ["TABLE_PROPERTIES", "DeltaSink"]
+def open_table(
+    where: str, *, catalog: str | None, app: str, stream: str, s3: S3Settings, merge: Merge | None
+) -> DeltaSink:
+    """The format's sink (kinesis_batch.output.formats): the Delta table at ``where``."""
+    return DeltaSink(where, app=app, stream=stream, s3=s3, merge=merge)
+
+
+__all__ = ["TABLE_PROPERTIES", "DeltaSink", "open_table"]

@@ -1,4 +1,4 @@
-"""A Delta table of current state: a batch's changes merged with deltalake's MERGE, whose
+"""The merge's parts for a Delta table of current state: a batch's changes merged with deltalake's MERGE, whose
 commit carries the batch's app transactions and metadata like any commit of ours
 (kinesis_batch.output.delta), so the merge and the marker are one commit, and a merge racing
 another commit of this consumer (or a compaction of the files it rewrites) fails and is
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import date, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -22,31 +22,38 @@ from kinesis_batch.changes.apply import Decision
 from kinesis_batch.changes.fold import among, kept_among
 from kinesis_batch.columns import CHANGE_OP
 from kinesis_batch.errors import from_storage
-from kinesis_batch.output.changes import KEY_PROPERTY, LISTED, ORDER_COLUMNS, ChangeTable
-from kinesis_batch.output.delta import DeltaSink
+from kinesis_batch.output.changes import KEY_PROPERTY, LISTED, ORDER_COLUMNS
 from kinesis_batch.output.records import CommitRecord
 
+if TYPE_CHECKING:
+    from kinesis_batch.output.delta import DeltaSink
 
-class DeltaChanges(ChangeTable, DeltaSink):
-    def _existing(self) -> Any:
-        return self._load(missing_ok=True)
 
-    def _key_property(self, table: Any) -> str | None:
+class DeltaMerge:
+    """The merge's parts (kinesis_batch.output.changes.MergeParts) for the Delta table of ``sink``."""
+
+    def __init__(self, sink: DeltaSink) -> None:
+        self.sink = sink
+
+    def existing(self) -> Any:
+        return self.sink._load(missing_ok=True)
+
+    def key_property(self, table: Any) -> str | None:
         said = table.metadata().configuration.get(KEY_PROPERTY)
         return str(said) if said else None
 
-    def _set_key_property(self, key: Sequence[str]) -> None:
+    def set_key_property(self, key: Sequence[str]) -> None:
         from deltalake.exceptions import CommitFailedError
 
         try:
-            self._load().alter.set_table_properties({KEY_PROPERTY: ",".join(key)}, raise_if_not_exists=False)
+            self.sink._load().alter.set_table_properties({KEY_PROPERTY: ",".join(key)}, raise_if_not_exists=False)
         except CommitFailedError:
             pass  # another run set it meanwhile: the next prepare reads it
         except Exception as exc:
-            what = f"cannot set the key of the Delta table {self.uri}"
-            raise from_storage(exc, what, remote=self.root.on_s3) from exc
+            what = f"cannot set the key of the Delta table {self.sink.uri}"
+            raise from_storage(exc, what, remote=self.sink.root.on_s3) from exc
 
-    def _rows_of(self, table: Any, key: Sequence[str], keys: pa.Table) -> pa.Table:
+    def rows_of(self, table: Any, key: Sequence[str], keys: pa.Table) -> pa.Table:
         """Through deltalake's SQL, which skips files by their statistics (pyarrow's dataset
         cannot filter the string_view statistics deltalake writes): up to LISTED keys by an IN
         list, more by the batch's key range (DataFusion overflows its stack on IN lists of some
@@ -74,16 +81,16 @@ class DeltaChanges(ChangeTable, DeltaSink):
         rows = kept_among(map(_cast(schema), reader), schema, key[0], wanted)
         return rows if len(key) == 1 else among(rows, keys, key)
 
-    def _merge(
+    def merge(
         self, table: Any, decision: Decision, key: Sequence[str], record: CommitRecord, target: pa.Schema | None
     ) -> bool:
         from deltalake.exceptions import CommitFailedError
 
         source = pa.concat_tables([decision.upserts, decision.deletes], promote_options="permissive")
         if source.num_rows == 0:  # nothing newer than the table: the marker alone
-            return self._commit(table, record.batch_id, [], record)
+            return self.sink._commit(table, record.batch_id, [], record)
         source = _fitted(source, pa.schema(table.schema().to_arrow()))
-        properties = self._properties(table, record.batch_id, record)
+        properties = self.sink._properties(table, record.batch_id, record)
         matched = " AND ".join(f"t.`{name}` = s.`{name}`" for name in key)
         ranges = _key_range(source, key[0]) if len(key) == 1 else []
         predicate = " AND ".join([matched, *ranges])
@@ -99,7 +106,8 @@ class DeltaChanges(ChangeTable, DeltaSink):
         except CommitFailedError:
             return False
         except Exception as exc:
-            raise from_storage(exc, f"cannot merge into the Delta table at {self.uri}", remote=self.root.on_s3) from exc
+            what = f"cannot merge into the Delta table at {self.sink.uri}"
+            raise from_storage(exc, what, remote=self.sink.root.on_s3) from exc
         return True
 
 
@@ -156,4 +164,4 @@ def _literal(value: Any) -> str | None:
     return None
 
 
-__all__ = ["DeltaChanges"]
+__all__ = ["DeltaMerge"]

@@ -31,9 +31,10 @@ from typing import Any
 import pyarrow as pa
 
 from kinesis_batch.aws import S3Settings
-from kinesis_batch.columns import RAW, Columns
+from kinesis_batch.columns import Columns
 from kinesis_batch.errors import InvalidStateError, storage_errors
 from kinesis_batch.output.catalogs import create_namespace
+from kinesis_batch.output.changes import Merge, Merging
 from kinesis_batch.output.datafiles import DataFile
 from kinesis_batch.output.formats import validate_output
 from kinesis_batch.output.layout import PartitionBy, choose, spelled
@@ -42,7 +43,7 @@ from kinesis_batch.output.records import CommitRecord
 from kinesis_batch.output.sink import check_batch_id, check_place_of
 from kinesis_batch.output.staged import StagedFile
 from kinesis_batch.output.table_checks import check_bucket, check_schema
-from kinesis_batch.output.tables import DISCARD, PUBLISH, TableSink, marker
+from kinesis_batch.output.tables import APPEND, DISCARD, PUBLISH, TableSink, marker
 
 NO_RETRIES = {"commit.retry.num-retries": "0"}
 PARTITION_BY = "kinesis_batch.partition_by"  # set when a run makes the table: the table is ours
@@ -58,8 +59,20 @@ def split_identifier(identifier: str) -> tuple[str, str]:
 class IcebergSink(TableSink):
     format = "iceberg"
 
-    def __init__(self, identifier: str, catalog: Any, *, app: str, stream: str, s3: S3Settings | None = None) -> None:
-        super().__init__()
+    def __init__(
+        self,
+        identifier: str,
+        catalog: Any,
+        *,
+        app: str,
+        stream: str,
+        s3: S3Settings | None = None,
+        merge: Merge | None = None,
+    ) -> None:
+        """``merge``: a table of current state (its batches are merged as changes), else appended."""
+        from kinesis_batch.output.iceberg_changes import IcebergMerge
+
+        super().__init__(Merging(merge, IcebergMerge(self)) if merge is not None else APPEND)
         self.namespace, self.name = split_identifier(identifier)
         self.identifier = identifier
         self.catalog = catalog
@@ -84,7 +97,7 @@ class IcebergSink(TableSink):
 
     # -- the table --------------------------------------------------------------------------------
 
-    def prepare(self, columns: Columns = RAW, partition_by: str | None = None) -> None:
+    def _prepare(self, columns: Columns, partition_by: str | None) -> None:
         from pyiceberg.exceptions import (
             CommitFailedException,
             NoSuchNamespaceError,
@@ -296,4 +309,14 @@ def _catalog_errors(what: str) -> AbstractContextManager[None]:
     return storage_errors(what, remote=True, passing=(CommitFailedException, NoSuchTableError))
 
 
-__all__ = ["IcebergSink", "current_files", "file_uri", "split_identifier", "table_partitioning"]
+def open_table(
+    where: str, *, catalog: str | None, app: str, stream: str, s3: S3Settings, merge: Merge | None
+) -> IcebergSink:
+    """The format's sink (kinesis_batch.output.formats): the table ``where`` (NAMESPACE.TABLE)
+    of the pyiceberg catalog ``catalog``."""
+    from kinesis_batch.output.catalogs import load_catalog
+
+    return IcebergSink(where, load_catalog(catalog, s3), app=app, stream=stream, s3=s3, merge=merge)
+
+
+__all__ = ["IcebergSink", "current_files", "file_uri", "open_table", "split_identifier", "table_partitioning"]

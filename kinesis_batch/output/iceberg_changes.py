@@ -1,4 +1,4 @@
-"""An Iceberg table of current state: a batch's changes applied in one transaction, the rows of
+"""The merge's parts for an Iceberg table of current state: a batch's changes applied in one transaction, the rows of
 the changed keys deleted (copy-on-write) and the new versions appended, both snapshots carrying
 the batch's marker; the catalog's compare-and-swap makes the transaction fail when the table
 moved since it was loaded (kinesis_batch.output.iceberg), and it is decided again
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -18,65 +18,73 @@ import pyarrow.compute as pc
 from kinesis_batch.changes.apply import Decision
 from kinesis_batch.changes.fold import among, kept_among, keys_of
 from kinesis_batch.columns import CHANGE_OP
-from kinesis_batch.output.changes import KEY_PROPERTY, LISTED, ORDER_COLUMNS, ChangeTable
-from kinesis_batch.output.iceberg import IcebergSink, _catalog_errors
+from kinesis_batch.output.changes import KEY_PROPERTY, LISTED, ORDER_COLUMNS
+from kinesis_batch.output.iceberg import _catalog_errors
 from kinesis_batch.output.records import CommitRecord
 from kinesis_batch.output.tables import PUBLISH, marker
 
+if TYPE_CHECKING:
+    from kinesis_batch.output.iceberg import IcebergSink
 
-class IcebergChanges(ChangeTable, IcebergSink):
-    def _existing(self) -> Any:
+
+class IcebergMerge:
+    """The merge's parts (kinesis_batch.output.changes.MergeParts) for the Iceberg table of ``sink``."""
+
+    def __init__(self, sink: IcebergSink) -> None:
+        self.sink = sink
+
+    def existing(self) -> Any:
         from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
 
         try:
-            return self.catalog.load_table(self.identifier)
+            return self.sink.catalog.load_table(self.sink.identifier)
         except (NoSuchTableError, NoSuchNamespaceError):
             return None
 
-    def _key_property(self, table: Any) -> str | None:
+    def key_property(self, table: Any) -> str | None:
         said = table.properties.get(KEY_PROPERTY)
         return str(said) if said else None
 
-    def _set_key_property(self, key: Sequence[str]) -> None:
+    def set_key_property(self, key: Sequence[str]) -> None:
         from pyiceberg.exceptions import CommitFailedException
 
         try:
-            with _catalog_errors(f"Iceberg table {self.identifier}"), self._load().transaction() as tx:
+            with _catalog_errors(f"Iceberg table {self.sink.identifier}"), self.sink._load().transaction() as tx:
                 tx.set_properties(**{KEY_PROPERTY: ",".join(key)})
         except CommitFailedException:
             pass  # another run set it meanwhile: the next prepare reads it
 
-    def _rows_of(self, table: Any, key: Sequence[str], keys: pa.Table) -> pa.Table:
+    def rows_of(self, table: Any, key: Sequence[str], keys: pa.Table) -> pa.Table:
         """By the key's first column, which pyiceberg skips files by: up to LISTED values by an
         IN, more by their range (pyiceberg binds an IN's every value again for each manifest:
         seconds for tens of thousands), the scan kept to the batch's keys as it comes (kept_among)."""
         values = keys.column(key[0]).combine_chunks().unique()
         row_filter = _matching(keys, key[:1]) if len(values) <= LISTED else _within(values, key[0])
-        with _catalog_errors(f"Iceberg table {self.identifier}"):
+        with _catalog_errors(f"Iceberg table {self.sink.identifier}"):
             reader = table.scan(row_filter=row_filter, selected_fields=(*key, *ORDER_COLUMNS)).to_arrow_batch_reader()
             wanted = values.cast(reader.schema.field(key[0]).type)
             rows = kept_among(reader, reader.schema, key[0], wanted)
         return rows if len(key) == 1 else among(rows, keys, key)
 
-    def _merge(
+    def merge(
         self, table: Any, decision: Decision, key: Sequence[str], record: CommitRecord, target: pa.Schema | None
     ) -> bool:
         from pyiceberg.exceptions import CommitFailedException
 
         changed = pa.concat_tables([decision.upserts, decision.deletes], promote_options="permissive")
         if changed.num_rows == 0:
-            return self._commit(table, record.batch_id, [], record)
-        properties = marker(self.app, self.stream, record.batch_id, PUBLISH, record)
+            return self.sink._commit(table, record.batch_id, [], record)
+        properties = marker(self.sink.app, self.sink.stream, record.batch_id, PUBLISH, record)
         # The rows of the changed keys go by the key's first column (one IN, which pyiceberg
         # evaluates fast; an OR of a term per key took seconds per thousand keys); with a longer
         # key, the other rows that catches are appended again unchanged, in the same snapshot.
         doomed = _matching(changed, key[:1])
-        with _catalog_errors(f"Iceberg table {self.identifier}"):
-            known = key[0] in self._schema(table).names  # a new table gets the key with its first batch
+        with _catalog_errors(f"Iceberg table {self.sink.identifier}"):
+            known = key[0] in self.sink._schema(table).names  # a new table gets the key with its first batch
             caught = table.scan(row_filter=doomed).to_arrow() if len(key) > 1 and known else None
         kept = [decision.upserts] + ([among(caught, changed, key, inside=False)] if caught is not None else [])
         try:
-            with _catalog_errors(f"Iceberg table {self.identifier}"), table.transaction() as tx:
+            with _catalog_errors(f"Iceberg table {self.sink.identifier}"), table.transaction() as tx:
                 if target is not None:
                     with tx.update_schema() as update:
                         update.union_by_name(target)
@@ -125,4 +133,4 @@ def _fitted(rows: pa.Table, schema: pa.Schema) -> pa.Table:
     return pa.Table.from_arrays(columns, schema=schema)
 
 
-__all__ = ["IcebergChanges"]
+__all__ = ["IcebergMerge"]

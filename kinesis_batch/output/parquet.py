@@ -31,11 +31,13 @@ from urllib.parse import unquote
 
 import pyarrow as pa
 
+from kinesis_batch.aws import S3Settings
 from kinesis_batch.columns import RAW, Columns, fields_of, schema_from_text, schema_to_text
 from kinesis_batch.errors import InvalidStateError
+from kinesis_batch.output.changes import Merge
 from kinesis_batch.output.datafiles import DataFile
 from kinesis_batch.output.evolve import conflicts, merged, normalize
-from kinesis_batch.output.formats import validate_output
+from kinesis_batch.output.formats import format_of, validate_output
 from kinesis_batch.output.layout import NULL_FOLDER, PartitionBy, choose, spelled
 from kinesis_batch.output.place import Place
 from kinesis_batch.output.records import CommitRecord
@@ -234,4 +236,14 @@ def _kind(names: Sequence[str]) -> str:
     return "raw rows (a data column of record bytes)" if "data" in names else "decoded rows"
 
 
-__all__ = ["COMMIT_RECORD", "ParquetSink"]
+def open_table(
+    where: str, *, catalog: str | None, app: str, stream: str, s3: S3Settings, merge: Merge | None
+) -> ParquetSink:
+    """The format's sink (kinesis_batch.output.formats): the folder ``where``; a folder cannot
+    merge (its row says so, and the settings refuse --changes with parquet first)."""
+    if merge is not None:
+        format_of(ParquetSink.format).check_merges(merge.changes.mode)
+    return ParquetSink(where)
+
+
+__all__ = ["COMMIT_RECORD", "ParquetSink", "open_table"]

@@ -32,8 +32,9 @@ from kinesis_batch.columns import RAW, Columns
 from kinesis_batch.errors import IllegalArgumentError, LeaseLostError
 from kinesis_batch.output.datafiles import DataFile
 from kinesis_batch.output.formats import drops_identity
-from kinesis_batch.output.found import Listing, check_writable
+from kinesis_batch.output.found import check_writable
 from kinesis_batch.output.layout import FileLayout, PartitionBy
+from kinesis_batch.output.listing import Listing
 from kinesis_batch.output.place import Place
 from kinesis_batch.output.records import CommitRecord
 from kinesis_batch.output.staged import StagedFile

@@ -1,19 +1,18 @@
 """What the table sinks (delta, iceberg) share: the marker, and publish and discard as one
 check-then-commit protocol (:class:`TableSink`), which grows a decoded table's schema with the
-batch it publishes. The one-line checks of bucket and schema: kinesis_batch.output.table_checks."""
+batch it publishes. How a batch enters the table is the sink's publish mode, given when it is
+made: appended (:class:`Appending`) or merged as changes (kinesis_batch.output.changes). The
+one-line checks of bucket and schema: kinesis_batch.output.table_checks."""
 
 from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import pyarrow as pa
 
-from kinesis_batch.columns import (
-    fields_of,
-    schema_from_text,
-)
+from kinesis_batch.columns import RAW, Columns, fields_of, schema_from_text
 from kinesis_batch.errors import DependencyError, InvalidStateError, KinesisBatchError
 from kinesis_batch.output.evolve import merged, normalize
 from kinesis_batch.output.layout import PartitionBy
@@ -41,6 +40,52 @@ def marker(app: str, stream: str, batch_id: str, action: str, record: CommitReco
     return body
 
 
+class PublishMode(Protocol):
+    """How a table sink's batches become part of its table: appended (:data:`APPEND`), or
+    merged as changes (kinesis_batch.output.changes.Merging). Given to the sink when it is made;
+    each call gets the sink, whose protocol (load, stage, check-then-commit) it works through."""
+
+    def prepare(self, table: TableSink, columns: Columns | None, partition_by: str | None) -> None:
+        """Sink.prepare, through the format's own (``table._prepare``)."""
+
+    def publish(self, table: TableSink, record: CommitRecord, files: Sequence[StagedFile]) -> bool:
+        """Sink.publish, through ``table._attempts``."""
+
+    def tidy(self, table: TableSink, batch_id: str) -> None:
+        """What goes once a batch landed."""
+
+    def schema_files(self, files: Sequence[StagedFile]) -> Sequence[StagedFile]:
+        """``files`` as the table's schema grows by them."""
+
+
+class Appending:
+    """The append publish mode: a batch's files are added to the table in one commit."""
+
+    def prepare(self, table: TableSink, columns: Columns | None, partition_by: str | None) -> None:
+        table._prepare(columns or RAW, partition_by)
+
+    def publish(self, table: TableSink, record: CommitRecord, files: Sequence[StagedFile]) -> bool:
+        added: list[Any] | None = None  # the files' entries, made (and checked there) once
+
+        def commit(loaded: Any, target: pa.Schema | None) -> bool:
+            nonlocal added
+            if added is None:
+                added = table._files(record, files)
+            return table._commit(loaded, record.batch_id, added, record, target)
+
+        return table._attempts(record.batch_id, files, commit)
+
+    def tidy(self, table: TableSink, batch_id: str) -> None:
+        """Its staging (the plan, the results). Its files stay: the commit made them the table's."""
+        table.staging(batch_id).delete_all()
+
+    def schema_files(self, files: Sequence[StagedFile]) -> Sequence[StagedFile]:
+        return files
+
+
+APPEND = Appending()
+
+
 class TableSink(Sink):
     """Publish and discard on a table format whose commits carry our marker.
 
@@ -57,9 +102,18 @@ class TableSink(Sink):
 
     app: str
 
-    def __init__(self) -> None:
+    def __init__(self, mode: PublishMode = APPEND) -> None:
+        self.mode = mode
         self._published: dict[str, CommitRecord] = {}  # batch -> record, once found
         self._layout: tuple[PartitionBy | None] | None = None  # the table's layout, once read
+
+    def prepare(self, columns: Columns | None = None, partition_by: str | None = None) -> None:
+        """Sink.prepare, as the publish mode asks (a table of current state: its checks first)."""
+        self.mode.prepare(self, columns, partition_by)
+
+    @abstractmethod
+    def _prepare(self, columns: Columns, partition_by: str | None) -> None:
+        """The format's prepare (Sink.prepare's contract)."""
 
     def committed(self, batch_id: str) -> CommitRecord | None:
         """The format's lookup (:meth:`_lookup`), remembered once found: a published batch stays
@@ -162,7 +216,7 @@ class TableSink(Sink):
 
     def _target(self, table: Any, files: Sequence[StagedFile]) -> pa.Schema | None:
         """The table's schema once it holds ``files`` (None: as it is)."""
-        schemas = [schema_from_text(file.schema) for file in files if file.schema]
+        schemas = [schema_from_text(file.schema) for file in self.mode.schema_files(files) if file.schema]
         if not schemas:
             return None
         current = self._schema(table)
@@ -183,15 +237,7 @@ class TableSink(Sink):
         return state != PUBLISH
 
     def publish(self, record: CommitRecord, files: Sequence[StagedFile]) -> bool:
-        added: list[Any] | None = None  # the files' entries, made (and checked there) once
-
-        def commit(table: Any, target: pa.Schema | None) -> bool:
-            nonlocal added
-            if added is None:
-                added = self._files(record, files)
-            return self._commit(table, record.batch_id, added, record, target)
-
-        return self._attempts(record.batch_id, files, commit)
+        return self.mode.publish(self, record, files)
 
     def _attempts(
         self, batch_id: str, files: Sequence[StagedFile], commit: Callable[[Any, pa.Schema | None], bool]
@@ -222,9 +268,8 @@ class TableSink(Sink):
         raise DependencyError(f"could not commit batch {batch_id} to {self.uri}: {COMMIT_ATTEMPTS} conflicts in a row")
 
     def _tidy(self, batch_id: str) -> None:
-        """What goes once a batch landed: its staging (the plan, the results). Its files stay:
-        the commit made them the table's."""
-        self.staging(batch_id).delete_all()
+        """What goes once a batch landed (the publish mode's say)."""
+        self.mode.tidy(self, batch_id)
 
     def discard(self, batch_id: str, *, fence: bool = True) -> bool:
         if not (self.staging(batch_id).exists() or self.data(batch_id).exists()):
@@ -248,4 +293,4 @@ class TableSink(Sink):
         return True
 
 
-__all__ = ["COMMIT_ATTEMPTS", "DISCARD", "PUBLISH", "TableSink", "marker"]
+__all__ = ["APPEND", "COMMIT_ATTEMPTS", "DISCARD", "PUBLISH", "Appending", "PublishMode", "TableSink", "marker"]

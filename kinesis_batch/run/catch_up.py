@@ -104,7 +104,7 @@ class CatchUpRun(RunContext):
         )
         self.send_metrics(report.shards, report.timings, record.cost if record else None)
         if lineage is not None:
-            lineage.complete(self.run_id, report.shards, self.output)
+            lineage.complete(self.run_id, report.shards, self.fields_of)
         return report
 
     def honouring_stop(self, call: Callable[[], T]) -> T:

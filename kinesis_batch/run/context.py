@@ -16,7 +16,9 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
-from kinesis_batch.aws import cloudwatch_client, emr_serverless_client, glue_client, s3_settings
+import pyarrow as pa
+
+from kinesis_batch.aws import S3Settings, cloudwatch_client, emr_serverless_client, glue_client, s3_settings
 from kinesis_batch.checkpoints.store import DynamoDBCheckpointStore
 from kinesis_batch.config import RunConfig
 from kinesis_batch.decoding.resolve import resolve
@@ -27,6 +29,7 @@ from kinesis_batch.leases.lost import lost_line
 from kinesis_batch.leases.manager import LeaseManager
 from kinesis_batch.leases.store import LeaseStore
 from kinesis_batch.output import Sink
+from kinesis_batch.output.routed import RoutedSink
 from kinesis_batch.planning import RunPlan, plan_from_json
 from kinesis_batch.stopping import StopRequest
 
@@ -79,16 +82,16 @@ class RunContext:
         progress: Progress = lambda message: None,
         clock: Callable[[], float] = time.time,
         run_id: str | None = None,
-        sink: Sink | None = None,
+        s3: S3Settings | None = None,
         glue: Callable[[], Any] | None = None,
         stop: StopRequest | None = None,
         cloudwatch: Callable[[], Any] | None = None,
         emr_serverless: Callable[[], Any] | None = None,
     ) -> None:
         """``spark`` gives the Spark session the read uses (started on first use, shared by the
-        caller's runs); ``sink``: where batches are published, by default the one ``config``
-        names (with its dead-letter output when decoding), reaching S3 as the standard AWS
-        environment says; ``glue``: makes the Glue client a ``glue://`` schema is read with;
+        caller's runs); ``s3``: how the output (the one ``config`` names, with its dead-letter
+        output when decoding) is reached on S3, by default as the standard AWS environment says;
+        ``glue``: makes the Glue client a ``glue://`` schema is read with;
         ``stop``: asks the run to stop at its next safe point (kinesis_batch.stopping), as the
         adapters' signal handlers and Airflow's ``on_kill`` do; ``cloudwatch``: makes the
         CloudWatch client ``--metrics cloudwatch`` sends with; ``emr_serverless``: makes the
@@ -103,7 +106,11 @@ class RunContext:
         self.emr_serverless = emr_serverless or emr_serverless_client
         self.store = LeaseStore(dynamodb, config.table)
         self.checkpoints = DynamoDBCheckpointStore(self.store, initial=config.initial_position)
-        self.output = sink or config.open_sink(s3_settings())
+        s3 = s3 or s3_settings()
+        #: A routed run's tables, as what they are (its settings route: kinesis_batch.run.route).
+        self.routes: RoutedSink | None = config.open_routes(s3) if config.destination.routed else None
+        #: Where batches are published: the output's sink (a routed run's: its tables as one).
+        self.output: Sink = self.routes if self.routes is not None else config.open_sink(s3)
         self.manager = LeaseManager(self.store, config.worker_id, config.lease_seconds, clock=clock)
         self.run_id = run_id or new_run_id()  # also the batch id
         self.timings = Timings()
@@ -140,6 +147,12 @@ class RunContext:
         if "decode" in body:
             return DecodeSpec.from_json(body["decode"])
         return resolve(self.config.decoding, self.glue, self.config.changes, self.config.routing)
+
+    def fields_of(self, route: str | None) -> pa.Schema | None:
+        """The fields of a table the run writes: a route's (a routed run), or the one table's (None)."""
+        if route is not None and self.routes is not None:
+            return self.routes.table(route).fields()
+        return self.output.table_sink().fields()
 
     def manifest(self, when: str) -> RunPlan:
         """The run's plan as its start step wrote it. Gone while this worker holds none of its

@@ -24,7 +24,6 @@ from kinesis_batch.events import task_observers
 from kinesis_batch.grouping import group_ranges
 from kinesis_batch.output.layout import FileLayout
 from kinesis_batch.output.place import Place
-from kinesis_batch.output.routed import RoutedSink
 from kinesis_batch.output.staged import RangeResult, staged
 from kinesis_batch.planning import ShardRange, parents_ended, readable, shard_commit
 from kinesis_batch.run import job_run, route
@@ -71,7 +70,7 @@ def read(context: RunContext) -> None:
     target, dead = context.config.target_bytes, output.dead_letters()
     dead_files = dead.file_layout(target) if dead else None
     routes: RouteTargets | None = None
-    routed = output if isinstance(output, RoutedSink) else None
+    routed = context.routes
     if routed is not None and decode is not None:
         routes, decode = route.targets(context, routed, decode)
         files = FileLayout()  # each route's own

@@ -6,7 +6,9 @@ from __future__ import annotations
 import pytest
 
 from kinesis_batch.errors import ForeignOutputError
-from kinesis_batch.output.found import DELTA, FOREIGN, ICEBERG, NOTHING, PARQUET, Listing, check_writable, what_is
+from kinesis_batch.output.found import FOREIGN, NOTHING, Listing, check_writable, what_is
+
+DELTA, ICEBERG, PARQUET = "delta", "iceberg", "parquet"
 
 CASES = [
     ("empty", Listing.of([], []), NOTHING),
