@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kinesis_batch.errors import DependencyError, IllegalArgumentError, InvalidStateError
+from kinesis_batch.output.formats import ROWS
 from kinesis_batch.output.place import Place
 
 ARCHITECTURES = ("x86_64", "aarch64")
@@ -98,8 +99,8 @@ def manylinux_tags(arch: str, glibc: tuple[int, int] = GLIBC) -> list[str]:
 
 
 #: The extras a driver that runs on the cluster needs too (a job run's, YARN's cluster mode):
-#: the table libraries the read step opens the output with.
-DRIVER_EXTRAS = ("delta", "iceberg")
+#: the table libraries the read step opens the output with (each format's row names its own).
+DRIVER_EXTRAS = tuple(row.extra for row in ROWS if row.extra)
 
 
 def runtime_requirements() -> list[str]:

@@ -48,7 +48,7 @@ class StreamSettings:
         "parquet: a folder (hive-style batch_id=... folders); delta: a path or s3:// URI of the table; "
         "iceberg: NAMESPACE.TABLE",
     )
-    format: str = _option(defaults.FORMAT, "parquet (default), delta or iceberg", choices=FORMATS)
+    format: str = _option(defaults.FORMAT, f"{', '.join(FORMATS)} (default {defaults.FORMAT})", choices=FORMATS)
     catalog: str = _option("", "iceberg: a pyiceberg catalog name (default: 'default', or the embedded one)")
     table: str = _option("", "DynamoDB lease table (default: kinesis-batch-STREAM)")
     initial_position: str = _option(

@@ -39,7 +39,8 @@ class Format:
     it); ``backfill``: a backfill's own output next to ``(main output, backfill id)``;
     ``sign``: a location's top shows its table (or folder of batches), which ``held`` names in a
     line; the signs are read in the order of ``telling``, highest first
-    (kinesis_batch.output.found)."""
+    (kinesis_batch.output.found); ``extra``: the package extra of its table library ("" when
+    it needs none), which the nodes' environment carries (kinesis_batch.environment)."""
 
     name: str
     catalog: bool
@@ -50,6 +51,7 @@ class Format:
     sign: Callable[[Listing], bool]
     held: str
     telling: int = 0
+    extra: str = ""
     why_not_s3: str = ""
     why_no_merge: str = ""
 
@@ -130,6 +132,7 @@ ROWS = (
         sign=_delta_log,
         held="a Delta table (_delta_log/)",
         telling=1,  # a table's sign tells more than stray batch folders beside it
+        extra="delta",
     ),
     Format(
         "iceberg",
@@ -141,6 +144,7 @@ ROWS = (
         sign=_iceberg_metadata,
         held="an Iceberg table (metadata/)",
         telling=1,
+        extra="iceberg",
     ),
 )
 BY_NAME = {row.name: row for row in ROWS}

@@ -9,12 +9,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
+from kinesis_batch.bounds import Bound
 from kinesis_batch.errors import IllegalArgumentError
 
 #: EMR Serverless' own default ``executionTimeoutMinutes`` (12 hours), and the longest a job may
 #: be given here: a week, past which a lease table's batch is better cut smaller.
 TIMEOUT_MINUTES = 720
 MAX_TIMEOUT_MINUTES = 7 * 24 * 60
+TIMEOUT_BOUND = Bound(1, MAX_TIMEOUT_MINUTES)
 #: Spark settings kinesis-batch makes for the job itself (kinesis_batch.serverless.request):
 #: set in ``conf``, they would undo the environment or read twice.
 OWNED = re.compile(
@@ -58,10 +60,7 @@ class ServerlessSettings:
             )
         if isinstance(self.timeout_minutes, bool) or not isinstance(self.timeout_minutes, int):
             raise IllegalArgumentError(f"{_NAME}.timeout_minutes: {self.timeout_minutes!r} is not a whole number")
-        if not 1 <= self.timeout_minutes <= MAX_TIMEOUT_MINUTES:
-            raise IllegalArgumentError(
-                f"{_NAME}.timeout_minutes: {self.timeout_minutes} is outside 1..{MAX_TIMEOUT_MINUTES}"
-            )
+        TIMEOUT_BOUND.check(f"{_NAME}.timeout_minutes", self.timeout_minutes)
         for key, _ in self.conf:
             if OWNED.fullmatch(key):
                 raise IllegalArgumentError(

@@ -173,7 +173,7 @@ def test_lease_seconds_out_of_range(
 ) -> None:
     before = seeded.leases()
     line = fails(capsys, "run", "--stream", seeded.name, "--output", str(tmp_path / "out"), "--lease-seconds", seconds)
-    assert "--lease-seconds" in line and "is outside 10..86400" in line
+    assert "--lease-seconds" in line and "is not in 10..86400" in line
     assert seeded.leases() == before
 
 

@@ -34,7 +34,7 @@ def test_nothing_given_is_not_set(value: Any) -> None:
         ({"execution_role_arn": "job"}, "emr_serverless.execution_role_arn: 'job' is not an IAM role ARN"),
         ({"environment": "/tmp/env.tar.gz"}, "emr_serverless.environment: '/tmp/env.tar.gz' is not the s3://"),
         ({"environment": "s3://b/env.zip"}, "emr_serverless.environment: 's3://b/env.zip' is not the s3://"),
-        ({"timeout_minutes": 10_081}, "emr_serverless.timeout_minutes: 10081 is outside 1..10080"),
+        ({"timeout_minutes": 10_081}, "emr_serverless.timeout_minutes: 10081 is not in 1..10080"),
         ({"timeout_minutes": "10"}, "emr_serverless.timeout_minutes: '10' is not a whole number"),
         ({"conf": {"spark.archives": "x"}}, "emr_serverless.conf: spark.archives is set by kinesis-batch"),
         ({"conf": {"spark.executorEnv.PYTHONPATH": "x"}}, "emr_serverless.conf: spark.executorEnv.PYTHONPATH is set"),
