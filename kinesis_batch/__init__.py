@@ -5,8 +5,8 @@ The public API is what this module exports (``__all__``, held by tests/test_pack
 - the run: :class:`CatchUpRun` with its settings (:class:`RunConfig`, :class:`ReadLimits`,
   :class:`DecodeSettings`) and its :class:`RunReport`; :func:`plan_now`, what a run would read;
   :class:`StopRequest`, how a caller stops a run (or a maintenance) at its next safe point;
-- the sinks: :class:`Output` (a format and where) opens a :class:`Sink`, which publishes a
-  batch with its :class:`CommitRecord`; :func:`maintain` keeps its table fast
+- the sinks: :class:`Output` (a format and where) opens a :class:`Stored` output, whose
+  :class:`Sink` face publishes a batch with its :class:`CommitRecord`; :func:`maintain` keeps its table fast
   (:class:`MaintainSettings`, :class:`MaintenanceReport`);
 - the error tree (:mod:`kinesis_batch.errors`), and :func:`classify`, what to do with an error;
 - the building blocks a consumer of one's own is made of: shards and their lineage, the shard
@@ -47,7 +47,7 @@ from kinesis_batch.leases.model import Lease
 from kinesis_batch.leases.renewer import LeaseRenewer
 from kinesis_batch.leases.store import LeaseStore
 from kinesis_batch.maintenance import MaintainSettings, MaintenanceReport, maintain
-from kinesis_batch.output import CommitRecord, Output, ShardCommit, Sink, open_sink
+from kinesis_batch.output import CommitRecord, Output, ShardCommit, Sink, Stored, open_sink
 from kinesis_batch.run import CatchUpRun, RunReport, plan_now
 from kinesis_batch.shards.checkpoint import Checkpoint
 from kinesis_batch.shards.limits import ReadLimits
@@ -102,6 +102,7 @@ __all__ = [
     "Sink",
     "StartPosition",
     "StopRequest",
+    "Stored",
     "StreamNotFoundError",
     "StreamRecreatedError",
     "ThrottledError",

@@ -15,7 +15,7 @@ from kinesis_batch.changes.settings import ChangeSettings
 from kinesis_batch.decoding.settings import DecodeSettings
 from kinesis_batch.errors import IllegalArgumentError
 from kinesis_batch.metrics.settings import MetricsSettings
-from kinesis_batch.output import Output, Sink
+from kinesis_batch.output import Output, Stored
 from kinesis_batch.output.routed import RoutedSink
 from kinesis_batch.parsers import parse_initial_position
 from kinesis_batch.routing.routes import RouteRule
@@ -169,7 +169,7 @@ class RunConfig:
         """The output the run publishes to."""
         return self.settings.destination
 
-    def open_sink(self, s3: S3Settings | None = None) -> Sink:
+    def open_sink(self, s3: S3Settings | None = None) -> Stored:
         """The sink the run publishes to, with its dead-letter output when it decodes."""
         return self.destination.open_run(
             app=self.table,

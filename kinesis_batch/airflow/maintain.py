@@ -26,7 +26,7 @@ from kinesis_batch.aws import S3Settings
 from kinesis_batch.bounds import NOT_NEGATIVE
 from kinesis_batch.changes.settings import TOMBSTONE_HOURS
 from kinesis_batch.maintenance.settings import MAINTAIN_OPTIONS
-from kinesis_batch.output import Output, Sink
+from kinesis_batch.output import Output, Stored
 from kinesis_batch.output.formats import FORMATS
 from kinesis_batch.routing.routes import ROUTE
 
@@ -128,7 +128,7 @@ def _s3(params: dict[str, Any]) -> S3Settings:
     return KinesisBatchHook(params.get("aws_conn_id") or defaults.AWS_CONN_ID).s3()
 
 
-def _sink(params: dict[str, Any], which: str) -> Sink:
+def _sink(params: dict[str, Any], which: str) -> Stored:
     with failing_fast():
         return _output(params, which).open(app="", stream="", s3=_s3(params))
 

@@ -16,7 +16,7 @@ from kinesis_batch.serverless.settings import ServerlessSettings
 from kinesis_batch.settings import CLI, OPTIONS, StreamSettings, flag, kind, offered
 
 if TYPE_CHECKING:
-    from kinesis_batch.output import Sink
+    from kinesis_batch.output import Stored
 
 
 class _Parser(argparse.ArgumentParser):
@@ -155,7 +155,7 @@ def _output(parser: argparse.ArgumentParser, *, required: bool) -> None:
     parser.add_argument("--catalog", help=_help("catalog"))
 
 
-def output_sink(args: argparse.Namespace, table: str) -> Sink | None:
+def output_sink(args: argparse.Namespace, table: str) -> Stored | None:
     """The output the command names, or None when it names none (status, history)."""
     if args.output is None:
         if args.format != defaults.FORMAT or args.catalog:

@@ -19,7 +19,7 @@ from kinesis_batch.config import RunConfig
 from kinesis_batch.decoding.settings import DecodeSettings
 from kinesis_batch.errors import InvalidStateError
 from kinesis_batch.maintenance.settings import MaintainSettings
-from kinesis_batch.output import Output, Sink
+from kinesis_batch.output import Output, Stored
 from kinesis_batch.parsers import parse_time, validate_small_file_mb
 from kinesis_batch.run import CatchUpRun, RunReport
 from kinesis_batch.settings import StreamSettings
@@ -61,7 +61,7 @@ class Consumer:
     def decoding(self) -> DecodeSettings:
         return self.settings.decoding
 
-    def sink(self, aws: AwsClients) -> Sink:
+    def sink(self, aws: AwsClients) -> Stored:
         """The output, opened (S3 through ``aws``)."""
         return self.output.open(app=self.table, stream=self.stream, s3=aws.s3())
 

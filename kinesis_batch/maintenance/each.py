@@ -9,10 +9,10 @@ from typing import Any
 from kinesis_batch.maintenance.maintain import maintain
 from kinesis_batch.maintenance.report import MaintenanceReport
 from kinesis_batch.openlineage.maintenance import MaintenanceLineage
-from kinesis_batch.output.sink import Sink
+from kinesis_batch.output.sink import Stored
 
 
-def maintain_each(tables: Sequence[Sink], *args: Any, **options: Any) -> dict[str, MaintenanceReport]:
+def maintain_each(tables: Sequence[Stored], *args: Any, **options: Any) -> dict[str, MaintenanceReport]:
     """:func:`maintain` (same arguments) of each of ``tables`` (kinesis_batch.output.Output.tables:
     an output, or each table of a routed template and its dead-letter output), by the table's
     URI, each an OpenLineage run when OpenLineage is configured. A stop asked for ends it
@@ -20,7 +20,7 @@ def maintain_each(tables: Sequence[Sink], *args: Any, **options: Any) -> dict[st
     return {table.uri: _maintained(table, *args, **options) for table in tables}
 
 
-def _maintained(table: Sink, *args: Any, **options: Any) -> MaintenanceReport:
+def _maintained(table: Stored, *args: Any, **options: Any) -> MaintenanceReport:
     lineage = MaintenanceLineage.of(table.uri)
     if lineage is None:
         return maintain(table, *args, **options)

@@ -41,7 +41,7 @@ from kinesis_batch.output.datafiles import FileStats
 from kinesis_batch.output.formats import format_of
 from kinesis_batch.output.markers import Marker, MarkerArchive
 from kinesis_batch.output.place import Place
-from kinesis_batch.output.sink import Sink
+from kinesis_batch.output.sink import Stored
 from kinesis_batch.output.tombstones import Tombstones
 from kinesis_batch.stopping import StopRequest
 
@@ -70,7 +70,7 @@ class Maintainer(Protocol):
 
 
 def maintain(
-    sink: Sink,
+    sink: Stored,
     settings: MaintainSettings | None = None,
     *,
     clock: Callable[[], float] = time.time,
@@ -185,7 +185,7 @@ def published_leftovers(staged: set[str], markers: list[Marker], bookkeeping: Pl
     return left
 
 
-def maintainer_of(sink: Sink, maintenance_id: str) -> Maintainer:
+def maintainer_of(sink: Stored, maintenance_id: str) -> Maintainer:
     """The format's maintainer of ``sink``'s table (a decoding pair: its table), from its row of
     the table of formats (kinesis_batch.output.formats: ``kinesis_batch.maintenance.FORMAT``)."""
     table = sink.table_sink()

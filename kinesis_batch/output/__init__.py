@@ -19,7 +19,7 @@ from kinesis_batch.output.changes import Merge
 from kinesis_batch.output.formats import FORMATS, format_of, validate_output
 from kinesis_batch.output.place import is_s3
 from kinesis_batch.output.records import CommitRecord, ShardCommit
-from kinesis_batch.output.sink import Sink
+from kinesis_batch.output.sink import Sink, Stored
 from kinesis_batch.routing.routes import ROUTE, table_of
 
 if TYPE_CHECKING:
@@ -68,7 +68,7 @@ class Output:
         decoding: DecodeSettings,
         s3: S3Settings | None = None,
         changes: ChangeSettings | None = None,
-    ) -> Sink:
+    ) -> Stored:
         """The sink a run publishes to: this output's (a table of current state with
         ``changes``), paired with its dead-letter output when the run decodes
         (kinesis_batch.output.paired); a template's tables and dead-letter output as one."""
@@ -99,7 +99,7 @@ class Output:
         s3: S3Settings | None = None,
         changes: ChangeSettings | None = None,
         dead_letters: Output | None = None,
-    ) -> Sink:
+    ) -> Stored:
         """The sink. ``app`` names the consumer (its lease table) in the table markers, so two
         consumers of one stream can share a table; ``s3``: how the table formats reach S3
         (default: nowhere but the standard endpoints); ``changes``: the batches are changes to
@@ -129,7 +129,7 @@ class Output:
         s3 = s3 or S3Settings()
         home = (dead_letters or self.dead_letter()).open(app=app, stream=stream, s3=s3)
 
-        def table(route: str) -> Sink:
+        def table(route: str) -> Stored:
             if changes is None:
                 return self.route(route).open(app=app, stream=stream, s3=s3)
             keyed = changes.for_route(route)
@@ -139,7 +139,7 @@ class Output:
 
         return RoutedSink(self.output, home, table, stream=stream)
 
-    def tables(self, *, app: str, stream: str, s3: S3Settings | None = None) -> list[Sink]:
+    def tables(self, *, app: str, stream: str, s3: S3Settings | None = None) -> list[Stored]:
         """Every table this output stands for, each its own sink: the output itself, or a
         template's dead-letter output and each table its stream's runs made (by route)."""
         if not self.routed:
@@ -147,12 +147,12 @@ class Output:
         routes = self.open_routes(app=app, stream=stream, s3=s3)
         return [routes.home, *(routes.table(route) for route in sorted(routes.known))]
 
-    def _open_table(self, app: str, stream: str, s3: S3Settings, merge: Merge | None) -> Sink:
+    def _open_table(self, app: str, stream: str, s3: S3Settings, merge: Merge | None) -> Stored:
         """One table, by its format's row (kinesis_batch.output.formats)."""
         row = format_of(self.format)
         if merge is not None:
             row.check_merges(merge.changes.mode)
-        sink: Sink = row.parts().open_table(
+        sink: Stored = row.parts().open_table(
             self.output, catalog=self.catalog, app=app, stream=stream, s3=s3, merge=merge
         )
         return sink
@@ -160,9 +160,9 @@ class Output:
 
 def open_sink(
     format: str, output: str, *, app: str, stream: str, catalog: str | None = None, s3: S3Settings | None = None
-) -> Sink:
+) -> Stored:
     """The sink for ``--format``/``--output``/``--catalog``: ``Output(...).open(...)``."""
     return Output(format, output, catalog).open(app=app, stream=stream, s3=s3)
 
 
-__all__ = ["FORMATS", "CommitRecord", "Output", "ShardCommit", "Sink", "open_sink"]
+__all__ = ["FORMATS", "CommitRecord", "Output", "ShardCommit", "Sink", "Stored", "open_sink"]

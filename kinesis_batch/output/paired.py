@@ -31,24 +31,24 @@ from kinesis_batch.output.datafiles import DataFile
 from kinesis_batch.output.layout import FileLayout, PartitionBy
 from kinesis_batch.output.place import Place
 from kinesis_batch.output.records import CommitRecord
-from kinesis_batch.output.sink import Sink, discarded
+from kinesis_batch.output.sink import Stored, discarded
 from kinesis_batch.output.staged import StagedFile, staged_dead_letters, staged_files
 
 #: The step between the two publishes (for observers: the crash tests stop a run right there).
 DEAD_LETTERS_PUBLISHED = "dead_letters_published"
 
 
-class PairedSink(Sink):
+class PairedSink(Stored):
     format = "paired"
 
-    def __init__(self, main: Sink, dead: Sink) -> None:
+    def __init__(self, main: Stored, dead: Stored) -> None:
         self.main, self.dead = main, dead
         self.uri = main.uri
 
-    def table_sink(self) -> Sink:
+    def table_sink(self) -> Stored:
         return self.main
 
-    def dead_letters(self) -> Sink | None:
+    def dead_letters(self) -> Stored | None:
         return self.dead
 
     def writes_batch_column(self) -> bool:

@@ -41,7 +41,7 @@ from kinesis_batch.output.formats import format_of, validate_output
 from kinesis_batch.output.layout import NULL_FOLDER, PartitionBy, choose, spelled
 from kinesis_batch.output.place import Place
 from kinesis_batch.output.records import CommitRecord
-from kinesis_batch.output.sink import MANIFEST, Sink, check_batch_id, check_place_of, discarded
+from kinesis_batch.output.sink import MANIFEST, Stored, check_batch_id, check_place_of, discarded
 from kinesis_batch.output.staged import StagedFile
 
 COMMIT_RECORD = "_commit.json"
@@ -49,7 +49,7 @@ FIELDS = "_fields"  # the decoded fields the batches have had (readers skip path
 PARTITION_BY = "_partition_by"
 
 
-class ParquetSink(Sink):
+class ParquetSink(Stored):
     format = "parquet"
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
@@ -145,7 +145,7 @@ class ParquetSink(Sink):
             return False
         if not staging.exists():
             raise discarded(batch_id)
-        self.keep_only(batch_id, {file.name for file in files})
+        self._keep_only(batch_id, {file.name for file in files})
         try:
             # Written into the staging folder without creating it: a staging another worker
             # discarded meanwhile must stay gone, not come back holding only a commit record.

@@ -40,7 +40,7 @@ from kinesis_batch.output.formats import drops_identity
 from kinesis_batch.output.layout import FileLayout, PartitionBy
 from kinesis_batch.output.place import Place
 from kinesis_batch.output.records import CommitRecord
-from kinesis_batch.output.sink import Sink, discarded
+from kinesis_batch.output.sink import Stored, discarded
 from kinesis_batch.output.staged import StagedFile, files_of, staged
 
 #: The tables of a batch made or committed at once (after its first), and its files moved at once:
@@ -54,14 +54,14 @@ NEW_ROUTES, HELD, DECIDED, TARGETED = "routes", "_held", "_routes.json", "_targe
 TABLES = "tables.json"
 
 
-class RoutedSink(Sink):
+class RoutedSink(Stored):
     format = "routed"
 
     def __init__(
         self,
         template: str,
-        home: Sink,
-        table: Callable[[str], Sink],
+        home: Stored,
+        table: Callable[[str], Stored],
         known: Iterable[str] | None = None,
         *,
         stream: str | None = None,
@@ -73,7 +73,7 @@ class RoutedSink(Sink):
         self.uri, self.home, self._open, self.stream = template, home, table, stream
         self.widens = home.widens  # the tables' format's
         self._known = set(known) if known is not None else None
-        self._tables: dict[str, Sink] = {}
+        self._tables: dict[str, Stored] = {}
 
     @property
     def known(self) -> set[str]:
@@ -109,13 +109,13 @@ class RoutedSink(Sink):
         text = self.home.staging(batch_id).read_text(TARGETED)
         return set(json.loads(text)["tables"]) if text else set()
 
-    def table(self, route: str) -> Sink:
+    def table(self, route: str) -> Stored:
         """The sink of one route's table (opened once)."""
         if route not in self._tables:
             self._tables[route] = self._open(route)
         return self._tables[route]
 
-    def dead_letters(self) -> Sink | None:
+    def dead_letters(self) -> Stored | None:
         return self.home
 
     # -- staging: the home's ----------------------------------------------------------------------
@@ -337,7 +337,7 @@ class RoutedSink(Sink):
         return self.home.is_ours()
 
 
-def _adoptable(table: Sink) -> bool:
+def _adoptable(table: Stored) -> bool:
     """A table found at a new route's place that is this consumer's after all, though the record
     does not name it: one it published to (two runs adding names at once lost one), or one a
     run made, still empty, that a crash kept from the record."""

@@ -17,6 +17,11 @@ Contract of every sink:
   format states how its own atomic step gives this.
 - **Lookup.** :meth:`Sink.committed` answers from the output itself, never from local state,
   so any process (a DAG task, another worker's recovery) gets the same answer.
+
+Two faces: :class:`Sink` is what the run's steps use, and nothing more; :class:`Stored` adds
+what maintenance and the status views read of an output as it is kept (its format, layout,
+bookkeeping, files, whether it is there and ours, its last batch). Every sink an output opens
+is a :class:`Stored`; the run's steps see it as a :class:`Sink`.
 """
 
 from __future__ import annotations
@@ -44,7 +49,8 @@ RESULTS = "_results"
 
 
 class Sink(ABC):
-    format: ClassVar[str]
+    """What the run's steps use of an output, and nothing more (see the module's doc)."""
+
     #: The format widens a column from int32 to int64 and float32 to float64 in place (a sink of
     #: several tables sets its tables' own).
     widens: bool = True
@@ -81,16 +87,6 @@ class Sink(ABC):
             if _base(name).startswith(("part-", ".part-")):
                 data.delete(name)
 
-    def keep_only(self, batch_id: str, files: set[str]) -> dict[str, int]:
-        """Delete the staged Parquet files not in ``files`` (what failed or lost attempts left);
-        return the sizes of those of ``files`` that are there."""
-        data = self.data(batch_id)
-        sizes = data.sizes(recursive=True)
-        for name in sizes:
-            if "part-" in _base(name) and name not in files:
-                data.delete(name)
-        return {name: size for name, size in sizes.items() if name in files}
-
     # -- the format's own -----------------------------------------------------------------------
 
     @abstractmethod
@@ -103,13 +99,9 @@ class Sink(ABC):
         saying what is wrong."""
 
     @abstractmethod
-    def partitioning(self) -> PartitionBy | None:
-        """The output's layout, as it is now (None: not partitioned)."""
-
     def file_layout(self, target_bytes: int) -> FileLayout:
         """How the Spark tasks write this output's files: by its partitions, rolled at
-        ``target_bytes``; an identity partition's column as the format keeps it (formats.drops_identity)."""
-        return FileLayout(self.partitioning(), drops_identity(self.format), target_bytes)
+        ``target_bytes``."""
 
     @abstractmethod
     def publish(self, record: CommitRecord, files: Sequence[StagedFile]) -> bool:
@@ -133,6 +125,42 @@ class Sink(ABC):
         With ``fence``, a later publish of the batch is made impossible first (recovery and
         teardown); without it (the run itself found nothing to publish) nothing is recorded.
         A published batch is left alone (its bookkeeping is removed)."""
+
+    def location(self, batch_id: str) -> str:
+        """Where a published batch is, for the run report."""
+        return self.uri
+
+    @abstractmethod
+    def table_sink(self) -> Stored:
+        """The sink of the rows themselves (a pair's table; this one otherwise)."""
+
+    def dead_letters(self) -> Stored | None:
+        """Where records that do not decode go (None: raw rows, which always do)."""
+        return None
+
+    def writes_batch_column(self) -> bool:
+        """The Spark tasks write ``batch_id`` into the rows (the parquet format has it from its
+        folder names instead)."""
+        return True
+
+
+class Stored(Sink):
+    """An output as it is kept: the run's face (:class:`Sink`) and what maintenance and the
+    status views read of it. Every sink an :class:`~kinesis_batch.output.Output` opens is one."""
+
+    format: ClassVar[str]
+
+    def table_sink(self) -> Stored:
+        return self
+
+    @abstractmethod
+    def partitioning(self) -> PartitionBy | None:
+        """The output's layout, as it is now (None: not partitioned)."""
+
+    def file_layout(self, target_bytes: int) -> FileLayout:
+        """How the Spark tasks write this output's files: by its partitions, rolled at
+        ``target_bytes``; an identity partition's column as the format keeps it (formats.drops_identity)."""
+        return FileLayout(self.partitioning(), drops_identity(self.format), target_bytes)
 
     @abstractmethod
     def last_batch(self) -> CommitRecord | None:
@@ -164,22 +192,15 @@ class Sink(ABC):
         """The output's data files as they are now (the published ones only), from the output
         itself: what maintenance compacts and the status views count."""
 
-    def location(self, batch_id: str) -> str:
-        """Where a published batch is, for the run report."""
-        return self.uri
-
-    def table_sink(self) -> Sink:
-        """The sink of the rows themselves (a pair's table; this one otherwise)."""
-        return self
-
-    def dead_letters(self) -> Sink | None:
-        """Where records that do not decode go (None: raw rows, which always do)."""
-        return None
-
-    def writes_batch_column(self) -> bool:
-        """The Spark tasks write ``batch_id`` into the rows (the parquet format has it from its
-        folder names instead)."""
-        return True
+    def _keep_only(self, batch_id: str, files: set[str]) -> dict[str, int]:
+        """Delete the staged Parquet files not in ``files`` (what failed or lost attempts left);
+        return the sizes of those of ``files`` that are there."""
+        data = self.data(batch_id)
+        sizes = data.sizes(recursive=True)
+        for name in sizes:
+            if "part-" in _base(name) and name not in files:
+                data.delete(name)
+        return {name: size for name, size in sizes.items() if name in files}
 
 
 def check_place_of(format: str, place: Place, where: str) -> None:
@@ -207,4 +228,4 @@ def check_batch_id(batch_id: str) -> str:
     return batch_id
 
 
-__all__ = ["MANIFEST", "RESULTS", "Sink", "check_batch_id", "check_place_of", "discarded"]
+__all__ = ["MANIFEST", "RESULTS", "Sink", "Stored", "check_batch_id", "check_place_of", "discarded"]

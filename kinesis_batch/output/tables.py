@@ -18,7 +18,7 @@ from kinesis_batch.output.evolve import merged, normalize
 from kinesis_batch.output.layout import PartitionBy
 from kinesis_batch.output.markers import MarkerArchive
 from kinesis_batch.output.records import CommitRecord
-from kinesis_batch.output.sink import Sink, discarded
+from kinesis_batch.output.sink import Stored, discarded
 from kinesis_batch.output.staged import StagedFile
 
 PUBLISH, DISCARD = "publish", "discard"
@@ -86,7 +86,7 @@ class Appending:
 APPEND = Appending()
 
 
-class TableSink(Sink):
+class TableSink(Stored):
     """Publish and discard on a table format whose commits carry our marker.
 
     ``app`` names the consumer (its lease table); the marker archive keeps its markers once the
@@ -197,7 +197,7 @@ class TableSink(Sink):
         """Sizes of ``files``, each checked to be there (a table must never name a missing file),
         after deleting what other attempts left."""
         names = {file.name for file in files}
-        sizes = self.keep_only(batch_id, names)
+        sizes = self._keep_only(batch_id, names)
         missing = sorted(names - set(sizes))
         if missing:
             raise InvalidStateError(f"batch {batch_id}: {len(missing)} staged file(s) are missing, e.g. {missing[0]}")

@@ -28,7 +28,7 @@ from kinesis_batch.events import Event, emit
 from kinesis_batch.leases.lost import lost_line
 from kinesis_batch.leases.manager import LeaseManager
 from kinesis_batch.leases.store import LeaseStore
-from kinesis_batch.output import Sink
+from kinesis_batch.output import Stored
 from kinesis_batch.output.routed import RoutedSink
 from kinesis_batch.planning import RunPlan, plan_from_json
 from kinesis_batch.stopping import StopRequest
@@ -109,8 +109,9 @@ class RunContext:
         s3 = s3 or s3_settings()
         #: A routed run's tables, as what they are (its settings route: kinesis_batch.run.route).
         self.routes: RoutedSink | None = config.open_routes(s3) if config.destination.routed else None
-        #: Where batches are published: the output's sink (a routed run's: its tables as one).
-        self.output: Sink = self.routes if self.routes is not None else config.open_sink(s3)
+        #: Where batches are published: the output's sink (a routed run's: its tables as one). The
+        #: run's steps use its Sink face only; the status views its Stored face too.
+        self.output: Stored = self.routes if self.routes is not None else config.open_sink(s3)
         self.manager = LeaseManager(self.store, config.worker_id, config.lease_seconds, clock=clock)
         self.run_id = run_id or new_run_id()  # also the batch id
         self.timings = Timings()

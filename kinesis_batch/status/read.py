@@ -18,7 +18,7 @@ from kinesis_batch.landing import json_fields
 from kinesis_batch.leases.store import LeaseStore
 from kinesis_batch.maintenance.report import last as last_maintenance
 from kinesis_batch.output.datafiles import MIB, FileStats, small_files
-from kinesis_batch.output.sink import Sink
+from kinesis_batch.output.sink import Stored
 from kinesis_batch.ownership.table_mark import TableMark
 from kinesis_batch.shards.checkpoint import Checkpoint
 from kinesis_batch.shards.lag import ShardLag, shard_lag
@@ -49,7 +49,7 @@ def stream_status(
     table: str,
     *,
     now: datetime | None = None,
-    output: Sink | None = None,
+    output: Stored | None = None,
     small_file_mb: float = defaults.SMALL_FILE_MB,
 ) -> StreamStatus:
     """The stream's consumer at a glance: retention, every shard (with lag) and where it
@@ -77,7 +77,7 @@ def publishes_to(mark: TableMark | None, history: HistoryTable) -> PublishesTo |
 
 
 def output_status(
-    output: Sink, checkpoints: Mapping[str, Checkpoint | None]
+    output: Stored, checkpoints: Mapping[str, Checkpoint | None]
 ) -> tuple[OutputStatus, dict[str, ShardOutput]]:
     """The output's last committed batch, and where it left each of the shards (of
     ``checkpoints``: shard -> checkpoint) it holds, with whether the checkpoint is there (not: a
@@ -106,7 +106,7 @@ def output_status(
     return status, ends
 
 
-def table_status(output: Sink, *, small_file_mb: float = defaults.SMALL_FILE_MB) -> FilesStatus:
+def table_status(output: Stored, *, small_file_mb: float = defaults.SMALL_FILE_MB) -> FilesStatus:
     """The output's files now (how many, how big, in its recent partitions too), a warning when
     those are small (kinesis_batch.output.datafiles), and its last maintenance."""
     stats = FileStats.of(output.table_sink().data_files())

@@ -41,7 +41,7 @@ from kinesis_batch.status import history_rows, run_rows, stream_status
 
 if TYPE_CHECKING:
     from kinesis_batch.airflow.hook import KinesisBatchHook
-    from kinesis_batch.output import Sink
+    from kinesis_batch.output import Stored
 
 
 def _hook() -> KinesisBatchHook:
@@ -129,7 +129,7 @@ def _table(stream: str, table: str | None) -> str:
 
 def _sink(
     hook: KinesisBatchHook, stream: str, table: str, output: str | None, format: str | None, catalog: str | None
-) -> Sink | None:
+) -> Stored | None:
     """The output the query names (``?output=``, with ``?format=`` and ``?catalog=``), or None."""
     if not output:
         if format or catalog:

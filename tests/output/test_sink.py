@@ -1,8 +1,10 @@
 """The sink contract, proved on every format, locally and on S3 (moto): publish is atomic and
-exactly once, a discarded batch can never be published, lookups answer from the output itself."""
+exactly once, a discarded batch can never be published, lookups answer from the output itself;
+and the sink's interface is what the run's steps use (checked on their source)."""
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import pyarrow as pa
@@ -10,7 +12,7 @@ import pytest
 
 from kinesis_batch import IllegalArgumentError, InvalidStateError, LeaseLostError
 from kinesis_batch.aws import s3_settings
-from kinesis_batch.output import Sink, open_sink
+from kinesis_batch.output import Sink, Stored, open_sink
 from tests.output.support import KIND_IDS, KINDS, commit_record, output_args, race, read_rows, sink_of, stage
 
 
@@ -164,3 +166,32 @@ def test_an_iceberg_table_needs_a_namespace(output: str) -> None:
 def test_parquet_on_s3_is_refused_naming_the_table_formats() -> None:
     with pytest.raises(IllegalArgumentError, match=r"no atomic rename.*--format delta or --format iceberg"):
         open_sink("parquet", "s3://bucket/out", app="a", stream="s")
+
+
+PACKAGE = Path(__file__).resolve().parents[2] / "kinesis_batch"
+#: The run's steps: the modules that drive a batch from its plan to its commit.
+RUN_STEPS = [
+    *sorted((PACKAGE / "run").glob("*.py")),
+    PACKAGE / "spark" / "job.py",
+    PACKAGE / "serverless" / "step.py",
+    PACKAGE / "serverless" / "attempt.py",
+]
+
+
+def _called(paths: list[Path]) -> set[str]:
+    """Every attribute the modules name (a call's or a read's)."""
+    return {
+        node.attr for path in paths for node in ast.walk(ast.parse(path.read_text())) if isinstance(node, ast.Attribute)
+    }
+
+
+def _public(cls: type) -> set[str]:
+    return {name for name in vars(cls) if not name.startswith("_")}
+
+
+def test_the_sinks_interface_is_what_the_runs_steps_use_and_nothing_more() -> None:
+    used = _called(RUN_STEPS)
+    assert _public(Sink) - used == set()  # each of the run's face is used by a step
+    # and the steps use none of what only the stored face has (``format`` and ``exists``
+    # name other things too, so they are not told apart here)
+    assert (_public(Stored) - _public(Sink) - {"format", "exists"}) & used == set()
