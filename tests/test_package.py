@@ -60,7 +60,8 @@ PUBLIC_API = {
     # the run
     "CatchUpRun", "RunConfig", "RunReport", "ReadLimits", "DecodeSettings", "plan_now",
     # the sinks, and their maintenance
-    "Output", "Sink", "Stored", "CommitRecord", "ShardCommit", "open_sink", "maintain", "MaintainSettings", "MaintenanceReport",
+    "Output", "Sink", "Stored", "CommitRecord", "ShardCommit", "open_sink",
+    "maintain", "MaintainSettings", "MaintenanceReport",
     # the error tree, and what to do with an error
     "KinesisBatchError", "RetryableError", "ThrottledError", "DependencyError", "LeaseError", "LeaseLostError",
     "ShutdownError", "InvalidStateError", "StreamNotFoundError", "LeaseTableNotFoundError", "MalformedLeaseError",
