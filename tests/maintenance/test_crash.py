@@ -24,9 +24,8 @@ from kinesis_batch.maintenance.maintain import maintainer_of
 from kinesis_batch.maintenance.plan import orphans
 from kinesis_batch.output import CommitRecord, Sink
 from kinesis_batch.output.datafiles import FileStats
+from tests.crashes import died_at, killed_at_exit, start_cli
 from tests.output.support import commit_record, output_args, read_rows, sink_of, stage
-from tests.runs import session_is_gone
-from tests.scenarios.test_crash import killed_at_exit, start_cli
 
 #: Every step for the local formats; on S3 the one whose leftovers differ most there (Delta:
 #: markers archived, nothing expired yet; Iceberg: a rewrite's files written, not committed).
@@ -107,10 +106,7 @@ def test_kill_9_at_any_step_of_maintain_then_a_rerun_leaves_the_table_whole_and_
         processes.extend(crash.start() for crash in crashes)  # side by side
         for crash in crashes:
             with subtests.test(step=crash.step):
-                assert crash.process is not None
-                _, stderr = crash.process.communicate(timeout=300)
-                assert crash.process.returncode == -9, f"expected a kill -9 at {crash.step}:\n{stderr[-2000:]}"
-                assert session_is_gone(crash.process.pid)
+                died_at(crash.process, crash.step)
                 assert_whole(crash, sink_of(crash.output, app=APP))
 
                 rerun = maintain(sink_of(crash.output, app=APP), LATER, clock=two_hours_later)

@@ -18,18 +18,16 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any
 
 import pytest
 
-from kinesis_batch import LeaseLostError, LeaseStore
+from kinesis_batch import LeaseLostError
 from kinesis_batch.aws import dynamodb_client, kinesis_client
 from kinesis_batch.config import RunConfig
 from kinesis_batch.output import CommitRecord, Sink
@@ -38,13 +36,24 @@ from kinesis_batch.output.staged import StagedFile, read_results, staged_files
 from kinesis_batch.parsers import default_table
 from kinesis_batch.planning import plan_from_json, shard_commit
 from kinesis_batch.run import CatchUpRun, RunReport
-from tests import faultpoints
+from tests.crashes import (
+    CRASHED,
+    LEASE_SECONDS,
+    SUBPROCESS_ARGS,
+    after_expiry,
+    died_at,
+    each_converges,
+    killed_at_exit,
+    lease_owners,
+    pending_batches,
+    start_cli,
+    start_crashing,
+    stopped,
+)
 from tests.output.support import output_args, read_rows, run_config, sink_of
-from tests.runs import REPO, assert_exactly_once, assert_per_key_order, diamond_stream, session_is_gone
+from tests.runs import assert_exactly_once, assert_per_key_order, diamond_stream
 from tests.streams import StreamFactory
 
-LEASE_SECONDS = 30  # the crashed worker's leases block others this long (the runs after it skip ahead)
-CRASHED = "crashed-batch"  # the crashing run's id, so also its batch id
 STEPS = ("reading", "read", "staged", "published", "committed")
 #: (format, where, steps): every step for every format (the table formats where they are most
 #: used), and Iceberg on S3 at the two steps whose recoveries differ (discard, roll forward).
@@ -55,58 +64,10 @@ CRASH_KINDS = [
     ("iceberg", "s3", ("staged", "published")),
 ]
 TWO_RUN_KINDS = [("parquet", "local"), ("delta", "s3"), ("iceberg", "local")]
+
+
 #: The runs started as processes: one task slot, and a JVM that starts about twice as fast
 #: (no C2 compiler, serial GC). What they do is the same; they only get there sooner.
-SUBPROCESS_ENV = {"JAVA_TOOL_OPTIONS": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"}
-SUBPROCESS_ARGS = ("--spark-master", "local[1]", "--read-limits", "none")
-
-
-def after_expiry() -> float:
-    """A clock past every lease the crashed worker held when it died."""
-    return time.time() + LEASE_SECONDS + 1
-
-
-def start_cli(*args: str, fault: tuple[str, str] | None = None) -> subprocess.Popen[str]:
-    """``kinesis-batch ARGS`` as a process in a session of its own; ``fault``: (crash|freeze, step)."""
-    return subprocess.Popen(
-        faultpoints.command(*fault, *args) if fault else [sys.executable, "-m", "kinesis_batch.cli", *args],
-        env={**os.environ, **SUBPROCESS_ENV},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-        cwd=REPO,
-    )
-
-
-def start_crashing(stream: str, output: tuple[str, ...], step: str, *options: str) -> subprocess.Popen[str]:
-    """``kinesis-batch run`` of ``stream`` into ``output`` (and ``options``) as worker ``crasher``
-    of batch CRASHED, which kills itself -9 at ``step``."""
-    run = ("run", "--stream", stream, *output, "--lease-seconds", str(LEASE_SECONDS), *options)
-    return start_cli(*run, *SUBPROCESS_ARGS, "--worker-id", "crasher", "--run-id", CRASHED, fault=("crash", step))
-
-
-def stopped(process: subprocess.Popen[str], timeout: float = 240.0) -> bool:
-    """True once the process stopped itself (ps state T); False if it ended or never stopped."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and process.poll() is None:
-        state = subprocess.run(["ps", "-o", "stat=", "-p", str(process.pid)], capture_output=True, text=True).stdout
-        if state.strip().startswith("T"):
-            return True
-        time.sleep(0.2)
-    return False
-
-
-def pending_batches(stream: str) -> dict[str, str]:
-    store = LeaseStore(dynamodb_client(), default_table(stream))
-    return {lease.lease_key: str(lease.pending_batch_id) for lease in store.list_leases() if lease.pending_batch_id}
-
-
-def lease_owners(stream: str) -> dict[str, str]:
-    store = LeaseStore(dynamodb_client(), default_table(stream))
-    return {lease.lease_key: lease.lease_owner for lease in store.list_leases() if lease.lease_owner}
-
-
 def config_of(stream: str, output: tuple[str, ...], worker_id: str, lease_seconds: float = LEASE_SECONDS) -> RunConfig:
     """The crash tests' runs, unpaced on the emulator."""
     return run_config(stream, output, worker_id, lease_seconds=lease_seconds, read_limits="none")
@@ -119,18 +80,6 @@ def catch_up(
     config = config_of(stream, output, worker_id)
     run = CatchUpRun(config, kinesis=kinesis_client(), dynamodb=dynamodb_client(), spark=lambda: spark, clock=clock)
     return run.run()
-
-
-@contextmanager
-def killed_at_exit(processes: list[subprocess.Popen[str]]) -> Iterator[None]:
-    """Whatever happens in the block, no process started in it outlives it (its whole group)."""
-    try:
-        yield
-    finally:
-        for process in processes:
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
 
 
 def published_batches(sink: Sink, rows: dict[str, list[Any]]) -> set[str]:
@@ -174,11 +123,7 @@ def converges_after(crash: Crash, spark: Any) -> None:
     """The crashed run died whole and published at most its batch; another worker's recovery
     and one more run give exactly-once output and leave nothing pending, staged or held."""
     step, name, sink = crash.step, crash.stream, crash.sink
-    assert crash.process is not None
-    _, stderr = crash.process.communicate(timeout=300)
-    assert crash.process.returncode == -9, f"expected a kill -9 at {step}:\n{stderr[-2000:]}"
-    # No process of the run may outlive it: the runs below start at once, not a lease later.
-    assert session_is_gone(crash.process.pid), "a process of the run (Spark's JVM, a Python worker?) survived"
+    died_at(crash.process, crash.step)  # no process of it outlives it: the next runs start at once
     if step in ("reading", "read", "staged"):
         assert read_rows(sink) == {}, "nothing may be visible before publish"
     if step != "committed":
@@ -232,26 +177,6 @@ def test_kill_9_at_any_step_then_another_worker_converges_to_exactly_once(
         output = output_args(format, where, tmp_path, monkeypatch)  # iceberg: its catalog in os.environ
         crashes.append(Crash(step, name, sent, output, sink_of(output, app=default_table(name), stream=name)))
     each_converges(crashes, lambda crash: converges_after(crash, spark), subtests)
-
-
-class Crashing(Protocol):
-    step: str
-
-    def start(self) -> subprocess.Popen[str]: ...
-
-
-C = TypeVar("C", bound=Crashing)
-
-
-def each_converges(crashes: Sequence[C], converges: Callable[[C], None], subtests: pytest.Subtests) -> None:
-    """Start every crashing run side by side (their JVMs start at once), then check that each
-    ``converges`` (a subtest per step); no process outlives it."""
-    processes: list[subprocess.Popen[str]] = []
-    with killed_at_exit(processes):
-        processes.extend(crash.start() for crash in crashes)
-        for crash in crashes:
-            with subtests.test(step=crash.step):
-                converges(crash)
 
 
 def hold_one_shard_each(spark: Any, stream: str, output: tuple[str, ...], workers: tuple[str, str]) -> None:

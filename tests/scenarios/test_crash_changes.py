@@ -18,16 +18,16 @@ from kinesis_batch.events import RUN_STEPS, TABLE_PUBLISHED
 from kinesis_batch.output import Sink
 from kinesis_batch.run import CatchUpRun
 from tests.changes.support import Sent, oracle, put_changes, shuffled_history, table_state
-from tests.output.support import output_args, read_rows, run_config
-from tests.runs import session_is_gone
-from tests.scenarios.test_crash import (
+from tests.crashes import (
     CRASHED,
     LEASE_SECONDS,
     after_expiry,
+    died_at,
     each_converges,
     pending_batches,
     start_crashing,
 )
+from tests.output.support import output_args, read_rows, run_config
 from tests.scenarios.test_crash_decoded import paired_sinks
 from tests.streams import StreamFactory
 
@@ -59,10 +59,7 @@ class ChangeCrash:
 
 
 def converges_after(crash: ChangeCrash, spark: Any) -> None:
-    assert crash.process is not None
-    _, stderr = crash.process.communicate(timeout=300)
-    assert crash.process.returncode == -9, f"expected a kill -9 at {crash.step}:\n{stderr[-2000:]}"
-    assert session_is_gone(crash.process.pid), "a process of the run survived"
+    died_at(crash.process, crash.step)
     if crash.step in ("reading", "read", "staged", "dead_letters_published"):
         assert read_rows(crash.table) == {}, "no change may be applied before the merge"
     crash.catch_up(spark, "recoverer")

@@ -19,17 +19,17 @@ from kinesis_batch.config import RunConfig
 from kinesis_batch.output import Sink
 from kinesis_batch.parsers import default_table
 from kinesis_batch.run import CatchUpRun, RunReport
-from tests.decoding.support import dead_letter_args, put_payloads
-from tests.output.support import output_args, read_rows, run_config, sink_of
-from tests.runs import session_is_gone
-from tests.scenarios.test_crash import (
+from tests.crashes import (
     CRASHED,
     LEASE_SECONDS,
     after_expiry,
+    died_at,
     each_converges,
     pending_batches,
     start_crashing,
 )
+from tests.decoding.support import dead_letter_args, put_payloads
+from tests.output.support import output_args, read_rows, run_config, sink_of
 from tests.streams import StreamFactory
 
 #: The steps where a batch of two outputs differs from one of one (tests/scenarios/test_crash.py
@@ -101,10 +101,7 @@ def landed(crash: DecodedCrash) -> Counter[bytes]:
 
 
 def converges_after(crash: DecodedCrash, spark: Any) -> None:
-    assert crash.process is not None
-    _, stderr = crash.process.communicate(timeout=300)
-    assert crash.process.returncode == -9, f"expected a kill -9 at {crash.step}:\n{stderr[-2000:]}"
-    assert session_is_gone(crash.process.pid), "a process of the run survived"
+    died_at(crash.process, crash.step)
     if crash.step in ("reading", "read", "staged"):
         assert read_rows(crash.table) == {} and read_rows(crash.dead) == {}, "nothing may be visible before publish"
     if crash.step == "dead_letters_published":

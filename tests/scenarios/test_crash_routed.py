@@ -21,16 +21,16 @@ from kinesis_batch.aws import s3_settings
 from kinesis_batch.config import RunConfig
 from kinesis_batch.events import TABLE_PUBLISHED
 from kinesis_batch.output import Output
-from tests.output.support import read_rows, run_config
-from tests.runs import session_is_gone
-from tests.scenarios.test_crash import (
+from tests.crashes import (
     CRASHED,
     LEASE_SECONDS,
     after_expiry,
+    died_at,
     each_converges,
     pending_batches,
     start_crashing,
 )
+from tests.output.support import read_rows, run_config
 from tests.scenarios.test_routed import event, routed_output, run
 from tests.streams import StreamFactory, put
 
@@ -91,10 +91,7 @@ def recovers(config: RunConfig, step: str, spark: Any) -> None:
 
 
 def converges_after(crash: RoutedCrash, spark: Any) -> None:
-    assert crash.process is not None
-    _, stderr = crash.process.communicate(timeout=300)
-    assert crash.process.returncode == -9, f"expected a kill -9 at {crash.step}:\n{stderr[-2000:]}"
-    assert session_is_gone(crash.process.pid), "a process of the run survived"
+    died_at(crash.process, crash.step)
     if crash.step == TABLE_PUBLISHED:  # the first table in route order has the batch, the others not yet
         assert len(rows_of(crash.config, crash.config.output.replace("{route}", "buy")).get("n", [])) > 0
         assert len(rows_of(crash.config, crash.config.output.replace("{route}", "click")).get("n", [])) == 20

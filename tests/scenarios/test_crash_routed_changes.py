@@ -28,15 +28,15 @@ from kinesis_batch.events import TABLE_PUBLISHED
 from kinesis_batch.landing import total
 from kinesis_batch.output import Output
 from tests.changes.support import BASE_MILLIS, Sent, oracle, put_changes
-from tests.output.support import read_rows, run_config
-from tests.runs import session_is_gone
-from tests.scenarios.test_crash import (
+from tests.crashes import (
     CRASHED,
     LEASE_SECONDS,
+    died_at,
     each_converges,
     pending_batches,
     start_crashing,
 )
+from tests.output.support import read_rows, run_config
 from tests.scenarios.test_crash_routed import recovers
 from tests.scenarios.test_routed import routed_output, run
 from tests.streams import StreamFactory
@@ -128,10 +128,7 @@ class RoutedChangesCrash:
 
 
 def converges_after(crash: RoutedChangesCrash, spark: Any) -> None:
-    assert crash.process is not None
-    _, stderr = crash.process.communicate(timeout=300)
-    assert crash.process.returncode == -9, f"expected a kill -9 at {crash.step}:\n{stderr[-2000:]}"
-    assert session_is_gone(crash.process.pid), "a process of the run survived"
+    died_at(crash.process, crash.step)
     sent = {table: [s for s in crash.sent if s.key.startswith(f"{table}/")] for table in KEYS}
     if crash.step == TABLE_PUBLISHED:  # customers, first by name, has the batch; refunds not yet
         assert state_of(crash.config, "customers") == oracle(sent["customers"])

@@ -25,9 +25,9 @@ from kinesis_batch.parsers import default_table
 from kinesis_batch.run import CatchUpRun
 from kinesis_batch.spark.engine import Engine, remote
 from tests import faultpoints
+from tests.crashes import lease_owners, pending_batches
 from tests.output.support import read_rows, run_config, sink_of
 from tests.runs import REPO, assert_exactly_once, assert_per_key_order, diamond_stream
-from tests.scenarios.test_crash import lease_owners, pending_batches
 from tests.streams import StreamFactory
 
 LEASE_SECONDS = 10  # the killed client's leases block the next worker this long

@@ -23,16 +23,10 @@ import pytest
 
 from kinesis_batch.output import Sink
 from kinesis_batch.parsers import default_table
+from tests.crashes import SUBPROCESS_ARGS, killed_at_exit, lease_owners, pending_batches, start_cli
 from tests.output.support import output_args, read_rows, sink_of
 from tests.runs import assert_exactly_once
-from tests.scenarios.test_crash import (
-    SUBPROCESS_ARGS,
-    catch_up,
-    killed_at_exit,
-    lease_owners,
-    pending_batches,
-    start_cli,
-)
+from tests.scenarios.test_crash import catch_up
 from tests.streams import StreamFactory, put
 
 STOP_TIMEOUT = 30.0  # the default
