@@ -18,7 +18,7 @@ from typing import Any
 from airflow.sdk import Param
 
 from kinesis_batch import defaults
-from kinesis_batch.airflow.dags import setting_param
+from kinesis_batch.airflow.params import setting_param
 from kinesis_batch.output import Output
 from kinesis_batch.output.formats import FORMATS
 from kinesis_batch.settings import AIRFLOW, StreamSettings, offered

@@ -14,7 +14,6 @@ how many, the shards and the most common reason. Airflow's notifiers and callbac
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import MISSING, Field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -22,12 +21,12 @@ from airflow.sdk import DAG, Asset, Param, dag, get_current_context, task
 from airflow.sdk.exceptions import AirflowFailException
 
 from kinesis_batch import defaults
+from kinesis_batch.airflow.params import setting_param
 from kinesis_batch.airflow.steps import run_steps
 from kinesis_batch.airflow.tasks import catch_up_run, step
 from kinesis_batch.alerts import judge_dead_letters, judge_lag
-from kinesis_batch.options import bound_of
 from kinesis_batch.run import CatchUpRun
-from kinesis_batch.settings import AIRFLOW, kind, offered
+from kinesis_batch.settings import AIRFLOW, offered
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
 RETRIES = {"retries": 3, "retry_delay": timedelta(seconds=30), "retry_exponential_backoff": 2.0}
@@ -57,25 +56,6 @@ def catch_up_params(
             "(trigger once with it; the move is kept in the history)",
         ),
     }
-
-
-def setting_param(option: Field[Any], value: Any) -> Param:
-    """One stream setting as a form field: its type, choices and bounds, its help."""
-    rules: dict[str, Any] = {"type": _JSON_TYPES[kind(option)], "description": option.metadata["help"]}
-    if kind(option) is dict:  # a table of settings: not set (null) by default
-        value = value.to_json() if hasattr(value, "to_json") else value
-        return Param(value, **{**rules, "type": ["null", "object"]})
-    if option.metadata["choices"]:
-        rules["enum"] = list(option.metadata["choices"])
-    rules.update(bound_of(option).schema())
-    if option.default is MISSING:
-        rules.update(minLength=1, maxLength=128 if option.name == "stream" else 2048)
-        if not value or value is MISSING:
-            return Param(**{**rules, "description": f"no {option.name} is configured: name one"})
-    return Param(value, **rules)
-
-
-_JSON_TYPES = {str: "string", int: "integer", float: "number", dict: "object"}
 
 
 def catch_up_dag(

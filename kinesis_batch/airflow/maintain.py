@@ -18,8 +18,9 @@ from typing import Any
 from airflow.sdk import DAG, Param, dag, get_current_context, task
 
 from kinesis_batch import defaults
-from kinesis_batch.airflow.dags import RETRIES, START, setting_param
+from kinesis_batch.airflow.dags import RETRIES, START
 from kinesis_batch.airflow.hook import KinesisBatchHook
+from kinesis_batch.airflow.params import setting_param
 from kinesis_batch.airflow.steps import step_task, task_stop
 from kinesis_batch.airflow.tasks import failing_fast
 from kinesis_batch.aws import S3Settings

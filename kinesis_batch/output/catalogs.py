@@ -13,11 +13,12 @@ passed (and ``glue.endpoint`` from ``AWS_ENDPOINT_URL_GLUE``), like for the othe
 from __future__ import annotations
 
 import os
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
 from kinesis_batch.aws import S3Settings
-from kinesis_batch.errors import IllegalArgumentError, from_storage
+from kinesis_batch.errors import IllegalArgumentError, from_storage, storage_errors
 
 DEFAULT_CATALOG = "default"
 
@@ -78,4 +79,12 @@ def create_namespace(catalog: Any, namespace: str) -> None:
             raise
 
 
-__all__ = ["DEFAULT_CATALOG", "create_namespace", "embedded_home", "load_catalog"]
+def catalog_errors(what: str) -> AbstractContextManager[None]:
+    """The catalog's and pyiceberg's errors as one line of this package's tree. A commit conflict
+    and a missing table pass through: the callers decide on them."""
+    from pyiceberg.exceptions import CommitFailedException, NoSuchTableError
+
+    return storage_errors(what, remote=True, passing=(CommitFailedException, NoSuchTableError))
+
+
+__all__ = ["DEFAULT_CATALOG", "catalog_errors", "create_namespace", "embedded_home", "load_catalog"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import date, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -23,16 +23,30 @@ from kinesis_batch.changes.fold import among, kept_among
 from kinesis_batch.columns import CHANGE_OP
 from kinesis_batch.errors import from_storage
 from kinesis_batch.output.changes import KEY_PROPERTY, LISTED, ORDER_COLUMNS
+from kinesis_batch.output.place import Place
 from kinesis_batch.output.records import CommitRecord
 
-if TYPE_CHECKING:
-    from kinesis_batch.output.delta import DeltaSink
+
+class DeltaAccess(Protocol):
+    """What the merge uses of the Delta table sink it is composed with
+    (kinesis_batch.output.delta.DeltaSink): the table, loaded, and its marked commit."""
+
+    uri: str
+    root: Place
+
+    def _load(self, *, missing_ok: bool = False) -> Any: ...
+
+    def _commit(
+        self, table: Any, batch_id: str, files: list[Any], record: CommitRecord | None, target: pa.Schema | None = None
+    ) -> bool: ...
+
+    def _properties(self, table: Any, batch_id: str, record: CommitRecord | None) -> Any: ...
 
 
 class DeltaMerge:
     """The merge's parts (kinesis_batch.output.changes.MergeParts) for the Delta table of ``sink``."""
 
-    def __init__(self, sink: DeltaSink) -> None:
+    def __init__(self, sink: DeltaAccess) -> None:
         self.sink = sink
 
     def existing(self) -> Any:

@@ -32,8 +32,8 @@ import pyarrow as pa
 
 from kinesis_batch.aws import S3Settings
 from kinesis_batch.columns import Columns
-from kinesis_batch.errors import InvalidStateError, storage_errors
-from kinesis_batch.output.catalogs import create_namespace
+from kinesis_batch.errors import InvalidStateError
+from kinesis_batch.output.catalogs import catalog_errors, create_namespace, load_catalog
 from kinesis_batch.output.changes import Merge, Merging
 from kinesis_batch.output.datafiles import DataFile
 from kinesis_batch.output.formats import validate_output
@@ -109,14 +109,14 @@ class IcebergSink(TableSink):
         if warehouse.startswith(("s3://", "s3a://")):
             check_bucket(Place(warehouse, self.s3))
         what = f"Iceberg table {self.identifier}"
-        with _catalog_errors(what):
+        with catalog_errors(what):
             try:
                 table = self.catalog.load_table(self.identifier)
             except (NoSuchTableError, NoSuchNamespaceError):
                 table = None
         if table is None:
             self._check_new_location()  # before the namespace or the table is made
-        with _catalog_errors(what):
+        with catalog_errors(what):
             create_namespace(self.catalog, self.namespace)
             existing = table_partitioning(table) if table else None
             partition = choose(partition_by, existing, new=table is None, where=what)
@@ -137,7 +137,7 @@ class IcebergSink(TableSink):
                 partition = choose(partition_by, table_partitioning(table), new=False, where=what)
             self._layout = (partition,)  # the read step asks next: a table keeps its layout
         missing = check_schema(self._schema(table), what, columns)
-        with _catalog_errors(f"Iceberg table {self.identifier}"), table.transaction() as tx:
+        with catalog_errors(f"Iceberg table {self.identifier}"), table.transaction() as tx:
             if table.properties.get("commit.retry.num-retries") != "0":  # an existing table of someone else's
                 tx.set_properties(**NO_RETRIES)
             if missing:  # a decoded table the user made: our columns, and declared fields it lacks
@@ -155,7 +155,7 @@ class IcebergSink(TableSink):
     def _load(self) -> Any:
         from pyiceberg.exceptions import NoSuchTableError
 
-        with _catalog_errors(f"Iceberg table {self.identifier}"):
+        with catalog_errors(f"Iceberg table {self.identifier}"):
             try:
                 return self.catalog.load_table(self.identifier)
             except NoSuchTableError as exc:
@@ -179,7 +179,7 @@ class IcebergSink(TableSink):
 
         properties = marker(self.app, self.stream, batch_id, PUBLISH if record else DISCARD, record)
         try:
-            with _catalog_errors(f"Iceberg table {self.identifier}"), table.transaction() as tx:
+            with catalog_errors(f"Iceberg table {self.identifier}"), table.transaction() as tx:
                 if target is not None:
                     with tx.update_schema() as update:
                         update.union_by_name(target)
@@ -216,17 +216,17 @@ class IcebergSink(TableSink):
     def check_place(self) -> None:
         """A table the catalog has is an Iceberg table (ours, or one the user made for us); for a
         new one, where the catalog would make it must hold nothing else."""
-        with _catalog_errors(f"Iceberg table {self.identifier}"):
+        with catalog_errors(f"Iceberg table {self.identifier}"):
             if self.catalog.table_exists(self.identifier):
                 return
         self._check_new_location()
 
     def exists(self) -> bool:
-        with _catalog_errors(f"Iceberg table {self.identifier}"):
+        with catalog_errors(f"Iceberg table {self.identifier}"):
             return bool(self.catalog.table_exists(self.identifier))
 
     def _check_new_location(self) -> None:
-        with _catalog_errors(f"Iceberg table {self.identifier}"):
+        with catalog_errors(f"Iceberg table {self.identifier}"):
             location = self._new_location()
         if location is not None:
             where = f"--output {self.identifier} (a new table at {location})"
@@ -258,7 +258,7 @@ class IcebergSink(TableSink):
 
     def errors(self) -> AbstractContextManager[None]:
         """The catalog's and pyiceberg's errors in the block as one line (kinesis_batch.errors)."""
-        return _catalog_errors(f"Iceberg table {self.identifier}")
+        return catalog_errors(f"Iceberg table {self.identifier}")
 
     def _summaries(self, table: Any) -> list[dict[str, str]]:
         """The summaries of our published snapshots, newest first."""
@@ -301,21 +301,11 @@ def file_uri(place: Place) -> str:
     return place.uri if place.on_s3 else f"file://{place.uri}"
 
 
-def _catalog_errors(what: str) -> AbstractContextManager[None]:
-    """The catalog's and pyiceberg's errors as one line of this package's tree. A commit conflict
-    and a missing table pass through: the callers decide on them."""
-    from pyiceberg.exceptions import CommitFailedException, NoSuchTableError
-
-    return storage_errors(what, remote=True, passing=(CommitFailedException, NoSuchTableError))
-
-
 def open_table(
     where: str, *, catalog: str | None, app: str, stream: str, s3: S3Settings, merge: Merge | None
 ) -> IcebergSink:
     """The format's sink (kinesis_batch.output.formats): the table ``where`` (NAMESPACE.TABLE)
     of the pyiceberg catalog ``catalog``."""
-    from kinesis_batch.output.catalogs import load_catalog
-
     return IcebergSink(where, load_catalog(catalog, s3), app=app, stream=stream, s3=s3, merge=merge)
 
 

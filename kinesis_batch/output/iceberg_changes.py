@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -18,19 +18,34 @@ import pyarrow.compute as pc
 from kinesis_batch.changes.apply import Decision
 from kinesis_batch.changes.fold import among, kept_among, keys_of
 from kinesis_batch.columns import CHANGE_OP
+from kinesis_batch.output.catalogs import catalog_errors
 from kinesis_batch.output.changes import KEY_PROPERTY, LISTED, ORDER_COLUMNS
-from kinesis_batch.output.iceberg import _catalog_errors
 from kinesis_batch.output.records import CommitRecord
 from kinesis_batch.output.tables import PUBLISH, marker
 
-if TYPE_CHECKING:
-    from kinesis_batch.output.iceberg import IcebergSink
+
+class IcebergAccess(Protocol):
+    """What the merge uses of the Iceberg table sink it is composed with
+    (kinesis_batch.output.iceberg.IcebergSink): its catalog's table, and its marked commit."""
+
+    catalog: Any
+    identifier: str
+    app: str
+    stream: str
+
+    def _load(self) -> Any: ...
+
+    def _schema(self, table: Any) -> pa.Schema: ...
+
+    def _commit(
+        self, table: Any, batch_id: str, files: list[Any], record: CommitRecord | None, target: pa.Schema | None = None
+    ) -> bool: ...
 
 
 class IcebergMerge:
     """The merge's parts (kinesis_batch.output.changes.MergeParts) for the Iceberg table of ``sink``."""
 
-    def __init__(self, sink: IcebergSink) -> None:
+    def __init__(self, sink: IcebergAccess) -> None:
         self.sink = sink
 
     def existing(self) -> Any:
@@ -49,7 +64,7 @@ class IcebergMerge:
         from pyiceberg.exceptions import CommitFailedException
 
         try:
-            with _catalog_errors(f"Iceberg table {self.sink.identifier}"), self.sink._load().transaction() as tx:
+            with catalog_errors(f"Iceberg table {self.sink.identifier}"), self.sink._load().transaction() as tx:
                 tx.set_properties(**{KEY_PROPERTY: ",".join(key)})
         except CommitFailedException:
             pass  # another run set it meanwhile: the next prepare reads it
@@ -60,7 +75,7 @@ class IcebergMerge:
         seconds for tens of thousands), the scan kept to the batch's keys as it comes (kept_among)."""
         values = keys.column(key[0]).combine_chunks().unique()
         row_filter = _matching(keys, key[:1]) if len(values) <= LISTED else _within(values, key[0])
-        with _catalog_errors(f"Iceberg table {self.sink.identifier}"):
+        with catalog_errors(f"Iceberg table {self.sink.identifier}"):
             reader = table.scan(row_filter=row_filter, selected_fields=(*key, *ORDER_COLUMNS)).to_arrow_batch_reader()
             wanted = values.cast(reader.schema.field(key[0]).type)
             rows = kept_among(reader, reader.schema, key[0], wanted)
@@ -79,12 +94,12 @@ class IcebergMerge:
         # evaluates fast; an OR of a term per key took seconds per thousand keys); with a longer
         # key, the other rows that catches are appended again unchanged, in the same snapshot.
         doomed = _matching(changed, key[:1])
-        with _catalog_errors(f"Iceberg table {self.sink.identifier}"):
+        with catalog_errors(f"Iceberg table {self.sink.identifier}"):
             known = key[0] in self.sink._schema(table).names  # a new table gets the key with its first batch
             caught = table.scan(row_filter=doomed).to_arrow() if len(key) > 1 and known else None
         kept = [decision.upserts] + ([among(caught, changed, key, inside=False)] if caught is not None else [])
         try:
-            with _catalog_errors(f"Iceberg table {self.sink.identifier}"), table.transaction() as tx:
+            with catalog_errors(f"Iceberg table {self.sink.identifier}"), table.transaction() as tx:
                 if target is not None:
                     with tx.update_schema() as update:
                         update.union_by_name(target)
