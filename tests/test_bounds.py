@@ -2,7 +2,10 @@
 words, and a value just inside it is taken by all of them: a table of cases over the command
 line, a streams file, Dagster's definitions, the Airflow forms (their JSON Schema) and the
 Airflow task that builds a run from the form's values. The bounds below are this test's own
-oracle, written apart from the code's (kinesis_batch.bounds)."""
+oracle, written apart from the code's (kinesis_batch.bounds).
+
+Airflow reads its settings once, when it is first imported: its adapters are asked only in the
+tests that have ``airflow_home`` (tests/conftest.py) set them up first."""
 
 from __future__ import annotations
 
@@ -149,17 +152,21 @@ def airflow_task(name: str, value: float) -> str | None:
     return None
 
 
-def offered_by(name: str) -> dict[str, Callable[[str, float], str | None]]:
-    """The adapters that offer the setting, and how each names it (a flag or a field)."""
+def offered_by(name: str, *, airflow: bool) -> dict[str, Callable[[str, float], str | None]]:
+    """The adapters that offer the setting: Airflow's (``airflow``), or the others."""
     option = next((each for each in OPTIONS if each.name == name), None)
     where = option.metadata["where"] if option is not None else frozenset({CLI, AIRFLOW, DAGSTER})
     adapters: dict[str, Callable[[str, float], str | None]] = {}
+    if airflow:
+        if AIRFLOW in where:
+            adapters["airflow form"] = airflow_form
+            if option is not None:
+                adapters["airflow task"] = airflow_task
+        return adapters
     if CLI in where:
         adapters["command line"] = command_line
     if AIRFLOW in where:
-        adapters |= {"streams file": streams_file, "airflow form": airflow_form}
-        if option is not None:
-            adapters["airflow task"] = airflow_task
+        adapters["streams file"] = streams_file
     if DAGSTER in where:
         adapters["dagster"] = dagster
     return adapters
@@ -174,10 +181,21 @@ CASES = [
 
 @pytest.mark.parametrize(("name", "value", "taken"), CASES)
 def test_a_bound_is_refused_by_every_adapter_in_the_same_words(name: str, value: float, taken: bool) -> None:
+    assert len(offered_by(name, airflow=False)) >= 2
+    refused_alike(name, value, taken, airflow=False)
+
+
+@pytest.mark.usefixtures("airflow_home")
+@pytest.mark.parametrize(("name", "value", "taken"), CASES)
+def test_a_bound_is_refused_by_the_airflow_form_and_task_as_by_the_others(name: str, value: float, taken: bool) -> None:
+    assert offered_by(name, airflow=True)
+    refused_alike(name, value, taken, airflow=True)
+
+
+def refused_alike(name: str, value: float, taken: bool, *, airflow: bool) -> None:
     bounds = RANGES[name]
     value = int(value) if bounds.whole else value
-    adapters = offered_by(name)
-    assert len(adapters) >= 3, adapters
+    adapters = offered_by(name, airflow=airflow)
     said = {adapter: refuse(name, value) for adapter, refuse in adapters.items()}
     if taken:
         assert said == dict.fromkeys(adapters), said
@@ -195,13 +213,20 @@ def test_a_bound_is_refused_by_every_adapter_in_the_same_words(name: str, value:
         assert str(line).endswith(expected), (adapter, line)
 
 
-@pytest.mark.parametrize(
-    ("name", "value", "taken"),
-    [
-        ("tombstone_hours", 0.5, True),  # the form once refused what the command line took
-        ("lag_threshold_seconds", 0, False),  # the form once took what the run refused
-    ],
-)
+DISAGREED = [
+    ("tombstone_hours", 0.5, True),  # the form once refused what the command line took
+    ("lag_threshold_seconds", 0, False),  # the form once took what the run refused
+]
+
+
+@pytest.mark.parametrize(("name", "value", "taken"), DISAGREED)
 def test_the_bounds_the_adapters_once_disagreed_on(name: str, value: float, taken: bool) -> None:
-    said = {adapter: refuse(name, value) for adapter, refuse in offered_by(name).items()}
-    assert all((line is None) == taken for line in said.values()), said
+    said = {adapter: refuse(name, value) for adapter, refuse in offered_by(name, airflow=False).items()}
+    assert said and all((line is None) == taken for line in said.values()), said
+
+
+@pytest.mark.usefixtures("airflow_home")
+@pytest.mark.parametrize(("name", "value", "taken"), DISAGREED)
+def test_the_bounds_the_airflow_form_once_disagreed_on(name: str, value: float, taken: bool) -> None:
+    said = {adapter: refuse(name, value) for adapter, refuse in offered_by(name, airflow=True).items()}
+    assert said and all((line is None) == taken for line in said.values()), said

@@ -1,5 +1,8 @@
 """The backfill form offers every setting a catch-up run has, empty by default, and a backfill
-reads like the stream's own consumer unless the form changes a setting."""
+reads like the stream's own consumer unless the form changes a setting.
+
+Airflow reads its settings once, when it is first imported: so these tests import it only
+after ``airflow_home`` set them up (tests/conftest.py), never at collection."""
 
 from __future__ import annotations
 
@@ -7,15 +10,17 @@ from typing import Any
 
 import pytest
 
-from kinesis_batch.airflow.backfill import CHECKS, backfill_params, main_settings
-from kinesis_batch.airflow.dags import catch_up_params
 from kinesis_batch.output import Output
 from kinesis_batch.settings import StreamSettings
 
 MAIN = Output("delta", "/lake/main")
+pytestmark = pytest.mark.usefixtures("airflow_home")
 
 
 def test_the_form_offers_every_setting_of_a_catch_up_run_but_the_checks_it_has_no_task_for() -> None:
+    from kinesis_batch.airflow.backfill import CHECKS, backfill_params
+    from kinesis_batch.airflow.dags import catch_up_params
+
     backfill = backfill_params(["orders"], MAIN)
     catch_up = catch_up_params({"stream": "orders", "output": "/lake/orders"})
     settings = set(catch_up) - {"allow_gaps", "move_output"}
@@ -26,6 +31,9 @@ def test_the_form_offers_every_setting_of_a_catch_up_run_but_the_checks_it_has_n
 
 @pytest.mark.parametrize("name", ["changes", "decode", "max_new_tables", "tombstone_hours", "lease_seconds"])
 def test_a_setting_keeps_its_choices_and_bounds_and_may_be_empty(name: str) -> None:
+    from kinesis_batch.airflow.backfill import backfill_params
+    from kinesis_batch.airflow.dags import catch_up_params
+
     own = backfill_params([], MAIN)[name].schema
     theirs = catch_up_params({"stream": "s", "output": "/o"})[name].schema
     assert "null" in own["type"]
@@ -36,6 +44,8 @@ def test_a_setting_keeps_its_choices_and_bounds_and_may_be_empty(name: str) -> N
 
 
 def form(**values: Any) -> dict[str, Any]:
+    from kinesis_batch.airflow.backfill import backfill_params
+
     params = {name: param.value for name, param in backfill_params([], MAIN).items()}
     return {**params, "stream": "orders", **values}
 
@@ -46,11 +56,15 @@ ENTRY = StreamSettings(
 
 
 def test_a_stream_of_the_streams_file_is_read_with_its_entrys_settings() -> None:
+    from kinesis_batch.airflow.backfill import main_settings
+
     settings = StreamSettings.from_mapping(main_settings(form(), {"orders": ENTRY}, MAIN))
     assert settings == ENTRY
 
 
 def test_what_the_form_changes_wins_over_the_entry_and_its_own_fields_stay_the_backfills() -> None:
+    from kinesis_batch.airflow.backfill import main_settings
+
     changed = form(tombstone_hours=2.5, table="main-leases", output="/elsewhere", format="parquet")
     settings = StreamSettings.from_mapping(main_settings(changed, {"orders": ENTRY}, MAIN))
     assert (settings.tombstone_hours, settings.changes, settings.table) == (2.5, "dynamodb", "main-leases")
@@ -58,6 +72,8 @@ def test_what_the_form_changes_wins_over_the_entry_and_its_own_fields_stay_the_b
 
 
 def test_a_stream_outside_the_file_is_the_main_outputs_with_what_the_form_says() -> None:
+    from kinesis_batch.airflow.backfill import main_settings
+
     changed = form(changes="dynamodb")
     settings = StreamSettings.from_mapping(main_settings(changed, {}, MAIN))
     assert (settings.format, settings.output, settings.changes) == ("delta", "/lake/main", "dynamodb")
@@ -65,6 +81,8 @@ def test_a_stream_outside_the_file_is_the_main_outputs_with_what_the_form_says()
 
 
 def test_a_stream_outside_the_file_into_a_named_output_is_checked_on_that_output() -> None:
+    from kinesis_batch.airflow.backfill import main_settings
+
     parquet_main = Output("parquet", "/lake/main")  # could not hold changes; the backfill's table can
     changed = form(changes="dynamodb", format="iceberg", output="analytics.items")
     settings = StreamSettings.from_mapping(main_settings(changed, {}, parquet_main))
