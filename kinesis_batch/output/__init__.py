@@ -98,17 +98,16 @@ class Output:
         stream: str,
         s3: S3Settings | None = None,
         changes: ChangeSettings | None = None,
-        dead_letters: Output | None = None,
     ) -> Stored:
         """The sink. ``app`` names the consumer (its lease table) in the table markers, so two
         consumers of one stream can share a table; ``s3``: how the table formats reach S3
         (default: nowhere but the standard endpoints); ``changes``: the batches are changes to
         merge (kinesis_batch.output.changes; delta and iceberg only). A template's sink is its
-        tables (with ``changes``, each of its route's key) and its dead-letter output
-        (``dead_letters``, by default beside them) as one (kinesis_batch.output.routed)."""
+        tables (with ``changes``, each of its route's key) and its dead-letter output beside
+        them as one (:meth:`open_routes`)."""
         s3 = s3 or S3Settings()
         if self.routed:
-            return self.open_routes(app=app, stream=stream, s3=s3, changes=changes, dead_letters=dead_letters)
+            return self.open_routes(app=app, stream=stream, s3=s3, changes=changes)
         return self._open_table(app, stream, s3, Merge(changes) if changes is not None else None)
 
     def open_routes(
@@ -120,8 +119,9 @@ class Output:
         changes: ChangeSettings | None = None,
         dead_letters: Output | None = None,
     ) -> RoutedSink:
-        """A template's sink (:meth:`open`; kinesis_batch.output.routed), as what it is: the
-        routed run's steps that make and fill its tables reach them through it."""
+        """A template's sink (kinesis_batch.output.routed), as what it is: the routed run's steps
+        that make and fill its tables reach them through it; ``dead_letters``: its dead-letter
+        output (default: beside its tables, :meth:`dead_letter`)."""
         from kinesis_batch.output.routed import RoutedSink
 
         if not self.routed:
