@@ -254,7 +254,10 @@ class TableSink(Stored):
                 if target is not None and self._evolve(table, target):
                     continue  # the schema's own commit: check the batch's state again on the new table
                 done = commit(table, target)
-            except KinesisBatchError:  # a file went missing: did another worker discard the batch?
+            except KinesisBatchError as exc:
+                if self._moved_under(exc):  # our translation of the table moving under the load
+                    continue
+                # A file went missing: did another worker discard the batch?
                 if self._known(self._load(), batch_id) == DISCARD:
                     raise discarded(batch_id) from None
                 raise
