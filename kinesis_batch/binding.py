@@ -47,7 +47,7 @@ class Outputs:
         output = config.destination
         if not config.decoding.decoding:
             return cls(output.asset_uri)
-        return cls(output.asset_uri, output.dead_letter(config.decoding.dead_letter_output).asset_uri)
+        return cls(output.asset_uri, config.settings.dead_letter_destination.asset_uri)
 
     def recorded_in(self, mark: TableMark | None) -> bool:
         """``mark`` records these outputs already (nothing to write)."""

@@ -186,7 +186,7 @@ class RunConfig:
             stream=self.stream,
             s3=s3,
             changes=self.changes,
-            dead_letters=self.destination.dead_letter(self.decoding.dead_letter_output),
+            dead_letters=self.settings.dead_letter_destination,
         )
 
     @property

@@ -207,7 +207,7 @@ class StreamSettings:
             raise IllegalArgumentError("--spark-remote and emr_serverless both say where the read runs: choose one")
         if self.routes and not self.route_by:
             raise IllegalArgumentError("--routes goes with --route-by")
-        self.destination.dead_letter(self.decoding.dead_letter_output)  # the output and its dead letters: checked
+        _ = self.dead_letter_destination  # the output and its dead letters: checked
         if self.dead_letter_output and self.dead_letter_output == self.output:
             raise IllegalArgumentError("--dead-letter-output must differ from --output")
 
@@ -257,10 +257,14 @@ class StreamSettings:
             chosen["decode"] = "json"
         return DecodeSettings.from_json(chosen)
 
+    @property
+    def dead_letter_destination(self) -> Output:
+        """Where a decoding stream's dead letters go: ``dead_letter_output``, else beside the output."""
+        return self.destination.dead_letter(self.decoding.dead_letter_output)
+
     def dead_letters_at(self) -> str:
         """Where a decoding stream's dead letters go ("" for raw rows, which have none)."""
-        decoding = self.decoding
-        return self.destination.dead_letter(decoding.dead_letter_output).output if decoding.decoding else ""
+        return self.dead_letter_destination.output if self.decoding.decoding else ""
 
 
 #: The settings as adapters offer them, in the order they show them.

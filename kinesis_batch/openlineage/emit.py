@@ -155,7 +155,7 @@ def written_by(config: RunConfig, shards: tuple[ShardCommit, ...], fields: Field
         rows = landing.rows if landing is not None else sum(s.records for s in shards)
         written.append(Written(*output_dataset(destination.asset_uri), rows, fields(None)))
     if landing is not None:
-        dead = destination.dead_letter(config.decoding.dead_letter_output)
+        dead = config.settings.dead_letter_destination
         written.append(Written(*output_dataset(dead.asset_uri), landing.dead_letters))
     return written
 

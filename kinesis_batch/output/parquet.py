@@ -37,7 +37,7 @@ from kinesis_batch.errors import InvalidStateError
 from kinesis_batch.output.changes import Merge
 from kinesis_batch.output.datafiles import DataFile
 from kinesis_batch.output.evolve import conflicts, merged, normalize
-from kinesis_batch.output.formats import format_of, validate_output
+from kinesis_batch.output.formats import validate_output
 from kinesis_batch.output.layout import NULL_FOLDER, PartitionBy, choose, spelled
 from kinesis_batch.output.place import Place
 from kinesis_batch.output.records import CommitRecord
@@ -239,10 +239,8 @@ def _kind(names: Sequence[str]) -> str:
 def open_table(
     where: str, *, catalog: str | None, app: str, stream: str, s3: S3Settings, merge: Merge | None
 ) -> ParquetSink:
-    """The format's sink (kinesis_batch.output.formats): the folder ``where``; a folder cannot
-    merge (its row says so, and the settings refuse --changes with parquet first)."""
-    if merge is not None:
-        format_of(ParquetSink.format).check_merges(merge.changes.mode)
+    """The format's sink (kinesis_batch.output.formats): the folder ``where``. A folder cannot
+    merge: its row says so, and Output refuses a ``merge`` before it gets here."""
     return ParquetSink(where)
 
 
