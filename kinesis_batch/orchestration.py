@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from kinesis_batch.aws import S3Settings
 from kinesis_batch.config import RunConfig
 from kinesis_batch.errors import KinesisBatchError, classify
+from kinesis_batch.openlineage.origin import Origin
 from kinesis_batch.run import CatchUpRun, Progress
 
 if TYPE_CHECKING:
@@ -66,11 +67,13 @@ def orchestrated_run(
     aws: AwsClients,
     spark: Callable[[], Engine],
     progress: Progress = print,
+    origin: Origin | None = None,
 ) -> CatchUpRun:
     """The CatchUpRun of an orchestrated run (``config`` carries its worker id, :func:`run_ids`),
     its sink (and dead-letter output) reaching S3 with the adapter's settings (pyarrow and
     deltalake would not find a connection's endpoint on their own), the Glue Schema Registry
-    with its Glue client, a job run's read step with its EMR Serverless client."""
+    with its Glue client, a job run's read step with its EMR Serverless client; ``origin``: the
+    orchestrator's run it is a child of, as OpenLineage names it."""
     return CatchUpRun(
         config,
         kinesis=aws.kinesis(),
@@ -81,6 +84,7 @@ def orchestrated_run(
         s3=aws.s3(),
         glue=aws.glue,
         emr_serverless=aws.emr_serverless,
+        origin=origin,
     )
 
 

@@ -139,7 +139,8 @@ MWAA = REPO / "tools" / "compat" / "mwaa"
 AIRFLOW_EXTRAS = ("airflow", "delta", "iceberg", "openlineage", "metrics", "glue-protobuf")
 #: What MWAA 3.0.6 pins below our ranges (docs/platforms.md says so, and why it is not served).
 NOT_SERVED_ON_3_0_6 = {
-    "apache-airflow", "apache-airflow-providers-amazon", "boto3", "pyarrow", "msgspec", "fastavro", "protobuf",
+    "apache-airflow", "apache-airflow-providers-amazon", "apache-airflow-providers-openlineage", "boto3",
+    "pyarrow", "msgspec", "fastavro", "protobuf",
     "deltalake", "pyiceberg", "openlineage-python", "prometheus-client", "grpcio-tools",
 }  # fmt: skip
 

@@ -67,6 +67,11 @@ if [[ ! -f $stamp || $(cat "$stamp") != "$want" ]]; then
   fi
   echo "$want" > "$stamp"
 fi
+# The editable build leaves kinesis_batch.egg-info in the project's root, where every process
+# with the root on sys.path (pytest, python -m) finds the package a second time, beside its
+# dist-info. Airflow 3.3's plugin loader stops at the first plugin it sees twice, and so never
+# loads the plugins after it: the OpenLineage provider's among them. The dist-info suffices.
+rm -rf kinesis_batch.egg-info
 # The package itself is installed editable, so uv compiled none of it: its bytecode too, for
 # the same reason (every run, Spark worker and Airflow task imports it). Quick when up to date.
 .venv/bin/python -m compileall -q kinesis_batch >/dev/null

@@ -45,6 +45,7 @@ build() {
   local constraints=()
   for file in "$@"; do constraints+=(-c "$file"); done
   VIRTUAL_ENV=$root/$venv "$uv" pip install -q --compile-bytecode "${constraints[@]}" -e ".[dev]"
+  rm -rf kinesis_batch.egg-info  # as tools/bootstrap.sh says: a second sighting of our plugin
   echo "$want" > "$stamp"
 }
 

@@ -17,6 +17,7 @@ from airflow.providers.standard.decorators.python import _PythonDecoratedOperato
 from airflow.sdk import get_current_context, task
 from airflow.sdk.bases.decorator import TaskDecorator, task_decorator_factory
 
+from kinesis_batch.airflow.lineage import STARTED_BY, record_parent
 from kinesis_batch.airflow.tasks import published_event, read_step, renewed, step, stopping_step
 from kinesis_batch.run import CatchUpRun
 from kinesis_batch.stopping import StopRequest
@@ -63,13 +64,11 @@ def run_steps(make_run: Callable[[], CatchUpRun], *, outlets: Sequence[Any] = ()
     ``outlets`` (Assets) get an event when publish succeeds.
     Returns (first task, teardown) so the caller can put its own tasks in front."""
 
-    @step_task()
+    @step_task(task_id=STARTED_BY)
     def acquire_leases() -> dict[str, Any]:
         """Recover unfinished batches, plan, take the leases and mark them with this run's batch."""
         run = stoppable(make_run)
-        lineage = run.lineage()  # the DAG run's OpenLineage run: START here, COMPLETE at commit
-        if lineage is not None:
-            lineage.start()
+        record_parent(get_current_context(), run.observer.origin)  # for the run's later events
         recovered, plan, elsewhere = stopping_step(run, run.start)
         return {"recovered": recovered, "shards": plan.shard_ids, "leased_elsewhere": elsewhere}
 
@@ -93,16 +92,9 @@ def run_steps(make_run: Callable[[], CatchUpRun], *, outlets: Sequence[Any] = ()
     @step_task()
     def commit_checkpoints() -> int:
         """Move the checkpoints to the published batch's ends; then its metrics (--metrics) and
-        the run's OpenLineage COMPLETE."""
+        the run's OpenLineage COMPLETE (the commit step's own)."""
         run = stoppable(make_run)
         moved: int = stopping_step(run, renewed(run, run.commit))
-        record = run.output.committed(run.run_id)
-        shards = record.shards if record is not None else ()
-        if record is not None:  # each step is a task of its own: its timings are Airflow's
-            run.send_metrics(shards, {}, record.cost)
-        lineage = run.lineage()
-        if lineage is not None:
-            lineage.complete(run.run_id, shards, run.fields_of)
         return moved
 
     @task

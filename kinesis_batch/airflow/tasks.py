@@ -67,13 +67,7 @@ def stopping_step(run: CatchUpRun, call: Callable[[], Any]) -> Any:
     (``on_kill``: the run's stop asked for), it ends at the next safe point with the teardown a
     stop owes (CatchUpRun.honouring_stop), and fails with its one line, which the run's
     OpenLineage FAIL (or ABORT) event carries when lineage is configured."""
-    try:
-        return step(lambda: run.honouring_stop(call))
-    except BaseException as exc:
-        lineage = run.lineage()
-        if lineage is not None:
-            lineage.failed(exc.__cause__ if isinstance(exc.__cause__, Exception) else exc)
-        raise
+    return step(lambda: run.honouring_stop(call))
 
 
 def catch_up_run(params: dict[str, Any], *, dag_id: str, run_id: str, until: datetime | None) -> CatchUpRun:
@@ -180,7 +174,9 @@ def _config(params: dict[str, Any], dag_id: str, run_id: str, until: datetime | 
 
 
 def _run(config: RunConfig, params: dict[str, Any], dag_id: str, run_id: str) -> CatchUpRun:
-    """The run, reaching AWS (and the table sinks S3) through the ``aws_conn_id`` connection."""
+    """The run, reaching AWS (and the table sinks S3) through the ``aws_conn_id`` connection, a
+    child of the task that started it in Airflow's lineage (kinesis_batch.airflow.lineage)."""
+    from kinesis_batch.airflow.lineage import current_origin
     from kinesis_batch.spark.session import default_spark
 
     with failing_fast():
@@ -189,6 +185,7 @@ def _run(config: RunConfig, params: dict[str, Any], dag_id: str, run_id: str) ->
             batch_id=run_ids(dag_id, run_id)[1],
             aws=_hook(params),
             spark=default_spark(config.spark_master, config.spark_remote),
+            origin=current_origin(),
         )
 
 

@@ -19,6 +19,7 @@ from kinesis_batch.config import RunConfig
 from kinesis_batch.decoding.settings import DecodeSettings
 from kinesis_batch.errors import InvalidStateError
 from kinesis_batch.maintenance.settings import MaintainSettings
+from kinesis_batch.openlineage.origin import Origin, ParentRun, RunRef
 from kinesis_batch.output import Output, Stored
 from kinesis_batch.parsers import parse_time, validate_small_file_mb
 from kinesis_batch.run import CatchUpRun, RunReport
@@ -66,10 +67,18 @@ class Consumer:
         return self.output.open(app=self.table, stream=self.stream, s3=aws.s3())
 
 
+#: The OpenLineage namespace a Dagster run is named in, as the parent of the run it drives.
+LINEAGE_NAMESPACE = "dagster"
+
+
 @dataclass(frozen=True)
 class RunIds:
+    """A Dagster run's ids in kinesis-batch: its worker, its batch, and its OpenLineage origin
+    (the Dagster run the kinesis-batch run is a child of, under its root run)."""
+
     worker_id: str
     batch_id: str
+    origin: Origin
 
 
 def run_ids(instance: dg.DagsterInstance, run: dg.DagsterRun, kind: str) -> RunIds:
@@ -79,7 +88,10 @@ def run_ids(instance: dg.DagsterInstance, run: dg.DagsterRun, kind: str) -> RunI
     record = instance.get_run_record_by_id(root)
     created = record.create_timestamp if record is not None else datetime.now(UTC)
     worker_id, batch_id = orchestration.run_ids("dagster", kind, root, stamp=created.strftime("%Y%m%dT%H%M%S"))
-    return RunIds(worker_id, batch_id)
+    parent = ParentRun.of(
+        RunRef(LINEAGE_NAMESPACE, run.job_name, run.run_id), RunRef(LINEAGE_NAMESPACE, run.job_name, root)
+    )
+    return RunIds(worker_id, batch_id, Origin(parent))
 
 
 def failing_for_good() -> AbstractContextManager[None]:
@@ -171,6 +183,7 @@ def _run(
         aws=aws,
         spark=spark.context_factory() if spark else _no_spark,
         progress=log.info if log else print,
+        origin=ids.origin,
     )
 
 

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from kinesis_batch.config import RunConfig
 from kinesis_batch.errors import LeaseError, first_line
-from kinesis_batch.openlineage.naming import output_dataset, stream_dataset
+from kinesis_batch.openlineage.naming import RUN_JOB, output_dataset, stream_dataset
+from kinesis_batch.openlineage.origin import ALONE, Origin
 from kinesis_batch.output.records import ShardCommit
 
 if TYPE_CHECKING:
@@ -68,13 +69,18 @@ class Sender:
 
 class Lineage:
     """One OpenLineage run of ``job`` (``run``: its UUID) reading ``inputs`` ((namespace, name)
-    each): :meth:`start`, then its own COMPLETE, or :meth:`failed`."""
+    each), driven from ``origin`` (its parent run, its source): :meth:`start`, then its own
+    COMPLETE, or :meth:`failed`."""
 
     #: The errors that end it as ABORT rather than FAIL.
     aborts: tuple[type[BaseException], ...] = ()
+    #: The job facet's job type (kinesis_batch.openlineage.events).
+    job_type = RUN_JOB
 
-    def __init__(self, sender: Sender, job: str, run: str, inputs: list[tuple[str, str]]) -> None:
-        self.sender, self.job, self.run, self.inputs = sender, job, run, inputs
+    def __init__(
+        self, sender: Sender, job: str, run: str, inputs: list[tuple[str, str]], origin: Origin = ALONE
+    ) -> None:
+        self.sender, self.job, self.run, self.inputs, self.origin = sender, job, run, inputs, origin
 
     def start(self) -> None:
         from openlineage.client.event_v2 import RunState
@@ -91,14 +97,29 @@ class Lineage:
         self._send(state, facets={"errorMessage": error_facet(first_line(error))})
 
     def _send(
-        self, state: Any, written: Callable[[], list[Any]] | None = None, facets: dict[str, Any] | None = None
+        self,
+        state: Any,
+        written: Callable[[], list[Any]] | None = None,
+        facets: dict[str, Any] | None = None,
+        shards: tuple[ShardCommit, ...] | None = None,
     ) -> None:
-        """The event, made only when sent (``written``: its outputs, read then)."""
-        from kinesis_batch.openlineage.events import event
+        """The event, made only when sent (``written``: its outputs, read then; ``shards``: what
+        was read of each input, once known)."""
+        from kinesis_batch.openlineage.events import Read, event
 
         def made() -> Any:
             outputs = written() if written is not None else []
-            return event(state, job=self.job, run=self.run, inputs=self.inputs, written=outputs, facets=facets)
+            inputs = [Read(namespace, name, shards) for namespace, name in self.inputs]
+            return event(
+                state,
+                job=self.job,
+                run=self.run,
+                inputs=inputs,
+                written=outputs,
+                facets=facets,
+                job_type=self.job_type,
+                origin=self.origin,
+            )
 
         self.sender.send(made)
 
@@ -109,22 +130,26 @@ class RunLineage(Lineage):
 
     aborts = (LeaseError,)
 
-    def __init__(self, sender: Sender, config: RunConfig, run_id: str, stream: tuple[str, str]) -> None:
+    def __init__(
+        self, sender: Sender, config: RunConfig, run_id: str, stream: tuple[str, str], origin: Origin = ALONE
+    ) -> None:
         from kinesis_batch.openlineage.events import run_uuid
 
-        super().__init__(sender, config.table, run_uuid(config.table, run_id), [stream])
+        super().__init__(sender, config.table, run_uuid(config.table, run_id), [stream], origin)
         self.config = config
 
     @classmethod
-    def of(cls, config: RunConfig, run_id: str, stream_arn: Callable[[], str]) -> RunLineage | None:
+    def of(
+        cls, config: RunConfig, run_id: str, stream_arn: Callable[[], str], origin: Callable[[], Origin]
+    ) -> RunLineage | None:
         """The run's lineage when OpenLineage is configured (None otherwise, or after one
-        warning when the client cannot be made or the stream not named)."""
+        warning when the client cannot be made, the stream not named or the origin not read)."""
         sender = Sender.make()
         if sender is None:
             return None
         try:
-            return cls(sender, config, run_id, stream_dataset(stream_arn()))
-        except Exception as exc:  # the stream unknown, its ARN unreadable
+            return cls(sender, config, run_id, stream_dataset(stream_arn()), origin())
+        except Exception as exc:  # the stream unknown, its ARN unreadable, a parent that does not parse
             warn(exc)
             return None
 
@@ -134,7 +159,7 @@ class RunLineage(Lineage):
         from kinesis_batch.openlineage.events import run_facet
 
         facets = {"kinesisBatch": run_facet(batch_id, shards)}
-        self._send(RunState.COMPLETE, lambda: written_by(self.config, shards, fields), facets)
+        self._send(RunState.COMPLETE, lambda: written_by(self.config, shards, fields), facets, shards)
 
 
 def written_by(config: RunConfig, shards: tuple[ShardCommit, ...], fields: Fields) -> list[Any]:

@@ -8,11 +8,13 @@ from __future__ import annotations
 import uuid
 
 from kinesis_batch.openlineage.emit import Lineage, Sender, warn
-from kinesis_batch.openlineage.naming import output_dataset
+from kinesis_batch.openlineage.naming import MAINTENANCE_JOB, output_dataset
 
 
 class MaintenanceLineage(Lineage):
     """``table``: the maintained table's (namespace, name), its input and its output."""
+
+    job_type = MAINTENANCE_JOB
 
     def __init__(self, sender: Sender, table: tuple[str, str]) -> None:
         super().__init__(sender, f"maintain:{table[1]}", str(uuid.uuid4()), [table])

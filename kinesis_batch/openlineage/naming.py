@@ -6,6 +6,9 @@
 - **An output**: as the spec names storage: S3 ``s3://BUCKET`` and the key path; a local
   folder ``file`` and its absolute path; an Iceberg table ``iceberg://CATALOG`` and
   ``NAMESPACE.TABLE`` (its catalog's name, as kinesis-batch's assets name it).
+
+And the words of a job's ``jobType`` facet: a finite run (``BATCH``) of this integration
+(``KINESIS_BATCH``), a catch-up run (``JOB``) or a maintenance (``MAINTENANCE``).
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ from pathlib import Path
 
 from kinesis_batch.errors import IllegalArgumentError
 from kinesis_batch.output.formats import CATALOGED, named
+
+PROCESSING, INTEGRATION, RUN_JOB, MAINTENANCE_JOB = "BATCH", "KINESIS_BATCH", "JOB", "MAINTENANCE"
 
 
 def stream_dataset(arn: str) -> tuple[str, str]:
@@ -41,4 +46,4 @@ def output_dataset(asset_uri: str) -> tuple[str, str]:
     raise IllegalArgumentError(f"{asset_uri!r}: no OpenLineage name for this output")
 
 
-__all__ = ["output_dataset", "stream_dataset"]
+__all__ = ["INTEGRATION", "MAINTENANCE_JOB", "PROCESSING", "RUN_JOB", "output_dataset", "stream_dataset"]

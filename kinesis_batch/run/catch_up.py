@@ -14,21 +14,17 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TypeVar
 
 from kinesis_batch import binding, ownership
 from kinesis_batch.columns import RAW, decoded
 from kinesis_batch.config import NONE
-from kinesis_batch.cost import ReadCost
 from kinesis_batch.decoding.resolve import resolve
 from kinesis_batch.errors import ShutdownError
 from kinesis_batch.leases.model import Lease
 from kinesis_batch.leases.renewer import LeaseRenewer
-from kinesis_batch.metrics.send import send_metrics
-from kinesis_batch.openlineage.emit import RunLineage
-from kinesis_batch.output.records import ShardCommit
 from kinesis_batch.planning import RunPlan
 from kinesis_batch.run import commit as committing
 from kinesis_batch.run import job_run
@@ -56,30 +52,23 @@ class CatchUpRun(RunContext):
     def run(self, read: reading.Read | None = None) -> RunReport:
         """Every step; ``read``: the read step run elsewhere (a spark-submit) instead of here.
         A stop asked for meanwhile (``stop``) ends it at the next safe point with ShutdownError
-        (see :meth:`honouring_stop`)."""
+        (see :meth:`honouring_stop`). What the run tells the outside (its OpenLineage events, its
+        metrics) its steps send (kinesis_batch.run.observe)."""
         started = time.monotonic()
-        lineage = self.lineage()
-        if lineage is not None:
-            lineage.start()
 
         def steps() -> tuple[tuple[dict[str, str], RunPlan, dict[str, str]], bool]:
-            with self.timings.step("start"):
-                began = self.start()
+            began = self.start()
             self.stop.check("before reading")
             with self.renewing():
                 self.read() if read is None else self.read_elsewhere(read)
                 self.stop.check("before publishing")
-                with self.timings.step("publish"):
-                    published = self.publish()  # under way: a stop now waits for it, and its commit
-                with self.timings.step("commit"):
-                    self.commit()
+                published = self.publish()  # under way: a stop now waits for it, and its commit
+                self.commit()
             return began, published
 
         try:
             (recovered, plan, elsewhere), published = self.honouring_stop(steps)
         except BaseException as exc:
-            if lineage is not None:
-                lineage.failed(exc)
             if isinstance(exc, ShutdownError) or self.stop.requested:  # honouring_stop did the stop's teardown
                 raise
             with releasing.after_failure():
@@ -87,7 +76,7 @@ class CatchUpRun(RunContext):
             raise
         self.finish()
         record = self.output.committed(self.run_id) if published else None
-        report = RunReport(
+        return RunReport(
             run_id=self.run_id,
             batch_id=self.run_id,
             published=published,
@@ -102,16 +91,20 @@ class CatchUpRun(RunContext):
             failed_task_attempts=self.failed_task_attempts,
             job_run=self.job_run,
         )
-        self.send_metrics(report.shards, report.timings, record.cost if record else None)
-        if lineage is not None:
-            lineage.complete(self.run_id, report.shards, self.fields_of)
-        return report
 
     def honouring_stop(self, call: Callable[[], T]) -> T:
         """``call`` (every step, or one step run on its own: an Airflow task), then, when a stop
         was asked for meanwhile, the teardown a stop owes and its one line, as ShutdownError: a
         batch that is published (a publish under way finishes) has its checkpoints committed;
-        one that is not is discarded, fenced; every lease is released."""
+        one that is not is discarded, fenced; every lease is released. The error it ends with
+        is the run's OpenLineage FAIL (or ABORT)."""
+        try:
+            return self._honouring_stop(call)
+        except BaseException as exc:
+            self.observer.failed(exc)
+            raise
+
+    def _honouring_stop(self, call: Callable[[], T]) -> T:
         try:
             result = call()
         except ShutdownError as exc:
@@ -133,7 +126,7 @@ class CatchUpRun(RunContext):
         with releasing.after_failure():
             try:
                 if record is not None:
-                    self.commit()
+                    committing.commit(self)  # not the step: the run ends as the stop, not COMPLETE
             finally:
                 released = self.finish()
         if record is not None:
@@ -154,7 +147,12 @@ class CatchUpRun(RunContext):
         table is this stream's and publishes to this output (kinesis_batch.binding), check the
         output's place and prepare it, record the output in the table's mark, settle, survey and
         plan, take the leases and mark them with the batch, write the plan. Returns (settled
-        shards, plan, shards leased elsewhere -> owner)."""
+        shards, plan, shards leased elsewhere -> owner). Its START is the run's (OpenLineage)."""
+        with self.timings.step("start"):
+            self.observer.started()
+            return self._start()
+
+    def _start(self) -> tuple[dict[str, str], RunPlan, dict[str, str]]:
         config = self.config
         decode = (
             resolve(config.decoding, self.glue, config.changes, config.routing) if config.decoding.decoding else None
@@ -188,23 +186,6 @@ class CatchUpRun(RunContext):
         self.emit("prepared")
         return recovered, plan, elsewhere
 
-    def lineage(self) -> RunLineage | None:
-        """The run's OpenLineage events, when OpenLineage is configured (kinesis_batch.openlineage)."""
-
-        def arn() -> str:
-            summary = self.kinesis.describe_stream_summary(StreamName=self.config.stream)
-            return str(summary["StreamDescriptionSummary"]["StreamARN"])
-
-        return RunLineage.of(self.config, self.run_id, arn)
-
-    def send_metrics(
-        self, shards: Sequence[ShardCommit], timings: Mapping[str, float], cost: ReadCost | None = None
-    ) -> bool:
-        """The run's metrics to ``--metrics``' backend (its shards' commits, its steps' timings,
-        its read's bill); False, after one warning line, when they could not be sent: never an error."""
-        config = self.config
-        return send_metrics(config.metrics, config.stream, shards, timings, cloudwatch=self.cloudwatch, cost=cost)
-
     def survey(self) -> tuple[Lineage, dict[str, Lease]]:
         return surveying.survey(self.kinesis, self.store, self.config.stream)
 
@@ -229,10 +210,16 @@ class CatchUpRun(RunContext):
         reading.read_elsewhere(self, step)
 
     def publish(self) -> bool:
-        return publishing.publish(self)
+        with self.timings.step("publish"):
+            return publishing.publish(self)
 
     def commit(self) -> int:
-        return committing.commit(self)
+        """Move the checkpoints to the published batch's ends; then the run's metrics and its
+        OpenLineage COMPLETE (kinesis_batch.run.observe)."""
+        with self.timings.step("commit"):
+            moved = committing.commit(self)
+        self.observer.committed(self.output.committed(self.run_id), self.timings.rounded(), self.fields_of)
+        return moved
 
     def finish(self) -> list[str]:
         return releasing.finish(self)

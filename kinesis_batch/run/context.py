@@ -28,9 +28,11 @@ from kinesis_batch.events import Event, emit
 from kinesis_batch.leases.lost import lost_line
 from kinesis_batch.leases.manager import LeaseManager
 from kinesis_batch.leases.store import LeaseStore
+from kinesis_batch.openlineage.origin import Origin
 from kinesis_batch.output import Stored
 from kinesis_batch.output.routed import RoutedSink
 from kinesis_batch.planning import RunPlan, plan_from_json
+from kinesis_batch.run.observe import Observer
 from kinesis_batch.stopping import StopRequest
 
 if TYPE_CHECKING:
@@ -87,6 +89,7 @@ class RunContext:
         stop: StopRequest | None = None,
         cloudwatch: Callable[[], Any] | None = None,
         emr_serverless: Callable[[], Any] | None = None,
+        origin: Origin | None = None,
     ) -> None:
         """``spark`` gives the Spark session the read uses (started on first use, shared by the
         caller's runs); ``s3``: how the output (the one ``config`` names, with its dead-letter
@@ -95,7 +98,9 @@ class RunContext:
         ``stop``: asks the run to stop at its next safe point (kinesis_batch.stopping), as the
         adapters' signal handlers and Airflow's ``on_kill`` do; ``cloudwatch``: makes the
         CloudWatch client ``--metrics cloudwatch`` sends with; ``emr_serverless``: makes the
-        EMR Serverless client a read step run as a job run is started with."""
+        EMR Serverless client a read step run as a job run is started with; ``origin``: who
+        drives the run, as its OpenLineage events say (its parent run, its source; None: the
+        standard ``OPENLINEAGE_PARENT_*`` variables say, kinesis_batch.openlineage.origin)."""
         self.config = config
         self.kinesis = kinesis
         self.spark = spark
@@ -123,6 +128,8 @@ class RunContext:
         # The table's claim once it was checked and marked in this process (by the start, or by a
         # backfill's seed before it): the start and the teardown do not check it again.
         self.claim: Claim | None = None
+        #: What the run tells the outside (OpenLineage, metrics), sent by its steps.
+        self.observer = Observer(config, self.run_id, kinesis=kinesis, cloudwatch=self.cloudwatch, origin=origin)
 
     def emit(self, step: str) -> None:
         emit(Event(step, self.run_id))

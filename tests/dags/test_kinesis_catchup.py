@@ -9,8 +9,9 @@ from typing import Any
 from kinesis_batch import LeaseStore
 from kinesis_batch.aws import cloudwatch_client, dynamodb_client
 from kinesis_batch.parsers import default_table
+from tests.conftest import PROVIDER_EVENTS
 from tests.metrics.test_cloudwatch import sums
-from tests.openlineage.support import events, file_transport
+from tests.openlineage.support import all_events, events, file_transport
 from tests.runs import Intruder, assert_exactly_once, assert_per_key_order, diamond_stream, read_output
 from tests.streams import StreamFactory, put, put_kib
 
@@ -63,10 +64,12 @@ def test_two_dag_runs_read_every_record_once_the_second_only_new_data(
 
 
 def test_a_failing_spark_step_still_releases_the_leases_and_the_next_run_recovers(
-    dagbag: Any, spark: Any, kinesis: Any, streams: StreamFactory, tmp_path: Path, monkeypatch: Any
+    dagbag: Any, spark: Any, kinesis: Any, streams: StreamFactory, tmp_path: Path, monkeypatch: Any, airflow_home: Path
 ) -> None:
     """Each DAG run is an OpenLineage run too (START, then FAIL with the step's line, or
-    COMPLETE), and sends its metrics once its batch is committed."""
+    COMPLETE), a child of the task that started it under the DAG run, as Airflow's own
+    OpenLineage provider names them in its events; and sends its metrics once its batch is
+    committed."""
     from kinesis_batch import InvalidStateError
     from kinesis_batch.spark import job
 
@@ -101,6 +104,17 @@ def test_a_failing_spark_step_still_releases_the_leases_and_the_next_run_recover
     assert fail["run"]["runId"] == start["run"]["runId"] != again["run"]["runId"] == complete["run"]["runId"]
     assert fail["run"]["facets"]["errorMessage"]["message"] == "injected failure of the Spark job"
     assert complete["outputs"][0]["outputFacets"]["outputStatistics"]["rowCount"] == len(sent)
+    provided = all_events(airflow_home / PROVIDER_EVENTS)  # the provider's, of every DAG run of the session
+    for ours, dag_run in ((start, failed), (fail, failed), (again, recovered), (complete, recovered)):
+        theirs = provider_tasks(provided, dag_run.run_id)
+        assert {"kinesis_catchup.acquire_leases", "kinesis_catchup.run_spark_job"} <= set(theirs)
+        task = theirs["kinesis_catchup.acquire_leases"]
+        parent = ours["run"]["facets"]["parent"]  # the task that started the run, for all its events
+        assert (parent["job"]["name"], parent["run"]["runId"]) == (task["job"]["name"], task["run"]["runId"])
+        # the DAG run, as the provider names it as its task's parent (its own event comes later)
+        dag = task["run"]["facets"]["parent"]
+        assert (parent["root"]["job"], parent["root"]["run"]["runId"]) == (dag["job"], dag["run"]["runId"])
+        assert ours["job"]["facets"]["sourceCodeLocation"]["url"].endswith("/dags/kinesis_catchup.py")
     # and its metrics, sent by commit_checkpoints (the failed run published nothing: none)
     figures = sums(cloudwatch_client(), "KinesisBatchDag", ["RecordsProcessed", "RowsWritten"], name)
     assert figures == {"RecordsProcessed": len(sent), "RowsWritten": len(sent)}
@@ -158,3 +172,14 @@ def test_a_task_killed_mid_read_stops_through_on_kill_and_leaves_no_lease_held(
     again = dag.test(logical_date=datetime.now(UTC) + 2 * AHEAD, run_conf=conf)
     assert again.state == "success", [(ti.task_id, ti.state) for ti in again.get_task_instances()]
     assert_exactly_once(read_output(output), sent)
+
+
+def provider_tasks(provided: list[dict[str, Any]], run_id: str) -> dict[str, dict[str, Any]]:
+    """Job name (``DAG.TASK``) -> the START of each task try of DAG run ``run_id`` the Airflow
+    provider sent (its ``airflow`` facet names the DAG run)."""
+    return {
+        event["job"]["name"]: event
+        for event in provided
+        if event["eventType"] == "START"
+        and event["run"]["facets"].get("airflow", {}).get("dagRun", {}).get("run_id") == run_id
+    }

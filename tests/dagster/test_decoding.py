@@ -45,6 +45,11 @@ def test_a_decoding_streams_materialization_lands_rows_and_dead_letters_and_chec
         assert [column.name for column in metadata["dagster/column_schema"].columns] == ["id"]  # the decoded columns
         start, complete = events(lineage)
         assert (start["eventType"], complete["eventType"]) == ("START", "COMPLETE")
+        for event in (start, complete):  # a child of the Dagster run that materialized it, itself the root
+            parent = event["run"]["facets"]["parent"]
+            assert (parent["job"]["namespace"], parent["run"]["runId"]) == ("dagster", result.run_id)
+            assert parent["job"]["name"] == result.dagster_run.job_name
+            assert parent["root"]["run"]["runId"] == result.run_id
         table_out, dead_out = complete["outputs"]
         assert table_out["outputFacets"]["outputStatistics"]["rowCount"] == 30 and table_out["name"] == f"tables/{name}"
         assert dead_out["outputFacets"]["outputStatistics"]["rowCount"] == 2

@@ -2,7 +2,8 @@
 equals an independent fold of every change sent (tests.changes.support.oracle) through
 reordering across runs, duplicates, deletes followed by older updates, a batch of nothing but
 malformed records, and a key whose changes cross a split and a merge, with the two-attribute key
-most DynamoDB tables have (partition and sort key); the runs' counts say what each change did."""
+most DynamoDB tables have (partition and sort key); the runs' counts say what each change did,
+and their OpenLineage events (valid against the spec's schemas) the records each read."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pytest
 from deltalake import DeltaTable
 
 from tests.changes.support import Sent, dynamodb_change, oracle, put_changes, shuffled_history, table_state
+from tests.openlineage.support import events, file_transport
 from tests.output.support import output_args, read_rows, sink_of
 from tests.scenarios.test_run_formats import run_cli
 from tests.streams import StreamFactory, merge, open_shards, split
@@ -41,6 +43,9 @@ def test_dynamodb_changes_reordered_duplicated_and_resharded_end_in_the_oracles_
     output = output_args(format, where, tmp_path, monkeypatch)
     run = ("run", "--stream", name, *output, "--changes", "dynamodb", "--read-limits", "none", "--json")
     sink = sink_of(output, app=f"kinesis-batch-{name}", stream=name)
+    lineage = tmp_path / "lineage.jsonl"  # and every run's OpenLineage events, valid
+    for key, value in file_transport(lineage).items():
+        monkeypatch.setenv(key, value)
 
     put_changes(kinesis, name, [*history[:third], deleted])
     code, out, err = run_cli(capsys, spark, *run)
@@ -81,6 +86,10 @@ def test_dynamodb_changes_reordered_duplicated_and_resharded_end_in_the_oracles_
     assert sum(totals.values()) == len(everything), totals  # every change counted once, as what it did
     assert totals["expired"] >= 1 and totals["duplicates"] >= 1 and totals["ignored"] >= 1, totals
     assert totals["inserted"] + totals["updated"] >= len(oracle(everything)), totals
+    sent = events(lineage)
+    assert [e["eventType"] for e in sent] == ["START", "COMPLETE"] * 4
+    read = [e["inputs"][0]["inputFacets"]["inputStatistics"]["rowCount"] for e in sent[1::2]]
+    assert sum(read) == len(everything) + len(malformed)  # the stream's records, each read once
 
 
 def test_upsert_orders_by_the_sequence_field_and_deletes_when_the_field_says(

@@ -1,6 +1,7 @@
 """OpenLineage events of a run, with the client's file transport: a decoding CLI run writes START
 then COMPLETE naming the stream and both its outputs, whose row counts equal the table's rows
-and the dead letters; a run that fails writes FAIL with its one-line error; an endpoint that
+and the dead letters; a run that fails writes FAIL with its one-line error, both naming the parent the standard
+``OPENLINEAGE_PARENT_ID`` variable gives; an endpoint that
 cannot be reached leaves the run exit 0, its output exactly once, with one warning line.
 (The events' checks: tests.openlineage.support.)"""
 
@@ -17,6 +18,7 @@ from tests.runs import assert_exactly_once, cli, read_output
 from tests.streams import StreamFactory, put
 
 RUN = ("--read-limits", "none", "--spark-master", "local[1]")
+PARENT = "0193a1b2-0000-7000-8000-00000000c10c"
 
 
 def test_a_run_writes_start_then_complete_naming_the_stream_and_its_outputs_with_their_rows(
@@ -40,7 +42,11 @@ def test_a_run_writes_start_then_complete_naming_the_stream_and_its_outputs_with
     assert dead["outputFacets"]["outputStatistics"]["rowCount"] == 3
     assert [(f["name"], f["type"]) for f in table["facets"]["schema"]["fields"]] == [("n", "int64")]  # decoded
     facet = complete["run"]["facets"]["kinesisBatch"]
-    assert facet["records"] == 30 and facet["deadLetters"] == 3 and len(facet["shards"]) == 2
+    assert facet["records"] == 30 and facet["deadLetters"] == 3
+    read = complete["inputs"][0]["inputFacets"]
+    assert read["inputStatistics"]["rowCount"] == sum(s["records"] for s in read["kinesisShards"]["shards"]) == 30
+    assert {s["from"] for s in read["kinesisShards"]["shards"]} == {"TRIM_HORIZON"}
+    assert "parent" not in complete["run"]["facets"]  # a command line's run of its own
 
 
 def test_a_failed_run_writes_fail_with_its_one_line_and_an_unreachable_endpoint_is_one_warning(
@@ -50,10 +56,18 @@ def test_a_failed_run_writes_fail_with_its_one_line_and_an_unreachable_endpoint_
     sent = put(kinesis, name, 10)
     not_a_folder, log = tmp_path / "a-file", tmp_path / "lineage.jsonl"
     not_a_folder.write_text("")
-    failed = cli("run", "--stream", name, "--output", str(not_a_folder), *RUN, env=file_transport(log))
+    scheduler = {"OPENLINEAGE_PARENT_ID": f"cron/hourly-clicks/{PARENT}"}  # what started it, as the variables say
+    failed = cli("run", "--stream", name, "--output", str(not_a_folder), *RUN, env=file_transport(log) | scheduler)
     assert failed.returncode == 2, failed.stderr
     start, fail = events(log)
     assert (start["eventType"], fail["eventType"]) == ("START", "FAIL")
+    for event in (start, fail):
+        parent = event["run"]["facets"]["parent"]
+        assert (parent["job"]["name"], parent["run"]["runId"], parent["root"]["run"]["runId"]) == (
+            "hourly-clicks",
+            PARENT,
+            PARENT,
+        )
     message = fail["run"]["facets"]["errorMessage"]["message"]
     assert "\n" not in message and message in failed.stderr and str(not_a_folder) in message
 

@@ -18,6 +18,7 @@ from kinesis_batch.output import Output
 from kinesis_batch.output.routed import RoutedSink
 from kinesis_batch.routing.routes import DEFAULT_MAX_NEW
 from kinesis_batch.run import CatchUpRun
+from tests.openlineage.support import events, file_transport
 from tests.output.support import output_args, read_rows, run_config
 from tests.streams import StreamFactory, put
 
@@ -75,6 +76,9 @@ def test_each_kind_lands_in_its_own_table_made_at_first_sight_and_the_unroutable
     put(kinesis, name, 60, payload=lambda i: event(i, first[i % len(first)]))
     output = routed_output(format, where, tmp_path, monkeypatch)
     config = run_config(name, output, "router", decode="json", route_by="type", read_limits="none")
+    lineage = tmp_path / "lineage.jsonl"  # and the runs' OpenLineage events, valid
+    for key, value in file_transport(lineage).items():
+        monkeypatch.setenv(key, value)
 
     report = run(config, spark)
 
@@ -94,6 +98,13 @@ def test_each_kind_lands_in_its_own_table_made_at_first_sight_and_the_unroutable
     assert landed(config, "refund") == list(range(61, 80, 2))
     assert landed(config, "click") == expect["click"] + list(range(60, 80, 2))
     assert sorted(dead_letters(config)) == sorted(dead), "the second run had no dead letters"
+    _, complete, _, again = events(lineage)
+    written = {out["name"].rsplit("/", 1)[-1].rsplit(".", 1)[-1]: out for out in complete["outputs"]}
+    rows = {table: out["outputFacets"]["outputStatistics"]["rowCount"] for table, out in written.items()}
+    assert sorted(rows.values()) == sorted([*(len(n) for n in expect.values()), len(dead)]), (
+        rows
+    )  # each table, dead letters
+    assert len(again["outputs"]) == 3  # the second run wrote refund's and click's tables, and the dead letters
 
 
 def test_a_thousand_route_values_make_at_most_max_new_tables_tables_and_the_rest_are_dead_letters(

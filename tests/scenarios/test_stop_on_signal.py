@@ -24,6 +24,7 @@ import pytest
 from kinesis_batch.output import Sink
 from kinesis_batch.parsers import default_table
 from tests.crashes import SUBPROCESS_ARGS, killed_at_exit, lease_owners, pending_batches, start_cli
+from tests.openlineage.support import events, file_transport
 from tests.output.support import output_args, read_rows, sink_of
 from tests.runs import assert_exactly_once
 from tests.scenarios.test_crash import catch_up
@@ -101,6 +102,9 @@ def test_sigint_or_sigterm_stops_the_run_cleanly_and_the_next_run_lands_every_re
     runs = [
         a_run_to_stop(action, step, format, where, kinesis, streams, tmp_path, monkeypatch) for action, step, _ in STOPS
     ]
+    lineage = tmp_path / "lineage.jsonl"  # the runs' OpenLineage events: a stop is an ABORT, valid
+    for key, value in file_transport(lineage).items():
+        monkeypatch.setenv(key, value)
     processes: list[subprocess.Popen[str]] = []
     with killed_at_exit(processes):
         processes.extend(run.start() for run in runs)  # side by side: their JVMs start at once
@@ -120,6 +124,13 @@ def test_sigint_or_sigterm_stops_the_run_cleanly_and_the_next_run_lands_every_re
                 else:  # the publish was under way: it finished, and its checkpoints moved
                     assert f"published ({len(run.sent)} records from 2 shards)" in line, line
                     assert run.sink.committed(RUN_ID) is not None
+                ours = [e for e in events(lineage) if e["inputs"][0]["name"] == run.stream]
+                if step == "reading":  # the run ended by the stop: ABORT, with its line
+                    assert [e["eventType"] for e in ours] == ["START", "ABORT"], ours
+                    assert ours[1]["run"]["facets"]["errorMessage"]["message"] in line
+                else:  # its batch landed before the stop was honoured: that is what it did
+                    assert [e["eventType"] for e in ours] == ["START", "COMPLETE"], ours
+                    assert ours[1]["run"]["facets"]["kinesisBatch"]["records"] == len(run.sent)
                 after = catch_up(spark, run.stream, run.output, "next")
                 assert after.published == (step == "reading")
                 assert_exactly_once(read_rows(run.sink), run.sent)
