@@ -253,7 +253,8 @@ PROVIDER_EVENTS = "openlineage-provider.jsonl"
 @pytest.fixture(scope="session")
 def airflow_home(tmp_path_factory: pytest.TempPathFactory, stack: LocalStack) -> Path:
     """The session's Airflow: SQLite, the project's DAGs, the stack's connection, and the
-    OpenLineage provider on, writing its events to :data:`PROVIDER_EVENTS` in the home."""
+    OpenLineage provider on for the DAGs a test enables, writing its events to
+    :data:`PROVIDER_EVENTS` in the home."""
     stray = DAGS.parent / "kinesis_batch.egg-info"
     if stray.exists():  # tools/bootstrap.sh says why: Airflow would not load the provider's plugin
         pytest.fail(f"{stray} is an editable build's by-product: remove it (make test does)", pytrace=False)
@@ -263,6 +264,8 @@ def airflow_home(tmp_path_factory: pytest.TempPathFactory, stack: LocalStack) ->
         "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(transport),
         # its events from a thread of the task: the default forks, and this process holds a JVM
         "AIRFLOW__OPENLINEAGE__EXECUTE_IN_THREAD": "True",
+        # only for the DAGs a test enables (enable_lineage): its events cost a DAG run 1 to 2 s
+        "AIRFLOW__OPENLINEAGE__SELECTIVE_ENABLE": "True",
     }
     os.environ.update(settings)  # before airflow is imported: it reads its settings once
     migrate_airflow_db(settings)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -87,7 +89,8 @@ def test_a_failing_spark_step_still_releases_the_leases_and_the_next_run_recover
 
     original = job.ReadJob.run
     monkeypatch.setattr(job.ReadJob, "run", spark_fails)
-    failed = dag.test(logical_date=datetime.now(UTC) + AHEAD, run_conf=conf)
+    with provider_lineage(dag):
+        failed = dag.test(logical_date=datetime.now(UTC) + AHEAD, run_conf=conf)
     states = {ti.task_id: ti.state for ti in failed.get_task_instances()}
     assert failed.state == "failed"
     assert states["run_spark_job"] == "failed" and states["release_leases"] == "success", states
@@ -96,7 +99,8 @@ def test_a_failing_spark_step_still_releases_the_leases_and_the_next_run_recover
     assert read_output(output) == {}
 
     monkeypatch.setattr(job.ReadJob, "run", original)
-    recovered = dag.test(logical_date=datetime.now(UTC) + 2 * AHEAD, run_conf=conf)
+    with provider_lineage(dag):
+        recovered = dag.test(logical_date=datetime.now(UTC) + 2 * AHEAD, run_conf=conf)
     assert recovered.state == "success"
     assert_exactly_once(read_output(output), sent)
     start, fail, again, complete = events(lineage)
@@ -172,6 +176,19 @@ def test_a_task_killed_mid_read_stops_through_on_kill_and_leaves_no_lease_held(
     again = dag.test(logical_date=datetime.now(UTC) + 2 * AHEAD, run_conf=conf)
     assert again.state == "success", [(ti.task_id, ti.state) for ti in again.get_task_instances()]
     assert_exactly_once(read_output(output), sent)
+
+
+@contextmanager
+def provider_lineage(dag: Any) -> Iterator[None]:
+    """Airflow's OpenLineage provider sends its events of ``dag`` in the block (the tests' Airflow
+    has it selectively enabled: tests.conftest.airflow_home)."""
+    from airflow.providers.openlineage.utils.selective_enable import disable_lineage, enable_lineage
+
+    enable_lineage(dag)
+    try:
+        yield
+    finally:
+        disable_lineage(dag)
 
 
 def provider_tasks(provided: list[dict[str, Any]], run_id: str) -> dict[str, dict[str, Any]]:
