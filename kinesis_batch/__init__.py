@@ -5,6 +5,8 @@ The public API is what this module exports (``__all__``, held by tests/test_pack
 - the run: :class:`CatchUpRun` with its settings (:class:`RunConfig`, :class:`ReadLimits`,
   :class:`DecodeSettings`) and its :class:`RunReport`; :func:`plan_now`, what a run would read;
   :class:`StopRequest`, how a caller stops a run (or a maintenance) at its next safe point;
+  :class:`Origin` (a :class:`ParentRun` of :class:`RunRef`), who drives a run, as its
+  OpenLineage events name it;
 - the sinks: :class:`Output` (a format and where) opens a :class:`Stored` output, whose
   :class:`Sink` face publishes a batch with its :class:`CommitRecord`; :func:`maintain` keeps its table fast
   (:class:`MaintainSettings`, :class:`MaintenanceReport`);
@@ -47,6 +49,7 @@ from kinesis_batch.leases.model import Lease
 from kinesis_batch.leases.renewer import LeaseRenewer
 from kinesis_batch.leases.store import LeaseStore
 from kinesis_batch.maintenance import MaintainSettings, MaintenanceReport, maintain
+from kinesis_batch.openlineage.origin import Origin, ParentRun, RunRef
 from kinesis_batch.output import CommitRecord, Output, ShardCommit, Sink, Stored, open_sink
 from kinesis_batch.run import CatchUpRun, RunReport, plan_now
 from kinesis_batch.shards.checkpoint import Checkpoint
@@ -88,12 +91,15 @@ __all__ = [
     "MaintainSettings",
     "MaintenanceReport",
     "MalformedLeaseError",
+    "Origin",
     "Output",
+    "ParentRun",
     "ReadLimits",
     "ReadResult",
     "Record",
     "RetryableError",
     "RunConfig",
+    "RunRef",
     "RunReport",
     "Shard",
     "ShardCommit",

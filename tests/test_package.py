@@ -69,6 +69,8 @@ PUBLIC_API = {
     "CheckpointOrderError", "BadRecordError", "ForeignOutputError", "classify",
     # stopping at the next safe point
     "StopRequest",
+    # who drives a run, as its OpenLineage events name it
+    "Origin", "ParentRun", "RunRef",
     # the building blocks
     "Shard", "Record", "Lineage", "list_shards", "ShardReader", "ReadResult", "StartPosition", "EndBound",
     "Lease", "LeaseStore", "LeaseManager", "LeaseRenewer", "Checkpoint", "DynamoDBCheckpointStore", "HistoryEntry",
