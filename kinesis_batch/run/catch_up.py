@@ -126,7 +126,7 @@ class CatchUpRun(RunContext):
         with releasing.after_failure():
             try:
                 if record is not None:
-                    committing.commit(self)  # not the step: the run ends as the stop, not COMPLETE
+                    committing.commit(self, record)  # not the step: the run ends as the stop, not COMPLETE
             finally:
                 released = self.finish()
         if record is not None:
@@ -217,8 +217,9 @@ class CatchUpRun(RunContext):
         """Move the checkpoints to the published batch's ends; then the run's metrics and its
         OpenLineage COMPLETE (kinesis_batch.run.observe)."""
         with self.timings.step("commit"):
-            moved = committing.commit(self)
-        self.observer.committed(self.output.committed(self.run_id), self.timings.rounded(), self.fields_of)
+            record = self.output.committed(self.run_id)  # read once: the commit's and its observers'
+            moved = committing.commit(self, record)
+        self.observer.committed(record, self.timings.rounded(), self.fields_of)
         return moved
 
     def finish(self) -> list[str]:

@@ -9,15 +9,16 @@ already moved (by an earlier attempt of this step) is not moved again.
 
 from __future__ import annotations
 
+from kinesis_batch.output.records import CommitRecord
 from kinesis_batch.planning import generations
 from kinesis_batch.run.context import RunContext
 
 
-def commit(context: RunContext) -> int:
-    """Returns how many checkpoints moved."""
+def commit(context: RunContext, record: CommitRecord | None) -> int:
+    """``record``: the run's batch's commit record, as its output holds it (None: nothing was
+    published). Returns how many checkpoints moved."""
     manager, checkpoints, batch_id = context.manager, context.checkpoints, context.run_id
     manager.adopt()
-    record = context.output.committed(batch_id)
     by_shard = {commit.shard_id: commit for commit in (record.shards if record else ())}
     held = manager.held()
     moved = _moved_before(context, [shard for shard in by_shard if shard not in held])
