@@ -65,6 +65,11 @@ if [[ ! -f $stamp || $(cat "$stamp") != "$want" ]]; then
     say "uv could not install them; installing with pip"
     .venv/bin/python -m pip install -q -c constraints.txt -e ".[dev]"
   fi
+  # uv keeps a new copy of an sdist it fetches again (pyspark's: 455 MB, and 1 GB once built).
+  # Where the file host's answers carry no cache validators, as behind some registry proxies, it
+  # fetches again at every install, and the cache grew by a gigabyte a venv until the disk was
+  # full. Pruning leaves one copy of each, quickly.
+  if [[ -x .venv/bin/uv ]]; then .venv/bin/uv cache prune -q || say "could not prune uv's cache (uv cache dir)"; fi
   echo "$want" > "$stamp"
 fi
 # The editable build leaves kinesis_batch.egg-info in the project's root, where every process

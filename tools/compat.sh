@@ -46,6 +46,7 @@ build() {
   for file in "$@"; do constraints+=(-c "$file"); done
   VIRTUAL_ENV=$root/$venv "$uv" pip install -q --compile-bytecode "${constraints[@]}" -e ".[dev]"
   rm -rf kinesis_batch.egg-info  # as tools/bootstrap.sh says: a second sighting of our plugin
+  "$uv" cache prune -q  # as tools/bootstrap.sh says: else each build leaves a gigabyte of pyspark
   echo "$want" > "$stamp"
 }
 
