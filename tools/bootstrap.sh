@@ -59,16 +59,23 @@ if [[ ! -f $stamp || $(cat "$stamp") != "$want" ]]; then
   # compiled here (about 30 s), as pip does: else every process compiles what it imports, and
   # where PYTHONDONTWRITEBYTECODE is set (CI images often do) does so every time it starts.
   # -qq: pip's errors, not its warnings (a pip.conf naming index folders a machine lacks warns twice).
+  # pyspark from this machine's wheelhouse (tools/wheelhouse.sh says why), else uv builds it.
+  found=()
+  if wheels=$(tools/wheelhouse.sh .venv/bin/python "$(sed -n 's/^pyspark==//p' constraints.txt)"); then
+    found=(--find-links "$wheels")
+  else
+    say "could not build pyspark's wheel; uv builds it from the sdist"
+  fi
   if .venv/bin/python -m pip install -qq -c constraints.txt uv \
-    && VIRTUAL_ENV="$root/.venv" .venv/bin/uv pip install -q --compile-bytecode -c constraints.txt -e ".[dev]"; then :
+    && VIRTUAL_ENV="$root/.venv" .venv/bin/uv pip install -q --compile-bytecode "${found[@]}" -c constraints.txt -e ".[dev]"; then :
   else
     say "uv could not install them; installing with pip"
     .venv/bin/python -m pip install -q -c constraints.txt -e ".[dev]"
   fi
-  # uv keeps a new copy of an sdist it fetches again (pyspark's: 455 MB, and 1 GB once built).
-  # Where the file host's answers carry no cache validators, as behind some registry proxies, it
-  # fetches again at every install, and the cache grew by a gigabyte a venv until the disk was
-  # full. Pruning leaves one copy of each, quickly.
+  # uv keeps a new copy of each sdist it fetches again. Where the file host's answers carry no
+  # cache validators (as behind this machine's registry proxy), it fetches again at every
+  # install: pyspark's grew the cache by a gigabyte a venv until CI found the disk full. Pruning
+  # leaves one copy of each, in a second.
   if [[ -x .venv/bin/uv ]]; then .venv/bin/uv cache prune -q || say "could not prune uv's cache (uv cache dir)"; fi
   echo "$want" > "$stamp"
 fi

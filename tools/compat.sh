@@ -31,9 +31,10 @@ SPARK_TESTS=(tests/spark tests/run tests/cli/test_submit.py tests/dags/test_kine
 # set holds, and the orchestrator's side is the same DAG and asset code these tests run.
 MWAA_TESTS=(tests/airflow tests/dags tests/dagster tests/output tests/maintenance/test_maintain.py -k "not emr_serverless")
 
-# build NAME CONSTRAINT_FILE...: .compat/NAME with kinesis-batch[dev] under those constraints.
+# build NAME PYSPARK CONSTRAINT_FILE...: .compat/NAME with kinesis-batch[dev] under those
+# constraints, pyspark PYSPARK from the wheelhouse (tools/wheelhouse.sh).
 build() {
-  local name=$1; shift
+  local name=$1 pyspark=$2; shift 2
   local venv=.compat/$name stamp=.compat/$name/.kinesis-batch-installed
   local want
   want=$(cat pyproject.toml tools/compat.sh "$@" | sha256sum | cut -d' ' -f1)  # the recipe too
@@ -44,9 +45,11 @@ build() {
   "$uv" venv -q --seed --python "$root/.venv/bin/python" "$venv"
   local constraints=()
   for file in "$@"; do constraints+=(-c "$file"); done
-  VIRTUAL_ENV=$root/$venv "$uv" pip install -q --compile-bytecode "${constraints[@]}" -e ".[dev]"
+  local wheels
+  wheels=$(tools/wheelhouse.sh .venv/bin/python "$pyspark")
+  VIRTUAL_ENV=$root/$venv "$uv" pip install -q --compile-bytecode --find-links "$wheels" "${constraints[@]}" -e ".[dev]"
   rm -rf kinesis_batch.egg-info  # as tools/bootstrap.sh says: a second sighting of our plugin
-  "$uv" cache prune -q  # as tools/bootstrap.sh says: else each build leaves a gigabyte of pyspark
+  "$uv" cache prune -q  # as tools/bootstrap.sh says: what it fetched again, once
   echo "$want" > "$stamp"
 }
 
@@ -80,14 +83,15 @@ for name in "${names[@]}"; do
       pins=.compat/$name.txt
       # constraints.txt with pyspark moved to this version (and py4j to what it takes)
       { grep -viE '^(pyspark|py4j)==' constraints.txt; echo "pyspark==$version"; } > "$pins"
-      build "$name" "$pins"
+      build "$name" "$version" "$pins"
       run "$name" "${SPARK_TESTS[@]}" || failed+=("$name")
       ;;
     mwaa-3.3.1)
       pins=.compat/mwaa-3.3.1.txt
       overridden=$(grep -v '^#' tools/compat/mwaa-on-3.11.txt | cut -d= -f1 | paste -sd'|')
       grep -viE "^($overridden)==" "$mwaa" > "$pins"
-      build "$name" "$pins" tools/compat/lowest.txt tools/compat/mwaa-on-3.11.txt
+      # MWAA's set pins no pyspark (its workers run no Spark driver): the newest, constraints.txt's
+      build "$name" "$(sed -n 's/^pyspark==//p' constraints.txt)" "$pins" tools/compat/lowest.txt tools/compat/mwaa-on-3.11.txt
       run "$name" "${MWAA_TESTS[@]}" || failed+=("$name")
       ;;
     *) say "no such environment: $name (spark-3.5, spark-4.0, mwaa-3.3.1)"; exit 2 ;;
