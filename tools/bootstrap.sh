@@ -60,14 +60,9 @@ if [[ ! -f $stamp || $(cat "$stamp") != "$want" ]]; then
   # where PYTHONDONTWRITEBYTECODE is set (CI images often do) does so every time it starts.
   # -qq: pip's errors, not its warnings (a pip.conf naming index folders a machine lacks warns twice).
   # pyspark from this machine's wheelhouse (tools/wheelhouse.sh says why), else uv builds it.
-  found=()
-  if wheels=$(tools/wheelhouse.sh .venv/bin/python "$(sed -n 's/^pyspark==//p' constraints.txt)"); then
-    found=(--find-links "$wheels")
-  else
-    say "could not build pyspark's wheel; uv builds it from the sdist"
-  fi
+  wheels=$(tools/wheelhouse.sh .venv/bin/python "$(sed -n 's/^pyspark==//p' constraints.txt)")
   if .venv/bin/python -m pip install -qq -c constraints.txt uv \
-    && VIRTUAL_ENV="$root/.venv" .venv/bin/uv pip install -q --compile-bytecode "${found[@]}" -c constraints.txt -e ".[dev]"; then :
+    && VIRTUAL_ENV="$root/.venv" .venv/bin/uv pip install -q --compile-bytecode ${wheels:+--find-links "$wheels"} -c constraints.txt -e ".[dev]"; then :
   else
     say "uv could not install them; installing with pip"
     .venv/bin/python -m pip install -q -c constraints.txt -e ".[dev]"

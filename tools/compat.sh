@@ -45,10 +45,9 @@ build() {
   "$uv" venv -q --seed --python "$root/.venv/bin/python" "$venv"
   local constraints=()
   for file in "$@"; do constraints+=(-c "$file"); done
-  local wheels found=()
-  if wheels=$(tools/wheelhouse.sh .venv/bin/python "$pyspark"); then found=(--find-links "$wheels")
-  else say "could not build pyspark $pyspark's wheel; uv builds it from the sdist"; fi
-  VIRTUAL_ENV=$root/$venv "$uv" pip install -q --compile-bytecode "${found[@]}" "${constraints[@]}" -e ".[dev]"
+  local wheels
+  wheels=$(tools/wheelhouse.sh .venv/bin/python "$pyspark")
+  VIRTUAL_ENV=$root/$venv "$uv" pip install -q --compile-bytecode ${wheels:+--find-links "$wheels"} "${constraints[@]}" -e ".[dev]"
   rm -rf kinesis_batch.egg-info  # as tools/bootstrap.sh says: a second sighting of our plugin
   "$uv" cache prune -q  # as tools/bootstrap.sh says: what it fetched again, once
   echo "$want" > "$stamp"
