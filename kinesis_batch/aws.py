@@ -10,12 +10,16 @@ S3 is reached by pyarrow and deltalake, not boto3, and neither reads ``AWS_ENDPO
 the table sinks pass them on explicitly.
 
 Kinesis clients get no botocore retries: the shard reader and lister count and pace their own
-retries (throttling must be visible to them, and botocore's retry would hide it).
+retries (throttling must be visible to them, and botocore's retry would hide it). The control
+plane's reads (DescribeStreamSummary, ListShards) go through :func:`retried`: a throttle at the
+top of the hour, or a kept-alive connection the endpoint closed as it was reused, is ridden out
+instead of failing the run.
 """
 
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -27,7 +31,8 @@ from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 from botocore.parsers import ResponseParserFactory
 
-from kinesis_batch.errors import KinesisBatchError, error_code, from_botocore
+from kinesis_batch._backoff import Backoff
+from kinesis_batch.errors import KinesisBatchError, RetryableError, error_code, from_botocore
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -214,3 +219,31 @@ def aws_call(operation: str, resource: str, call: Callable[[], T], *, codes: Map
         raise (handler(error) if handler else error) from exc
     except BotoCoreError as exc:
         raise from_botocore(exc, operation=operation, resource=resource) from exc
+
+
+#: The control plane's reads: about 3 s of waits at most before the error is the caller's.
+CONTROL_PLANE_BACKOFF = Backoff(base=0.1, cap=2.0, attempts=6)
+
+
+def retried(
+    operation: str,
+    resource: str,
+    call: Callable[[], T],
+    *,
+    codes: Mapping[str, Handler] = {},
+    backoff: Backoff = CONTROL_PLANE_BACKOFF,
+    sleep: Callable[[float], None] = time.sleep,
+) -> T:
+    """:func:`aws_call` for a call that reads and may be made again: tried again with backoff
+    while it fails retryably (throttled; the endpoint dropped the connection, timed out or failed
+    on its side), at most ``backoff.attempts`` times, then that error is raised. Any other error,
+    and the errors ``codes`` handle, are raised at once."""
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            return aws_call(operation, resource, call, codes=codes)
+        except RetryableError:
+            if attempt >= backoff.attempts:
+                raise
+            backoff.sleep(attempt, sleep)

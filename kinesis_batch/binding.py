@@ -7,7 +7,9 @@ everything before. So:
 
 - :func:`check` (read-only, before anything is written) refuses a run whose output (or
   dead-letter output) is not the one the mark names, in one line naming both, unless the run
-  moves it (``--move-output``);
+  moves it (``--move-output``), or nothing was ever published to it (:func:`progressed`: a
+  first run that failed before its publish left no checkpoint and no pending batch, so the
+  corrected output lacks nothing and is bound instead);
 - :func:`bind` (once the table pair exists) records the output in the mark: on a new table with
   its first mark; on a table marked before outputs were recorded, adopted with one line; on a
   move, with a history item that keeps both outputs and the checkpoints the new output starts
@@ -21,7 +23,7 @@ table's binding alone (``RunConfig.output_binding`` "none").
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -29,6 +31,7 @@ from typing import Any
 from kinesis_batch.checkpoints.history import HistoryTable
 from kinesis_batch.config import KEEP, MOVE, NONE, RunConfig
 from kinesis_batch.errors import ForeignOutputError, InvalidStateError
+from kinesis_batch.leases.model import Lease
 from kinesis_batch.leases.store import LeaseStore
 from kinesis_batch.ownership.table_mark import MARK_KEY, TableMark, read_mark, write_mark
 
@@ -90,10 +93,22 @@ class OutputMove:
         )
 
 
-def check(mark: TableMark | None, outputs: Outputs, table: str, *, binding: str = KEEP) -> None:
+def progressed(leases: Iterable[Lease]) -> bool:
+    """Pure. Whether the output bound may hold anything of the stream: a checkpoint moved past
+    its start (a sequence number, SHARD_END), or a batch is pending (it may be published)."""
+    return any(
+        lease.pending_batch_id is not None or (lease.checkpoint is not None and not lease.checkpoint.is_start)
+        for lease in leases
+    )
+
+
+def check(
+    mark: TableMark | None, outputs: Outputs, table: str, *, binding: str = KEEP, progressed: bool = True
+) -> None:
     """Pure. Raise ForeignOutputError unless ``outputs`` may publish for the table ``mark`` is
-    of: no output recorded yet, the same one, or a move (``binding`` MOVE) or none (NONE)."""
-    if binding != KEEP or mark is None:
+    of: no output recorded yet, the same one, a move (``binding`` MOVE) or none (NONE), or a
+    table whose output holds nothing (not ``progressed``)."""
+    if binding != KEEP or mark is None or not progressed:
         return
     for what, bound, asked in _pairs(mark, outputs):
         raise ForeignOutputError(
@@ -117,11 +132,13 @@ def bind(
     binding: str,
     worker_id: str,
     seen: TableMark | None = None,
+    progressed: bool = True,
     progress: Callable[[str], None] = lambda line: None,
 ) -> None:
     """Record ``outputs`` in the table's mark (see the module docstring); the mark must exist.
     Checks again against a mark another run wrote meanwhile. ``seen``: the mark as the run's
-    check read it (one that records these outputs already needs no read)."""
+    check read it (one that records these outputs already needs no read); ``progressed``: as
+    :func:`progressed` said of the table's leases (not: the outputs are bound anew, no move)."""
     if binding == NONE or (binding == KEEP and outputs.recorded_in(seen)):
         return
     history = HistoryTable(store.client, store.table_name)
@@ -129,10 +146,12 @@ def bind(
         mark = read_mark(history)
         if mark is None:
             raise InvalidStateError(f"lease table {store.table_name} has no mark to record its output in")
-        check(mark, outputs, store.table_name, binding=binding)
+        check(mark, outputs, store.table_name, binding=binding, progressed=progressed)
         if outputs.recorded_in(mark):
             return
         moved = _pairs(mark, outputs)
+        rebound = moved if not progressed and binding == KEEP else []
+        moved = [] if rebound else moved
         if moved:
             _record_move(history, store, *moved[0][1:], worker_id)
         wanted = replace(
@@ -144,9 +163,11 @@ def bind(
         if not write_mark(history, wanted, replacing=mark):
             continue
         table = store.table_name
+        for what, bound, asked in rebound:
+            progress(f"lease table {table} now publishes its {what} to {asked}: nothing was ever published to {bound}")
         for what, bound, asked in moved:
             progress(f"moved the {what} of lease table {table} from {bound} to {asked}; it starts at the checkpoints")
-        if not moved and mark.output is None:
+        if not moved and not rebound and mark.output is None:
             progress(
                 f"lease table {table} now records its output, {outputs.output} (it was made before kinesis-batch "
                 "recorded outputs): a run naming another output is refused from now on"
@@ -165,4 +186,4 @@ def moves(history: HistoryTable) -> list[OutputMove]:
     return [OutputMove.from_item(item) for item in history.items_under(MARK_KEY["leaseKey"]["S"], MOVE_PREFIX)]
 
 
-__all__ = ["MOVE", "OutputMove", "Outputs", "bind", "check", "moves"]
+__all__ = ["MOVE", "OutputMove", "Outputs", "bind", "check", "moves", "progressed"]

@@ -16,6 +16,8 @@ Contract:
   naming it, before anything is written.
 - The archive is written whole to a folder or an S3 prefix; :attr:`Package.settings` are the
   Spark settings that give it to the executors (and to a driver that runs on the cluster).
+- Where it goes is checked before anything is resolved: a folder, not an archive's name; its
+  bucket there; no archive of that name there unless ``replace`` (job runs may be reading it).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from pathlib import Path
 from kinesis_batch.errors import DependencyError, IllegalArgumentError, InvalidStateError
 from kinesis_batch.output.formats import ROWS
 from kinesis_batch.output.place import Place
+from kinesis_batch.output.table_checks import check_bucket
 
 ARCHITECTURES = ("x86_64", "aarch64")
 #: The kinesis_batch package's own folder (this module's): what the archive holds of kinesis-batch.
@@ -124,6 +127,7 @@ def build(
     arch: str,
     output: Place,
     *,
+    replace: bool = False,
     glibc: tuple[int, int] = GLIBC,
     progress: Callable[[str], None] = lambda message: None,
 ) -> Package:
@@ -133,6 +137,7 @@ def build(
     if arch not in ARCHITECTURES:
         raise IllegalArgumentError(f"--arch {arch!r}: expected one of {', '.join(ARCHITECTURES)}")
     name = ArchiveName(importlib.metadata.version("kinesis-batch"), python, arch).name
+    _check_output(output, name, replace)
     with tempfile.TemporaryDirectory(prefix="kinesis-batch-package-") as scratch:
         root = Path(scratch) / ALIAS
         requirements = runtime_requirements()
@@ -148,6 +153,21 @@ def build(
     package = Package(output.child(name).uri, python, arch)
     progress(f"wrote {package.archive} ({size / 2**20:.1f} MiB)")
     return package
+
+
+def _check_output(output: Place, name: str, replace: bool) -> None:
+    """Where the archive goes, checked before a minute of resolving (one line, exit 2)."""
+    if output.uri.endswith((".tar.gz", ".tgz", ".zip")):
+        raise IllegalArgumentError(
+            f"--output {output.uri}: name the folder or s3:// prefix the archive goes in; the archive names "
+            f"itself ({name})"
+        )
+    if output.on_s3:
+        check_bucket(output)
+    if not replace and output.child(name).exists():
+        raise InvalidStateError(
+            f"{output.child(name).uri} exists (job runs may be reading it): --replace writes it again"
+        )
 
 
 def _install(requirements: list[str], target: Path, python: str, arch: str, glibc: tuple[int, int]) -> None:

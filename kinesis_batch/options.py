@@ -3,7 +3,8 @@ they show it, and its value checked for its type."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import difflib
+from collections.abc import Callable, Collection
 from dataclasses import MISSING, Field, field
 from typing import Any
 
@@ -37,6 +38,14 @@ def option(
     if default is MISSING:
         return field(metadata=meta)
     return field(default=default, metadata=meta)
+
+
+def not_a_setting(name: str, names: Collection[str], *, within: str = "") -> IllegalArgumentError:
+    """The one line for a setting nobody offers: the likeliest meant, else every one there is
+    (``within``: whose settings, ``emr_serverless.``)."""
+    meant = difflib.get_close_matches(name, list(names), n=1, cutoff=0.75)
+    hint = f"did you mean {within}{meant[0]}?" if meant else f"the settings: {', '.join(sorted(names))}"
+    return IllegalArgumentError(f"{within}{name}: not a setting ({hint})")
 
 
 def kind(option: Field[Any]) -> type:

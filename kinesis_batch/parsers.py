@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
+from urllib.parse import urlsplit
 
 from kinesis_batch import defaults
 from kinesis_batch.bounds import NOT_NEGATIVE, TARGET_FILE_MB
@@ -63,6 +64,24 @@ def parse_initial_position(text: str) -> Checkpoint:
     if kind == "at_timestamp" and argument:
         return Checkpoint.at_timestamp(parse_time(argument, setting="--initial-position at_timestamp"))
     raise IllegalArgumentError(f"--initial-position: {text!r} is not one of trim_horizon, latest, at_timestamp=ISO8601")
+
+
+#: Spark Connect's port when a URL names none.
+DEFAULT_CONNECT_PORT = 15002
+
+
+def parse_connect_url(url: str, *, setting: str = "--spark-remote") -> tuple[str, int]:
+    """A Spark Connect URL, ``sc://HOST[:PORT][/;PARAMS]``, as (host, port)."""
+    if not url.startswith("sc://"):
+        raise IllegalArgumentError(f"{setting}: {url!r} is not a Spark Connect URL (sc://HOST:PORT)")
+    parts = urlsplit("//" + re.split(r"[/;]", url.removeprefix("sc://"), maxsplit=1)[0])
+    try:
+        port = parts.port
+    except ValueError:
+        raise IllegalArgumentError(f"{setting}: {url!r}: its port is not a number from 0 to 65535") from None
+    if not parts.hostname:
+        raise IllegalArgumentError(f"{setting}: {url!r} names no host (sc://HOST:PORT)")
+    return parts.hostname, DEFAULT_CONNECT_PORT if port is None else port
 
 
 def validate_target_file_mb(target: int) -> int:

@@ -20,13 +20,14 @@ from kinesis_batch.decoding.settings import DECODERS, DECOMPRESSION, ON_BAD_RECO
 from kinesis_batch.errors import IllegalArgumentError
 from kinesis_batch.metrics.settings import BACKENDS, NAMESPACE, NONE, SUMMARY, MetricsSettings
 from kinesis_batch.metrics.settings import HELP as METRICS_HELP
-from kinesis_batch.options import AIRFLOW, CLI, DAGSTER, ORCHESTRATED, coerce, flag, kind
+from kinesis_batch.options import AIRFLOW, CLI, DAGSTER, ORCHESTRATED, coerce, flag, kind, not_a_setting
 from kinesis_batch.options import option as _option
 from kinesis_batch.output import Output
 from kinesis_batch.output.formats import FORMATS, format_of
 from kinesis_batch.output.layout import PartitionBy
 from kinesis_batch.parsers import (
     default_table,
+    parse_connect_url,
     parse_initial_position,
     validate_stream_name,
     validate_table_name,
@@ -203,8 +204,12 @@ class StreamSettings:
         check_changes(self.change_settings, self.decode, self.transform)
         check_routing(self.output, self.route_rule, self.decode, self.change_settings, self.dead_letter_output)
         _ = self.metrics_settings  # made once here: checked
+        if self.spark_remote:
+            parse_connect_url(self.spark_remote)
         if self.emr_serverless is not None and self.spark_remote:
             raise IllegalArgumentError("--spark-remote and emr_serverless both say where the read runs: choose one")
+        if self.emr_serverless is not None and self.spark_master != defaults.SPARK_MASTER:
+            raise IllegalArgumentError("--spark-master and emr_serverless both say where the read runs: choose one")
         if self.routes and not self.route_by:
             raise IllegalArgumentError("--routes goes with --route-by")
         _ = self.dead_letter_destination  # the output and its dead letters: checked
@@ -232,7 +237,7 @@ class StreamSettings:
         name (None: not set); other names are refused."""
         unknown = sorted(set(values) - set(NAMES))
         if unknown:
-            raise IllegalArgumentError(f"{unknown[0]}: not a setting (the settings: {', '.join(NAMES)})")
+            raise not_a_setting(unknown[0], NAMES)
         return cls(**{name: value for name, value in values.items() if value is not None})
 
     def to_json(self) -> dict[str, Any]:
@@ -283,8 +288,9 @@ def as_field_message(message: str, options: Sequence[Field[Any]] = OPTIONS) -> s
     that name settings that way (a streams file, DAG params); ``options``: whose (the stream
     settings', or the maintenance settings')."""
     for option in sorted(options, key=lambda option: -len(option.name)):  # --schema-evolution before --schema
-        if message.startswith(flag(option)):
-            return f"{option.name}: {message[len(flag(option)) :].lstrip(': ')}"
+        rest = message.removeprefix(flag(option))
+        if rest != message and rest[:1] in (":", " "):  # the flag whole: "--spark-remote and ...", not "--schema-…"
+            return f"{option.name}{rest}"
     return message
 
 

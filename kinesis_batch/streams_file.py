@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from kinesis_batch.errors import IllegalArgumentError
+from kinesis_batch.options import not_a_setting
 
 T = TypeVar("T")
 REQUIRED = ("stream", "output")
@@ -34,11 +35,11 @@ REQUIRED = ("stream", "output")
 @dataclass(frozen=True)
 class BrokenEntry:
     number: int  # 1-based, in file order
-    stream: str  # "" when the entry is missing a setting or has an unknown one, or names no stream
+    stream: str  # "" when the entry names no stream
     message: str  # what is wrong, starting with the field
 
     def describe(self, path: Path) -> str:
-        """One line: the file, the entry (by its stream too once its settings are complete), what is wrong."""
+        """One line: the file, the entry (by its stream too where it names one), what is wrong."""
         named = f" ({self.stream})" if self.stream else ""
         return f"{path}: stream {self.number}{named}: {self.message}"
 
@@ -76,16 +77,14 @@ class StreamsFile:
             stream = named if isinstance(named, str) else ""
             try:
                 if unknown:
-                    raise IllegalArgumentError(
-                        f"{unknown[0]}: not a setting (the settings: {', '.join(sorted(settings))})"
-                    )
+                    raise not_a_setting(unknown[0], settings)
                 if missing:
                     raise IllegalArgumentError(f"{missing[0]}: missing")
                 made = make(**table)
                 if key(made) in seen:
                     raise IllegalArgumentError(f"stream: {stream!r} is listed twice")
             except (IllegalArgumentError, TypeError) as exc:
-                broken.append(BrokenEntry(number, "" if unknown or missing else stream, str(exc)))
+                broken.append(BrokenEntry(number, stream, str(exc)))
                 continue
             seen.add(key(made))
             entries.append(made)

@@ -73,7 +73,7 @@ def _build_archive_early(config: pytest.Config, items: list[pytest.Item]) -> Non
 
 @pytest.fixture(scope="session")
 def environment_archive_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """``kinesis-batch package``'s archive for this machine's Python 3.11, one for the whole run
+    """``kinesis-batch package``'s archive for this machine's Python (standin.PYTHON), one for the whole run
     (its pytest workers' temporary folders share a parent made for the run)."""
     base = tmp_path_factory.getbasetemp()
     return shared_archive(base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base)

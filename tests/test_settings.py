@@ -12,6 +12,11 @@ from kinesis_batch.errors import IllegalArgumentError
 from kinesis_batch.settings import AIRFLOW, CLI, DAGSTER, NAMES, StreamSettings, as_field_message, offered
 
 GOOD = {"stream": "clicks", "output": "/data/clicks"}
+JOB_RUN = {
+    "application_id": "00app",
+    "execution_role_arn": "arn:aws:iam::123456789012:role/job",
+    "environment": "s3://b/env.tar.gz",
+}
 ROUTED_DMS = {"format": "delta", "output": "/d/{route}", "route_by": "metadata.table-name", "changes": "dms"}
 
 
@@ -34,7 +39,16 @@ ROUTED_DMS = {"format": "delta", "output": "/d/{route}", "route_by": "metadata.t
         ({"dead_letter_threshold": 1.5}, "--dead-letter-threshold: 1.5 is not in 0..1"),
         ({"decode": "json", "dead_letter_output": "/data/clicks"}, "--dead-letter-output must differ from --output"),
         ({"decode": "yaml"}, "yaml"),
-        ({"retries": 3}, "retries: not a setting (the settings: stream, output, "),
+        ({"retries": 3}, "retries: not a setting (the settings: "),
+        ({"lease_secs": 30}, "lease_secs: not a setting (did you mean lease_seconds?)"),
+        # Where the read runs: one place, said in a form that works.
+        ({"spark_remote": "http://h:15002"}, "--spark-remote: 'http://h:15002' is not a Spark Connect URL"),
+        ({"spark_remote": "sc://h:notaport"}, "--spark-remote: 'sc://h:notaport': its port is not a number"),
+        ({"spark_remote": "sc://:15002"}, "--spark-remote: 'sc://:15002' names no host"),
+        (
+            {"spark_master": "spark://h:7077", "emr_serverless": JOB_RUN},
+            "--spark-master and emr_serverless both say where the read runs: choose one",
+        ),
         # Routing: the template both ways, decoded records, one dead-letter output, the values.
         ({"decode": "json", "route_by": "type"}, "--route-by type: --output must name each table with {route} once"),
         ({"decode": "json", "output": "/data/{route}"}, "holds {route}: say which field names the table (--route-by)"),
@@ -112,6 +126,10 @@ def test_each_adapter_offers_the_options_that_mean_something_to_it() -> None:
         ("--schema-evolution: 'x'", "schema_evolution: 'x'"),  # not --schema's
         ("--shards-per-task: -1 is not 0 or more", "shards_per_task: -1 is not 0 or more"),
         ("something else", "something else"),
+        (
+            "--spark-remote and emr_serverless both say where the read runs: choose one",
+            "spark_remote and emr_serverless both say where the read runs: choose one",
+        ),
     ],
 )
 def test_a_message_names_the_option_as_a_field_for_files_and_params(message: str, as_field: str) -> None:

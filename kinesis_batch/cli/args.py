@@ -115,6 +115,7 @@ def _package(commands: argparse._SubParsersAction[_Parser]) -> None:
     package.add_argument("--python", required=True, help="the executors' Python version, e.g. 3.11")
     package.add_argument("--arch", required=True, choices=ARCHITECTURES, help="the executors' architecture")
     package.add_argument("--output", required=True, help="a folder or s3:// prefix to write the archive to")
+    package.add_argument("--replace", action="store_true", help="write the archive again where one of its name is")
     package.add_argument("--json", action="store_true", help="print the archive and its Spark settings as JSON")
 
 
@@ -234,7 +235,7 @@ def _job_run(args: argparse.Namespace) -> ServerlessSettings | None:
         "conf": conf,
         "timeout_minutes": args.emr_serverless_timeout_minutes,
     }
-    if not any(given.values()):
+    if all(value is None or value == {} for value in given.values()):
         return None
     for name, flag_name in list(FLAGS.items())[:3]:
         if not given[name]:
@@ -244,7 +245,7 @@ def _job_run(args: argparse.Namespace) -> ServerlessSettings | None:
     except IllegalArgumentError as exc:  # said with the flag, as the command line names it
         message = str(exc)
         for name, flag_name in FLAGS.items():
-            message = message.replace(f"emr_serverless.{name}:", f"{flag_name}:")
+            message = message.replace(f"emr_serverless.{name}", flag_name)
         raise IllegalArgumentError(message) from exc
 
 

@@ -15,7 +15,7 @@ def package_command(args: argparse.Namespace) -> int:
 
     output = Place(args.output, s3_settings() if is_s3(args.output) else Place(args.output).s3)
     say = (lambda _: None) if args.json else (lambda line: print(line, file=sys.stderr, flush=True))
-    package = build(args.python, args.arch, output, progress=say)
+    package = build(args.python, args.arch, output, replace=args.replace, progress=say)
     if args.json:
         print(json.dumps({"archive": package.archive, "settings": dict(package.settings)}, indent=1))
         return 0

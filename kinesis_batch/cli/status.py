@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING
 
 from kinesis_batch.alerts import duration
 from kinesis_batch.cli.args import lease_table, output_sink
-from kinesis_batch.errors import IllegalArgumentError
+from kinesis_batch.errors import IllegalArgumentError, InvalidStateError
 from kinesis_batch.landing import Landing
 from kinesis_batch.output.datafiles import MIB
-from kinesis_batch.parsers import validate_stream_name
+from kinesis_batch.parsers import validate_run_id, validate_stream_name
 
 if TYPE_CHECKING:
     from kinesis_batch.status import FilesStatus, OutputStatus, PublishesTo
@@ -122,7 +122,14 @@ def history_command(args: argparse.Namespace) -> int:
     table = lease_table(args)
     if args.runs:
         return _runs(args, table)
+    if args.run:
+        validate_run_id(args.run, setting="--run")
     rows = history_rows(kinesis_client(), dynamodb_client(), args.stream, table, run_id=args.run)
+    if args.run and not rows:
+        raise InvalidStateError(
+            f"--run {args.run}: no batch of that run was committed in {table} "
+            f"(kinesis-batch history --stream {args.stream} --runs lists the runs that were)"
+        )
     if args.json:
         print(json.dumps(rows, indent=1))
         return 0
@@ -134,6 +141,8 @@ def history_command(args: argparse.Namespace) -> int:
         leases = LeaseStore(dynamodb_client(), table).list_leases()
         last, _ = output_status(sink, {lease.lease_key: lease.checkpoint for lease in leases})
         print(_output_line(last))
+    if not rows:
+        print(f"no batch committed in {table} yet: each run's checkpoint moves appear here once it commits")
     for row in rows:
         moved = f"{row['from']} -> {row['to']}"
         run_id = row["run_id"] or "-"

@@ -214,10 +214,14 @@ def definitions_from_file(path: str | Path) -> dg.Definitions:
     streams = StreamsFile.read(Path(path))
     aws = AwsClients(**streams.sections.get("aws", {}))
     spark = SparkResource(**streams.sections.get("spark", {}))
-    defs, broken = streams.entries(lambda **entry: build_stream_defs(**entry, aws=aws, spark=spark), STREAM_SETTINGS)
+
+    def made(**entry: Any) -> tuple[str, dg.Definitions]:  # by stream: its assets' keys name it
+        return str(entry["stream"]), build_stream_defs(**entry, aws=aws, spark=spark)
+
+    defs, broken = streams.entries(made, STREAM_SETTINGS, key=lambda pair: pair[0])
     if broken:
         raise IllegalArgumentError("; ".join(entry.describe(streams.path) for entry in broken))
-    return dg.Definitions.merge(*defs)
+    return dg.Definitions.merge(*(definitions for _, definitions in defs))
 
 
 def definitions_from_environment() -> dg.Definitions:

@@ -266,6 +266,8 @@ class DeltaSink(CleanedLogMoves, TableSink):
         return self.root.child("_kinesis_batch")
 
     def check_place(self) -> None:
+        if self.root.on_s3:  # else deltalake's "Generic S3 error", as if it might pass
+            check_bucket(self.root)
         check_place_of(self.format, self.root, f"--output {self.uri}")
 
     def exists(self) -> bool:

@@ -3,7 +3,9 @@
 A :class:`Place` is a value (JSON-able, so it travels in a task spec) and opens its pyarrow file
 system on use. Writes are whole-object: on S3 an object appears only once its upload completes;
 on a local file system :meth:`Place.write_text` and :meth:`Place.open_part` write a hidden
-temporary and rename it, so a reader never sees half a file either way.
+temporary and rename it, so a reader never sees half a file either way. Bytes are stored as
+given: pyarrow's streams would gzip a name ending in ``.gz`` on the way in (and inflate it on
+the way out) unless told not to, and an archive ``package`` uploads is already compressed.
 """
 
 from __future__ import annotations
@@ -93,7 +95,7 @@ class Place:
         target = self.child(name)
         with _io(self):
             try:
-                with self.filesystem().open_input_stream(target.path) as stream:
+                with self.filesystem().open_input_stream(target.path, compression=None) as stream:
                     return bytes(stream.read()).decode()
             except FileNotFoundError:
                 return None
@@ -106,7 +108,7 @@ class Place:
         filesystem = self.filesystem()
         with _io(self):
             if self.on_s3:  # an S3 upload is only visible once it completes; a failed one is removed
-                stream = filesystem.open_output_stream(target.path)
+                stream = filesystem.open_output_stream(target.path, compression=None)
                 try:
                     yield stream
                 except BaseException:
@@ -120,7 +122,7 @@ class Place:
             hidden = f"{folder}/.{base}" if folder else f".{base}"
             temporary = self.child(f"{hidden}.{uuid.uuid4().hex[:8]}.partial")
             try:
-                with filesystem.open_output_stream(temporary.path) as stream:
+                with filesystem.open_output_stream(temporary.path, compression=None) as stream:
                     yield stream
                 filesystem.move(temporary.path, target.path)
             finally:

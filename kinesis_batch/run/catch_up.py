@@ -161,7 +161,11 @@ class CatchUpRun(RunContext):
             job_run.check(self)  # the job's application, environment, role and output
         claim = self.claim or ownership.check(self.kinesis, self.store, config.stream)  # before anything is made
         outputs = binding.Outputs.of(config)
-        binding.check(claim.mark, outputs, config.table, binding=config.output_binding)
+        # Read only when the outputs differ: may the output bound lack nothing if left?
+        progressed = (
+            claim.mark is None or outputs.recorded_in(claim.mark) or binding.progressed(self.store.list_leases())
+        )
+        binding.check(claim.mark, outputs, config.table, binding=config.output_binding, progressed=progressed)
         self.output.prepare(decoded(decode.declared) if decode else RAW, config.partition_by)  # checks its place first
         if claim.mark is None:  # a marked table's tables exist: the mark is written after them
             self.checkpoints.create_checkpoint_store_if_not_exists()
@@ -173,6 +177,7 @@ class CatchUpRun(RunContext):
             binding=config.output_binding,
             worker_id=config.worker_id,
             seen=claim.mark,
+            progressed=progressed,
             progress=self.progress,
         )
         self.claim = claim

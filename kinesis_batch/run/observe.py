@@ -26,6 +26,7 @@ from kinesis_batch.metrics.send import send_metrics
 from kinesis_batch.openlineage.emit import Fields, RunLineage
 from kinesis_batch.openlineage.origin import Origin
 from kinesis_batch.output.records import CommitRecord
+from kinesis_batch.shards.listing import describe_stream
 
 
 class Observer:
@@ -71,8 +72,7 @@ class Observer:
         """The run's OpenLineage events in this process (one sender: one warning at most)."""
 
         def arn() -> str:
-            summary = self.kinesis.describe_stream_summary(StreamName=self.config.stream)
-            return str(summary["StreamDescriptionSummary"]["StreamARN"])
+            return describe_stream(self.kinesis, self.config.stream).arn
 
         def origin() -> Origin:
             return self.origin if self.origin is not None else Origin.from_environ(os.environ)

@@ -11,6 +11,7 @@ from typing import Any
 
 from kinesis_batch.bounds import Bound
 from kinesis_batch.errors import IllegalArgumentError
+from kinesis_batch.options import not_a_setting
 
 #: EMR Serverless' own default ``executionTimeoutMinutes`` (12 hours), and the longest a job may
 #: be given here: a week, past which a lease table's batch is better cut smaller.
@@ -18,11 +19,24 @@ TIMEOUT_MINUTES = 720
 MAX_TIMEOUT_MINUTES = 7 * 24 * 60
 TIMEOUT_BOUND = Bound(1, MAX_TIMEOUT_MINUTES)
 #: Spark settings kinesis-batch makes for the job itself (kinesis_batch.serverless.request):
-#: set in ``conf``, they would undo the environment or read twice.
+#: set in ``conf``, they would undo the environment or read twice. The interpreters too: the
+#: archive's packages are built for the release's own Python, and another one cannot import them.
 OWNED = re.compile(
-    r"spark\.archives|spark\.speculation|spark\.submit\.pyFiles|"
+    r"spark\.archives|spark\.speculation|spark\.submit\.pyFiles|spark\.pyspark\.(driver\.)?python|"
     r"spark\.(executorEnv|emr-serverless\.driverEnv)\.(PYTHONPATH|PYSPARK_PYTHON|PYSPARK_DRIVER_PYTHON)"
 )
+#: Spark settings whose values Spark parses before any code of ours runs: a value it refuses fails
+#: the job run at its start, as if it might pass on a retry. Checked here instead, in one line.
+_WHOLE = re.compile(
+    r"spark\.(executor|driver)\.cores|spark\.executor\.instances|spark\.task\.cpus|"
+    r"spark\.dynamicAllocation\.(min|max|initial)Executors|spark\.task\.maxFailures"
+)
+_SIZE = re.compile(
+    r"spark\.(executor|driver)\.(memory|memoryOverhead)|spark\.emr-serverless\.(executor|driver)\.disk|"
+    r"spark\.driver\.maxResultSize"
+)
+_SIZE_VALUE = re.compile(r"\d+(\.\d+)?\s*([kmgtp]i?b?|b)?", re.IGNORECASE)
+_BOOLEAN = re.compile(r"spark\.dynamicAllocation\.enabled|spark\.dynamicAllocation\.shuffleTracking\.enabled")
 _APPLICATION = re.compile(r"[0-9a-z]{1,64}")
 _ROLE = re.compile(r"arn:aws[a-z-]*:iam::(\d{12}):role/[\w+=,.@/-]{1,512}")
 _NAME = "emr_serverless"
@@ -61,11 +75,13 @@ class ServerlessSettings:
         if isinstance(self.timeout_minutes, bool) or not isinstance(self.timeout_minutes, int):
             raise IllegalArgumentError(f"{_NAME}.timeout_minutes: {self.timeout_minutes!r} is not a whole number")
         TIMEOUT_BOUND.check(f"{_NAME}.timeout_minutes", self.timeout_minutes)
-        for key, _ in self.conf:
+        for key, value in self.conf:
             if OWNED.fullmatch(key):
                 raise IllegalArgumentError(
-                    f"{_NAME}.conf: {key} is set by kinesis-batch for the job (from environment), not in conf"
+                    f"{_NAME}.conf: {key} is set by kinesis-batch for the job from the archive of "
+                    f"{_NAME}.environment, not in conf"
                 )
+            _check_value(key, value)
 
     @property
     def role_account(self) -> str:
@@ -89,7 +105,7 @@ class ServerlessSettings:
         names = [field.name for field in fields(cls)]
         unknown = sorted(set(value) - set(names))
         if unknown:
-            raise IllegalArgumentError(f"{_NAME}.{unknown[0]}: not a setting (the settings: {', '.join(names)})")
+            raise not_a_setting(unknown[0], names, within=f"{_NAME}.")
         for needed in ("application_id", "execution_role_arn", "environment"):
             if not value.get(needed):
                 raise IllegalArgumentError(f"{_NAME}.{needed}: needed with the other emr_serverless settings")
@@ -106,7 +122,7 @@ class ServerlessSettings:
             execution_role_arn=value["execution_role_arn"],
             environment=value["environment"],
             conf=pairs,
-            timeout_minutes=TIMEOUT_MINUTES if timeout in (None, "", 0) else timeout,
+            timeout_minutes=TIMEOUT_MINUTES if timeout in (None, "") else timeout,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -117,6 +133,18 @@ class ServerlessSettings:
             "conf": dict(self.conf),
             "timeout_minutes": self.timeout_minutes,
         }
+
+
+def _check_value(key: str, value: str) -> None:
+    """A value Spark would refuse at the job's start, said now."""
+    wanted = (
+        "a whole number" if _WHOLE.fullmatch(key) and not value.strip().isdigit()
+        else "a size such as 4g or 512m" if _SIZE.fullmatch(key) and not _SIZE_VALUE.fullmatch(value.strip())
+        else "true or false" if _BOOLEAN.fullmatch(key) and value.strip().lower() not in ("true", "false")
+        else ""
+    )  # fmt: skip
+    if wanted:
+        raise IllegalArgumentError(f"{_NAME}.conf: {key}={value!r}: Spark takes {wanted} there")
 
 
 __all__ = ["MAX_TIMEOUT_MINUTES", "OWNED", "TIMEOUT_MINUTES", "ServerlessSettings"]

@@ -154,12 +154,20 @@ class JobRunRead:
 
 
 def _failed(info: JobRunInfo, result: JobResult | None) -> KinesisBatchError:
-    """A job run that did not read, as the error its own exit code means."""
+    """A job run that did not read, as the error its own exit code means, with where to look:
+    its Spark UI (a link valid for an hour), else the application's logs."""
     said = f"EMR Serverless job run {info.job_run_id} ended {info.state}"
     details = f": {info.state_details}" if info.state_details else ""
+    look = (
+        f" (Spark UI: {info.dashboard})"
+        if info.dashboard
+        else f" (its logs: aws emr-serverless get-dashboard-for-job-run --application-id {info.application_id} "
+        f"--job-run-id {info.job_run_id})"
+    )
     if result is None or result.exit_code == 0:
-        return DependencyError(f"{said}{details}; nothing is published")
-    line = f"{said}, its read step said: {result.error}"
+        return DependencyError(f"{said}{details}; nothing is published{look}")
+    unpublished = "" if "nothing was published" in result.error else "; nothing is published"
+    line = f"{said}, its read step said: {result.error}{unpublished}{look}"
     if result.exit_code == 3:
         return LeaseLostError(line)
     if result.exit_code == 2:

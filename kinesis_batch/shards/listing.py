@@ -1,7 +1,9 @@
 """List every shard of a stream with paginated ListShards.
 
-Contract: returns each shard once, in the service's order, or raises. Throttling is retried
-with bounded backoff; an expired NextToken restarts the listing once; every other client error
+Contract: returns each shard once, in the service's order, or raises. Throttling and a
+transient failure of the endpoint (a dropped connection, a timeout, a 5xx) are retried with
+bounded backoff (``aws.retried``), each page and each description alike; an expired NextToken
+restarts the listing once; every other client error
 ends the listing with a typed error (harlow/kinesis-consumer#131 looped silently instead).
 """
 
@@ -14,8 +16,8 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from kinesis_batch._backoff import Backoff
-from kinesis_batch.aws import Handler, aws_call
-from kinesis_batch.errors import KinesisBatchError, StreamNotFoundError, ThrottledError
+from kinesis_batch.aws import CONTROL_PLANE_BACKOFF, Handler, retried
+from kinesis_batch.errors import KinesisBatchError, StreamNotFoundError
 from kinesis_batch.shards.model import Shard
 
 if TYPE_CHECKING:
@@ -28,7 +30,7 @@ def list_shards(
     client: KinesisClient,
     stream_name: str,
     *,
-    backoff: Backoff = Backoff(base=0.1, cap=2.0, attempts=8),
+    backoff: Backoff = CONTROL_PLANE_BACKOFF,
     sleep: Callable[[float], None] = time.sleep,
 ) -> list[Shard]:
     """All shards of ``stream_name`` (open and closed, as far as retention keeps them)."""
@@ -65,15 +67,8 @@ def _call_with_backoff(
     sleep: Callable[[float], None],
 ) -> dict[str, Any]:
     codes = {"ExpiredNextTokenException": _TokenExpired, "ResourceNotFoundException": _missing(stream)}
-    attempt = 0
-    while True:
-        attempt += 1
-        try:
-            return dict(aws_call("ListShards", stream, lambda: client.list_shards(**request), codes=codes))
-        except ThrottledError:
-            if attempt >= backoff.attempts:
-                raise
-            backoff.sleep(attempt, sleep)
+    call = lambda: client.list_shards(**request)  # noqa: E731
+    return dict(retried("ListShards", stream, call, codes=codes, backoff=backoff, sleep=sleep))
 
 
 class _TokenExpired(Exception):
@@ -101,13 +96,22 @@ class StreamDescription:
         return self.arn.split(":")[4]
 
 
-def describe_stream(client: KinesisClient, stream_name: str) -> StreamDescription:
-    """DescribeStreamSummary; StreamNotFoundError when there is no such stream."""
-    described = aws_call(
+def describe_stream(
+    client: KinesisClient,
+    stream_name: str,
+    *,
+    backoff: Backoff = CONTROL_PLANE_BACKOFF,
+    sleep: Callable[[float], None] = time.sleep,
+) -> StreamDescription:
+    """DescribeStreamSummary (retried as ListShards is); StreamNotFoundError when there is no
+    such stream."""
+    described = retried(
         "DescribeStreamSummary",
         stream_name,
         lambda: client.describe_stream_summary(StreamName=stream_name),
         codes={"ResourceNotFoundException": _missing(stream_name)},
+        backoff=backoff,
+        sleep=sleep,
     )
     summary = described["StreamDescriptionSummary"]
     created = summary["StreamCreationTimestamp"]

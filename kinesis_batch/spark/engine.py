@@ -24,15 +24,14 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from kinesis_batch.errors import IllegalArgumentError, InvalidStateError
+from kinesis_batch.errors import InvalidStateError
+from kinesis_batch.parsers import parse_connect_url
 
 if TYPE_CHECKING:
     from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
 
-#: Spark Connect's port when a URL names none.
-DEFAULT_CONNECT_PORT = 15002
 #: A task's rows: (key, value) text pairs (the read's: shard id, result as JSON).
 Rows = list[tuple[str, str]]
 #: What a task runs: one item in, its rows out.
@@ -93,8 +92,7 @@ def spark_submitted() -> Engine:
 def remote(url: str) -> Engine:
     """A Spark Connect session to ``url`` (``sc://host:port``), checked to answer: a server that
     does not is one line (InvalidStateError, exit 2), before the run takes a lease."""
-    if not url.startswith("sc://"):
-        raise IllegalArgumentError(f"--spark-remote {url!r}: expected a Spark Connect URL, sc://HOST:PORT")
+    host, port = parse_connect_url(url)
     try:
         from pyspark.sql.connect.session import SparkSession as RemoteSession
     except ImportError as exc:  # an install to make, not a server to wait for: exit 2
@@ -102,10 +100,9 @@ def remote(url: str) -> Engine:
             f"--spark-remote {url}: Spark Connect's client is not installed "
             f"(pip install 'kinesis-batch[spark-connect]'): {exc}"
         ) from exc
-    host, _, port = url.removeprefix("sc://").partition("/")[0].partition(":")
     try:  # the client would retry a closed port for minutes: ask the socket first
-        socket.create_connection((host, int(port or DEFAULT_CONNECT_PORT)), timeout=10).close()
-    except (OSError, ValueError) as exc:
+        socket.create_connection((host, port), timeout=10).close()
+    except OSError as exc:
         raise InvalidStateError(f"Spark Connect at {url} does not answer: {exc}") from exc
     try:
         session = RemoteSession.builder.remote(url).getOrCreate()

@@ -113,12 +113,13 @@ def _own_sigint_handler() -> Iterator[None]:
 
 def default_spark(master: str, remote: str = "") -> Callable[[], Engine]:
     """The read step's Spark: a Spark Connect session when ``remote`` (a URL, else the standard
-    ``SPARK_REMOTE``) names a server, connected now, so a server that does not answer is one line
-    before the run takes a lease; else a local session on ``master``, started on first use
-    (planning-only runs never start a JVM)."""
+    ``SPARK_REMOTE`` unless ``master`` names a master other than the default) names a server,
+    connected now, so a server that does not answer is one line before the run takes a lease;
+    else a session on ``master``, started on first use (planning-only runs never start a JVM)."""
     from kinesis_batch.spark.engine import remote as connect
 
-    url = remote or os.environ.get(REMOTE_SETTING, "")
+    explicit_master = master != defaults.SPARK_MASTER  # said for this run: the environment's default yields
+    url = remote or ("" if explicit_master else os.environ.get(REMOTE_SETTING, ""))
     if url:
         session = connect(url)
         return lambda: session

@@ -30,11 +30,13 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+from botocore.exceptions import NoCredentialsError, NoRegionError
+
 from kinesis_batch.decoding.pipeline import Pipeline
 from kinesis_batch.decoding.registry import Registry
 from kinesis_batch.decoding.routed import RoutedPipeline
 from kinesis_batch.decoding.spec import DecodeSpec
-from kinesis_batch.errors import InvalidStateError
+from kinesis_batch.errors import IllegalArgumentError, InvalidStateError
 from kinesis_batch.events import Event, Observer, emit
 from kinesis_batch.output.layout import FileLayout
 from kinesis_batch.output.place import Place
@@ -58,9 +60,23 @@ def read_spec(spec: str, observers: Sequence[Observer] = ()) -> Iterator[tuple[s
     try:
         results = read_group(GroupSpec.from_json(spec), observers)
     except Exception as exc:
-        raise RuntimeError(task_error(exc)) from exc
+        raise RuntimeError(task_error(_as_the_executors(exc))) from exc
     for shard_id, result in results.items():
         yield shard_id, result.to_json()
+
+
+def _as_the_executors(exc: Exception) -> Exception:
+    """A task that finds no AWS credentials or region says whose they are: the executors', which
+    read with their own (a Spark Connect server's or a cluster's nodes': an instance profile, a
+    role, their environment). The driver found its own before any task ran, and credentials never
+    travel in the read's spec, so pointing the user at their own environment would mislead."""
+    if not isinstance(exc.__cause__, (NoCredentialsError, NoRegionError)):
+        return exc
+    return IllegalArgumentError(
+        f"the Spark executors have no AWS credentials or region of their own ({exc.__cause__}): they read Kinesis "
+        "with theirs (a Spark Connect server's or a cluster's instance profile, role or environment; endpoints "
+        "travel in the read's spec, credentials never do)"
+    )
 
 
 def read_group(group: GroupSpec, observers: Sequence[Observer] = ()) -> dict[str, RangeResult]:

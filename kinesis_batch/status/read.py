@@ -121,9 +121,7 @@ def shard_status(
     behind the checkpoint (a shard without a lease yet counts from TRIM_HORIZON, where the next
     run starts it) and its retention risk under ``hours`` of retention. Read-only."""
     lineage = Lineage.build(list_shards(kinesis, stream))  # an unknown stream is said first
-    store = LeaseStore(dynamodb, table)
-    if not store.table_exists():
-        raise LeaseTableNotFoundError(f"lease table {table!r} does not exist (has a run happened for {stream!r}?)")
+    store = _lease_table(dynamodb, table, stream)
     leases = {lease.lease_key: lease for lease in store.list_leases()}
 
     def probe(shard_id: str) -> ShardLag:
@@ -157,7 +155,7 @@ def history_rows(
     kinesis: KinesisClient, dynamodb: DynamoDBClient, stream: str, table: str, *, run_id: str | None = None
 ) -> list[dict[str, Any]]:
     """Every committed move, oldest first (``run_id``: that run's only)."""
-    ownership.check(kinesis, LeaseStore(dynamodb, table), stream)
+    ownership.check(kinesis, _lease_table(dynamodb, table, stream), stream)
     return [
         {
             "shard_id": e.lease_key,
@@ -178,7 +176,7 @@ def run_rows(
     kinesis: KinesisClient, dynamodb: DynamoDBClient, stream: str, table: str, *, last: int = RUNS_SHOWN
 ) -> list[dict[str, Any]]:
     """The newest ``last`` runs over the history, oldest first: records and lag at each run."""
-    ownership.check(kinesis, LeaseStore(dynamodb, table), stream)
+    ownership.check(kinesis, _lease_table(dynamodb, table, stream), stream)
     return [
         {
             "run": run.run,
@@ -191,6 +189,14 @@ def run_rows(
         }
         for run in summarize_runs(_history(dynamodb, table, None), last=last)
     ]
+
+
+def _lease_table(dynamodb: DynamoDBClient, table: str, stream: str) -> LeaseStore:
+    """The lease table of ``stream``'s consumer, which its first run makes."""
+    store = LeaseStore(dynamodb, table)
+    if not store.table_exists():
+        raise LeaseTableNotFoundError(f"lease table {table!r} does not exist (has a run happened for {stream!r}?)")
+    return store
 
 
 def _history(dynamodb: DynamoDBClient, table: str, run_id: str | None) -> list[HistoryEntry]:

@@ -214,8 +214,27 @@ def test_a_stream_without_a_lease_table(
     name = streams.create(shards=1)
     tables = dynamodb.list_tables()["TableNames"]
     line = fails(capsys, command, "--stream", name)
-    assert "table" in line and "does not exist" in line and default_table(name) in line
+    assert line.endswith(f"lease table {default_table(name)!r} does not exist (has a run happened for {name!r}?)")
     assert dynamodb.list_tables()["TableNames"] == tables
+
+
+@pytest.mark.parametrize("json_flag", [[], ["--json"]])
+def test_history_of_a_run_that_committed_nothing_is_one_line(
+    json_flag: list[str], seeded: Seeded, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = fails(capsys, "history", "--stream", seeded.name, "--run", "nosuchrun", *json_flag)
+    assert line == (
+        f"kinesis-batch: error: --run nosuchrun: no batch of that run was committed in {seeded.table} "
+        f"(kinesis-batch history --stream {seeded.name} --runs lists the runs that were)"
+    )
+
+
+def test_history_before_any_commit_says_so(seeded: Seeded, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["history", "--stream", seeded.name]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.splitlines() == [
+        f"no batch committed in {seeded.table} yet: each run's checkpoint moves appear here once it commits"
+    ]
 
 
 def test_unwritable_output_root_moves_no_checkpoint(

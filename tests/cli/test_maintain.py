@@ -70,6 +70,11 @@ def test_status_shows_the_outputs_files_and_its_last_maintenance(
     [
         (("maintain", "--output", "/nonexistent/kinesis-out"), "no output at /nonexistent/kinesis-out"),
         (("maintain", "--format", "delta", "--output", "/nonexistent/t"), "no Delta table at /nonexistent/t"),
+        pytest.param(
+            ("maintain", "--format", "delta", "--output", "s3://no-such-bucket-kb/t"),
+            "--output s3://no-such-bucket-kb/t: bucket no-such-bucket-kb does not exist",
+            marks=pytest.mark.processes,  # moto's S3
+        ),
         (("maintain", "--output", "/tmp/x", "--retain-hours", "-1"), "--retain-hours: -1 is not in 0..87600"),
         (("maintain", "--output", "/tmp/x", "--target-file-mb", "0"), "--target-file-mb: 0 is not in 1..4096"),
         (("run", "--stream", "s", "--output", "/tmp/x", "--partition-by", "week"), "--partition-by 'week': use"),

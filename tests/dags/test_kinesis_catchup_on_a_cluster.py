@@ -173,7 +173,7 @@ def test_a_read_spark_submitted_to_a_standalone_cluster_is_exactly_once_and_keep
 def environment_archive(environment_archive_file: Path) -> dict[str, str]:
     """``kinesis-batch package``'s archive for this machine's Python and architecture (the
     session's, shared with the EMR Serverless tests): its Spark settings."""
-    return dict(Package(str(environment_archive_file), "3.11", ARCH).settings)
+    return dict(Package(str(environment_archive_file), standin.PYTHON, ARCH).settings)
 
 
 @pytest.fixture(scope="module")

@@ -67,7 +67,7 @@ def test_the_streams_file_makes_a_maintenance_dag_per_stream(
 @pytest.mark.parametrize(
     ("setting", "says"),
     [
-        ('partition_by = "weekly"', "(bad): partition_by: 'weekly': use day, hour"),
+        ('partition_by = "weekly"', "(bad): partition_by 'weekly': use day, hour"),
         ("retain_hours = 1.5", "(bad): retain_hours: 1.5 is not a whole number"),
         ("small_file_mb = -1", "(bad): small_file_mb: -1 is not 0 or more"),
         ("target_file_mb = 0", "(bad): target_file_mb: 0 is not in 1..4096"),

@@ -54,7 +54,7 @@ def test_three_streams_give_three_dags_that_run_and_a_broken_entry_fails_only_it
     assert sorted(per_stream) == sorted(f"kinesis_catchup__{name}" for name in names)
     (error,) = dagbag.import_errors.values()
     assert error.count("\n") == 0, error
-    assert f"{streams_file}: stream 4 (orders): output: s3://lake/orders: the parquet format publishes" in error
+    assert f"{streams_file}: stream 4 (orders): output s3://lake/orders: the parquet format publishes" in error
     assert dagbag.get_dag("kinesis_backfill").params.get_param("stream").schema["examples"] == names
     for name in names:
         dag = dagbag.get_dag(f"kinesis_catchup__{name}")
@@ -103,7 +103,7 @@ def test_the_lag_check_fails_on_a_stream_left_behind_with_the_shards_and_time_to
         ('stream = "a b"\noutput = "/x"', "stream:"),
         ('stream = "a"\noutput = "/x"\nlease_seconds = 5', "lease_seconds: 5 is not in 10..86400"),
         ('stream = "a"\noutput = "/x"\nlag_threshold_seconds = "1h"', "lag_threshold_seconds: '1h' is not a number"),
-        ('stream = "a"\noutput = "/x"\nread_limits = "fast"', "read_limits:"),
+        ('stream = "a"\noutput = "/x"\nread_limits = "fast"', "read_limits 'fast': use kinesis"),
     ],
     ids=["no-output", "no-stream", "unknown-field", "format", "stream-name", "lease", "threshold", "read-limits"],
 )

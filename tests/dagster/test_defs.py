@@ -59,11 +59,15 @@ def test_five_streams_from_one_file_merge_into_one_set_of_definitions(tmp_path: 
     ("text", "says"),
     [
         ("", "no [[streams]] table"),
-        ('[[streams]]\nstream = "s"\n', "stream 1: "),  # no output
+        ('[[streams]]\nstream = "s"\n', "stream 1 (s): output: missing"),  # no output
         ('[[streams]]\nstream = "s"\noutput = "x"\ncolour = "red"\n', "colour"),
         ('[[streams]]\nstream = "bad name!"\noutput = "x"\n', "stream 1 (bad name!)"),
         ('[[streams]]\nstream = "s"\noutput = "s3://b/p"\n', "delta"),  # parquet on S3: not atomic
         ("[[streams]\n", "streams.toml"),  # not TOML
+        (
+            '[[streams]]\nstream = "s"\noutput = "/a"\n\n[[streams]]\nstream = "s"\noutput = "/b"\n',
+            "stream 2 (s): stream: 's' is listed twice",
+        ),
     ],
 )
 def test_a_bad_streams_file_fails_with_one_line_naming_the_file_and_the_stream(

@@ -10,19 +10,21 @@ import os
 import signal
 import subprocess
 import sys
+import tarfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import boto3
 import pytest
 
 from kinesis_batch import LeaseManager, LeaseStore
 from kinesis_batch.aws import dynamodb_client
 from kinesis_batch.parsers import default_table
-from tests.output.support import output_args, read_rows, sink_of
+from tests.output.support import make_bucket, output_args, read_rows, sink_of
 from tests.runs import REPO, Thief, assert_exactly_once, assert_per_key_order, cli, diamond_stream
-from tests.serverless.standin import ROLE, StandIn
+from tests.serverless.standin import ARCH, PYTHON, ROLE, StandIn
 from tests.streams import StreamFactory, put_kib
 
 pytestmark = pytest.mark.timeout(600)
@@ -63,8 +65,8 @@ def test_a_cli_run_queued_past_the_providers_25_polls_reads_a_resharded_stream_i
     sent = diamond_stream(kinesis, name, 40)
     output = output_args("delta", "s3", tmp_path, monkeypatch)
     application = emr_serverless.application()
-    emr_serverless.behave(application, queued_seconds=7)  # about 35 polls at 0.2 s
-    monkeypatch.setenv("KINESIS_BATCH_EMR_SERVERLESS_POLL_SECONDS", "0.2")
+    emr_serverless.behave(application, queued_polls=30)  # past the provider's 25, however slow the machine
+    monkeypatch.setenv("KINESIS_BATCH_EMR_SERVERLESS_POLL_SECONDS", "0.05")
 
     ran = cli(*run_args(emr_serverless, application, name, output, "--read-limits", "none", "--metrics", "emf"))
 
@@ -84,7 +86,7 @@ def test_a_cli_run_queued_past_the_providers_25_polls_reads_a_resharded_stream_i
     assert job["billedResourceUtilization"]["vCPUHour"] > 0
     assert f"job run {job['jobRunId']}: QUEUED" in ran.stderr and f"job run {job['jobRunId']}: RUNNING" in ran.stderr
     # The Amazon provider's operator gives up after waiter_max_attempts (25) polls; the run waits on.
-    assert emr_serverless.polls(job["jobRunId"])["QUEUED"] > 25
+    assert emr_serverless.polls(job["jobRunId"])["QUEUED"] == 30
     assert "vCPU-hours" in ran.stderr
 
 
@@ -194,3 +196,35 @@ def test_a_job_run_that_says_success_without_running_fails_the_run_in_one_line_a
     assert "says SUCCESS but left no result for this attempt" in line and "nothing is published" in line, line
     assert read_rows(sink_of(output, app=default_table(name), stream=name)) == {}
     assert set(checkpoints(name).values()) == {"TRIM_HORIZON"}
+
+
+def test_the_archive_package_uploads_to_s3_is_the_one_a_job_run_reads_a_resharded_stream_with(
+    emr_serverless: StandIn, kinesis: Any, streams: StreamFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The documented first step, as a user takes it: ``package --output s3://…`` writes the
+    archive (once gzipped: a name ending in .gz is never compressed again on the way), and the
+    job run of the next ``run`` unpacks that very object on a bare Python."""
+    name = streams.create(shards=3)
+    sent = diamond_stream(kinesis, name, 30)
+    output = output_args("delta", "s3", tmp_path, monkeypatch)
+    prefix = f"s3://{make_bucket()}/kinesis-batch"
+    packaged = cli("package", "--python", PYTHON, "--arch", ARCH, "--output", prefix, "--json")
+    assert packaged.returncode == 0, packaged.stderr[-3000:]
+    archive = json.loads(packaged.stdout)["archive"]
+    assert archive == f"{prefix}/{emr_serverless.archive.name}"
+    bucket, key = archive.removeprefix("s3://").split("/", 1)
+    stored = tmp_path / "stored.tar.gz"
+    boto3.client("s3").download_file(bucket, key, str(stored))
+    with tarfile.open(stored) as unpacked:  # a gzipped tar, not a gzip of one
+        assert "kinesis_batch/cli/read_step.py" in unpacked.getnames()
+
+    application = emr_serverless.application()
+    ran = cli("run", "--stream", name, *output, "--read-limits", "none", *job_args(application, archive))
+
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    assert_exactly_once(read_rows(sink_of(output, app=default_table(name), stream=name)), sent)
+    (job,) = emr_serverless.job_runs(application)
+    assert job["state"] == "SUCCESS"
+    assert f"{archive}#environment" in json.dumps(job["configurationOverrides"]), "it unpacked the uploaded object"
+    again = cli("package", "--python", PYTHON, "--arch", ARCH, "--output", prefix)
+    assert again.returncode == 2 and again.stderr.strip().endswith("--replace writes it again"), again.stderr

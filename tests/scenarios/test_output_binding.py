@@ -7,6 +7,7 @@ main table's output as it is)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,33 @@ def test_a_second_output_is_refused_and_moved_only_on_purpose(
     assert "starting at the checkpoints of 2 shards" in line
     code, out, _ = run_cli(capsys, *run, "--output", str(first), spark=spark)
     assert code == 2, "the old output is now the other one"
+
+
+def test_a_first_run_that_published_nothing_does_not_bind_its_output_for_good(
+    kinesis: Any, dynamodb: Any, streams: StreamFactory, spark: Any, tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    """The user's first run fails in its read (a record that does not decode, with
+    --on-bad-record fail): nothing was published, no checkpoint moved. The corrected run, to the
+    output the user meant, is not refused: the first output lacks nothing, and the table is
+    bound to the second with one line."""
+    name = streams.create(shards=2)
+    wrong, meant = tmp_path / "wrong", tmp_path / "meant"
+    sent = put(kinesis, name, 30, payload=lambda i: json.dumps({"n": i}).encode())
+    kinesis.put_record(StreamName=name, Data=b"not json", PartitionKey="bad")
+    decode = ("run", "--stream", name, "--read-limits", "none", "--decode", "json")
+    code, _, err = run_cli(capsys, *decode, "--output", str(wrong), "--on-bad-record", "fail", spark=spark)
+    assert code == 2, err
+    assert not list(wrong.rglob("*.parquet")), "nothing was published"
+
+    code, _, err = run_cli(capsys, *decode, "--output", str(meant), spark=spark)
+
+    assert code == 0, err
+    assert f"now publishes its output to {uri(meant)}: nothing was ever published to {uri(wrong)}" in err
+    bound = read_mark(HistoryTable(dynamodb, default_table(name)))
+    assert bound is not None and bound.output == uri(meant)
+    assert sorted(read_output(meant)["n"]) == list(range(len(sent))), "every good record once"
+    assert read_output(Path(f"{meant}_dead_letter"))["partition_key"] == ["bad"]
 
 
 def test_a_lease_table_made_before_outputs_were_recorded_adopts_its_output_with_one_line(

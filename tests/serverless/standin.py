@@ -22,6 +22,9 @@ from tests.output.support import make_bucket
 ROLE = "arn:aws:iam::123456789012:role/kinesis-batch-job"  # moto's account, as the stand-in's
 ARCH = {"arm64": "aarch64"}.get(platform.machine(), platform.machine())
 IMAGE_PYTHON = "/usr/bin/python3.11"  # the EMR 7.x image's Python 3.11 (kinesis_batch.serverless.releases)
+#: The Python the archive is packaged for: this one's version, since PySpark wants the executors'
+#: minor version to be the driver's (make test-compat runs on 3.12 and 3.13 too).
+PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
 
 
 def bare_python(folder: Path) -> str:
@@ -34,7 +37,7 @@ def bare_python(folder: Path) -> str:
 
 
 def shared_archive(root: Path) -> Path:
-    """``kinesis-batch package`` for Python 3.11 on this machine, built once under ``root`` for
+    """``kinesis-batch package`` for this Python on this machine, built once under ``root`` for
     every pytest worker of the session (the first builds it, the others wait for it)."""
     folder = root / "kinesis-batch-environment"
     folder.mkdir(exist_ok=True)
@@ -45,9 +48,9 @@ def shared_archive(root: Path) -> Path:
 
 
 def build_archive(folder: Path) -> Path:
-    """``kinesis-batch package`` for Python 3.11 on this machine."""
+    """``kinesis-batch package`` for this Python (:data:`PYTHON`) on this machine."""
     made = subprocess.run(
-        [str(Path(sys.executable).with_name("kinesis-batch")), "package", "--python", "3.11", "--arch", ARCH,
+        [str(Path(sys.executable).with_name("kinesis-batch")), "package", "--python", PYTHON, "--arch", ARCH,
          "--output", str(folder), "--json"],
         capture_output=True, text=True, timeout=900,
     )  # fmt: skip
@@ -73,7 +76,7 @@ class StandIn:
         return str(made["applicationId"])
 
     def behave(self, application_id: str, **behaviour: Any) -> None:
-        """The stand-in's own knob: ``queued_seconds``, ``lie``."""
+        """The stand-in's own knob: ``queued_seconds``, ``queued_polls``, ``lie``."""
         request = urllib.request.Request(
             f"{self.url}/_standin/applications/{application_id}",
             data=json.dumps(behaviour).encode(),

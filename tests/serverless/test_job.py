@@ -29,7 +29,7 @@ def request(application: str, name: str, timeout_minutes: int = 5) -> dict[str, 
 
 def test_a_job_run_is_waited_for_through_its_states_and_its_bill_read_once_it_ended(emr_serverless: StandIn) -> None:
     application = emr_serverless.application()
-    emr_serverless.behave(application, lie=True, queued_seconds=1)  # queued, then SUCCESS without running
+    emr_serverless.behave(application, lie=True, queued_polls=5)  # queued, then SUCCESS without running
     said: list[str] = []
     job = JobRun(emr_serverless_client(), request(application, "j1"), poll_seconds=0.1, progress=said.append)
 
@@ -39,7 +39,7 @@ def test_a_job_run_is_waited_for_through_its_states_and_its_bill_read_once_it_en
     assert said[0] == f"EMR Serverless job run {job.job_run_id} started on application {application}"
     seen = [line.split(": ")[1] for line in said[1:]]
     assert len(seen) == len(set(seen)) and "QUEUED" in seen and seen[-1] == "SUCCESS", seen  # each change once
-    assert job.polls["QUEUED"] >= 5
+    assert job.polls["QUEUED"] == 5 == emr_serverless.polls(job.job_run_id)["QUEUED"]
     assert job.info().vcpu_hours == pytest.approx(4 / 60, abs=1e-5)  # a worker's minimum minute
 
 

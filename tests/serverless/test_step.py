@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from kinesis_batch.aws import emr_serverless_client, s3_settings
-from kinesis_batch.errors import DependencyError
+from kinesis_batch.errors import DependencyError, InvalidStateError, LeaseLostError
 from kinesis_batch.output.place import Place
 from kinesis_batch.serverless.attempt import Attempt, JobResult
+from kinesis_batch.serverless.job import JobRunInfo
 from kinesis_batch.serverless.settings import ServerlessSettings
-from kinesis_batch.serverless.step import JobRunRead
+from kinesis_batch.serverless.step import JobRunRead, _failed
 from tests.output.support import make_bucket
 from tests.serverless.standin import ROLE, StandIn
 
@@ -34,3 +37,41 @@ def test_success_with_only_an_earlier_attempts_result_in_the_staging_is_a_failur
         read.run()
 
     assert read.info is not None and read.info.state == "SUCCESS"
+
+
+UI = "https://p-abc.emrappui-prod.eu-west-1.amazonaws.com/shs/?token=t"
+ENDED = JobRunInfo("00app", "00run", state="FAILED", state_details="Job failed, ExitCode: 1", dashboard=UI)
+
+
+@pytest.mark.parametrize(
+    ("info", "result", "kind", "said"),
+    [
+        (ENDED, None, DependencyError, f"ended FAILED: Job failed, ExitCode: 1; nothing is published (Spark UI: {UI})"),
+        (
+            replace(ENDED, dashboard=""),
+            None,
+            DependencyError,
+            "nothing is published (its logs: aws emr-serverless get-dashboard-for-job-run --application-id 00app "
+            "--job-run-id 00run)",
+        ),
+        (
+            ENDED,
+            JobResult("a1", 2, "--decode json: bad"),
+            InvalidStateError,
+            f"its read step said: --decode json: bad; nothing is published (Spark UI: {UI})",
+        ),
+        (
+            ENDED,
+            JobResult("a1", 3, "lost the leases of 2 shards; nothing was published"),
+            LeaseLostError,
+            f"its read step said: lost the leases of 2 shards; nothing was published (Spark UI: {UI})",
+        ),
+    ],
+    ids=["spark-failed", "no-dashboard", "bad-input", "lease-lost"],
+)
+def test_a_failed_job_run_is_its_exit_codes_error_saying_nothing_was_published_and_where_to_look(
+    info: JobRunInfo, result: JobResult | None, kind: type[Exception], said: str
+) -> None:
+    error = _failed(info, result)
+    assert type(error) is kind
+    assert str(error).startswith("EMR Serverless job run 00run ended FAILED") and str(error).endswith(said), error

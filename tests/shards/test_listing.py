@@ -6,7 +6,8 @@ from collections import Counter
 from typing import Any
 
 import pytest
-from devkit.stack import free_port
+from devkit.limits_proxy import LimitsProxy
+from devkit.stack import LocalStack, free_port
 
 from kinesis_batch import aws
 from kinesis_batch._backoff import Backoff
@@ -17,7 +18,7 @@ from kinesis_batch.errors import (
     ThrottledError,
 )
 from kinesis_batch.shards import listing
-from kinesis_batch.shards.listing import list_shards
+from kinesis_batch.shards.listing import describe_stream, list_shards
 from tests.faults import FakeClock, FaultyKinesis
 from tests.streams import open_shards, split
 
@@ -165,18 +166,65 @@ def test_unknown_stream_raises_stream_not_found_without_retrying(kinesis: Any) -
     assert clock.sleeps == []
 
 
-def test_server_failure_ends_the_listing_with_dependency_error(kinesis: Any, streams: Any) -> None:
+def test_a_server_failure_is_retried_then_ends_the_listing_with_dependency_error(kinesis: Any, streams: Any) -> None:
     stream = streams.create(shards=1)
     faulty = FaultyKinesis(kinesis).fail("list_shards", "InternalFailure", always=True, status=500)
+    clock = FakeClock()
 
     with pytest.raises(DependencyError, match="InternalFailure"):
-        list_shards(faulty, stream, sleep=FakeClock().sleep)
+        list_shards(faulty, stream, backoff=BACKOFF, sleep=clock.sleep)
 
-    assert faulty.count("list_shards") == 1
+    assert faulty.count("list_shards") == BACKOFF.attempts
+    assert len(clock.sleeps) == BACKOFF.attempts - 1
 
 
-def test_unreachable_endpoint_raises_dependency_error() -> None:
+def test_a_passing_server_failure_is_ridden_out(kinesis: Any, streams: Any) -> None:
+    stream = streams.create(shards=2)
+    faulty = FaultyKinesis(kinesis).fail("list_shards", "InternalFailure", first=2, status=500)
+    clock = FakeClock()
+
+    assert len(list_shards(faulty, stream, backoff=BACKOFF, sleep=clock.sleep)) == 2
+    assert faulty.count("list_shards") == 3 and len(clock.sleeps) == 2
+
+
+def test_unreachable_endpoint_raises_dependency_error_after_the_backoff() -> None:
     client = aws.kinesis_client(endpoint_url=f"http://127.0.0.1:{free_port()}")
+    clock = FakeClock()
 
-    with pytest.raises(DependencyError, match="ListShards"):
-        list_shards(client, "any-stream", sleep=FakeClock().sleep)
+    with pytest.raises(DependencyError, match=r"ListShards.*cannot reach the endpoint"):
+        list_shards(client, "any-stream", backoff=BACKOFF, sleep=clock.sleep)
+
+    assert len(clock.sleeps) == BACKOFF.attempts - 1
+
+
+def test_a_dropped_connection_is_retried_by_the_listing_and_the_description(
+    stack: LocalStack, emulator: str, streams: Any
+) -> None:
+    """A kept-alive connection closed under a call (kinesalite closes idle ones after 5 s, AWS's
+    load balancers too) is a ConnectionClosedError; the control plane's calls ride it out."""
+    stream = streams.create(shards=2)
+    with LimitsProxy(stack.kinesis[emulator].url) as proxy:
+        client = aws.kinesis_client(endpoint_url=proxy.url)
+        proxy.drop("DescribeStreamSummary", 2)
+        proxy.drop("ListShards", 1)
+        clock = FakeClock()
+
+        described = describe_stream(client, stream, backoff=BACKOFF, sleep=clock.sleep)
+        shards = list_shards(client, stream, backoff=BACKOFF, sleep=clock.sleep)
+
+        assert described.name == stream and len(shards) == 2
+        assert proxy.dropped == {"DescribeStreamSummary": 2, "ListShards": 1}
+        assert len(clock.sleeps) == 3
+
+
+def test_a_connection_dropped_every_time_is_a_dependency_error_after_the_backoff(
+    stack: LocalStack, emulator: str, streams: Any
+) -> None:
+    stream = streams.create(shards=1)
+    with LimitsProxy(stack.kinesis[emulator].url) as proxy:
+        client = aws.kinesis_client(endpoint_url=proxy.url)
+        proxy.drop("DescribeStreamSummary", BACKOFF.attempts)
+
+        with pytest.raises(DependencyError, match=r"DescribeStreamSummary.*cannot reach the endpoint"):
+            describe_stream(client, stream, backoff=BACKOFF, sleep=FakeClock().sleep)
+        assert proxy.dropped == {"DescribeStreamSummary": BACKOFF.attempts}

@@ -4,7 +4,10 @@ first error of any shard fails the whole group."""
 
 from __future__ import annotations
 
+import json
+import os
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -14,14 +17,14 @@ import pytest
 
 from kinesis_batch import Checkpoint
 from kinesis_batch.config import RunConfig
-from kinesis_batch.errors import StreamNotFoundError
+from kinesis_batch.errors import IllegalArgumentError, StreamNotFoundError
 from kinesis_batch.output.place import Place
 from kinesis_batch.planning import ShardRange, plan_run
 from kinesis_batch.shards.lineage import Lineage
 from kinesis_batch.shards.listing import list_shards
 from kinesis_batch.spark.rows import MIB, TASK_BUFFER_BYTES, buffer_bytes
-from kinesis_batch.spark.spec import GroupSpec
-from kinesis_batch.spark.task import read_group
+from kinesis_batch.spark.spec import GroupSpec, raised_in_task
+from kinesis_batch.spark.task import read_group, read_spec
 from tests.runs import assert_exactly_once, diamond_stream
 from tests.streams import StreamFactory, put
 
@@ -86,6 +89,49 @@ def test_the_first_error_of_one_shard_fails_the_whole_group(
 
     with pytest.raises(StreamNotFoundError, match="shardId-000000000099"):
         read_group(group(kinesis, name, (*ranges, missing), tmp_path))
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """Every string in a JSON value, keys too."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield key
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def test_executors_without_credentials_say_they_are_the_executors_and_the_spec_holds_none(
+    kinesis: Any, streams: StreamFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As on a Spark Connect server without an instance profile: the driver had credentials, the
+    task (its process's environment) has none."""
+    name = streams.create(shards=1)
+    put(kinesis, name, 5)
+    spec = group(kinesis, name, plan_of(kinesis, name), tmp_path).to_json()
+    credentials = kinesis._request_signer._credentials.get_frozen_credentials()
+    for secret in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
+        monkeypatch.delenv(secret, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")  # no instance profile to ask
+
+    with pytest.raises(RuntimeError) as failed:
+        list(read_spec(spec))
+    said = raised_in_task(failed.value)
+
+    assert isinstance(said, IllegalArgumentError)
+    assert str(said).startswith(
+        "the Spark executors have no AWS credentials or region of their own (Unable to locate credentials): they "
+        "read Kinesis with theirs (a Spark Connect server's or a cluster's instance profile"
+    ), str(said)
+    assert "AWS_DEFAULT_REGION" not in str(said), "not the user's own environment"
+    assert os.environ["AWS_ENDPOINT_URL_KINESIS"] in spec, "the endpoint travels in the spec"
+    assert not {credentials.access_key, credentials.secret_key} & set(_strings(json.loads(spec))), "credentials never"
+    assert list(tmp_path.glob("part-*.parquet")) == []
 
 
 @pytest.mark.parametrize(

@@ -23,8 +23,9 @@ shapes, and runs each job run as EMR Serverless would, on this machine:
   Serverless' default worker) for the job's time, with EMR's one-minute minimum.
 
 Tests change an application's behaviour through ``POST /_standin/applications/{id}``
-(``{"queued_seconds": S}``: each job run waits that long in QUEUED; ``{"lie": true}``: job
-runs say SUCCESS without running), and read how often a job run's states were polled at
+(``{"queued_seconds": S}``: each job run waits that long in QUEUED; ``{"queued_polls": N}``:
+it stays QUEUED until GetJobRun has answered QUEUED N times, however slow the machine;
+``{"lie": true}``: job runs say SUCCESS without running), and read how often a job run's states were polled at
 ``GET /_standin/jobruns/{id}``: paths of this server only.
 
     python -m devkit.emr_serverless -p PORT --work DIR [--image-python IMAGE_PATH=LOCAL_PATH ...]
@@ -73,6 +74,8 @@ class Job:
         self.cancelled = threading.Event()
         self.started = 0.0
         self.polls: dict[str, int] = {}  # GetJobRun calls answered, by the state they saw
+        self.queued_polls = 0  # with the queued_polls behaviour: QUEUED until that many polls saw it
+        self.polled_enough = threading.Event()
 
     def set(self, state: str, details: str = "") -> None:
         with self.lock:
@@ -179,6 +182,8 @@ class StandIn:
         job = self.job(application_id, job_run_id)
         with job.lock:
             job.polls[job.record["state"]] = job.polls.get(job.record["state"], 0) + 1
+            if job.record["state"] == "QUEUED" and job.polls["QUEUED"] >= job.queued_polls:
+                job.polled_enough.set()
             return {"jobRun": {k: v for k, v in job.record.items() if not k.startswith("_")}}
 
     def polls(self, job_run_id: str) -> dict[str, Any]:
@@ -226,10 +231,14 @@ class StandIn:
     def _execute(self, job: Job, behaviour: dict[str, Any]) -> None:
         try:
             queued = float(behaviour.get("queued_seconds") or 0)
-            if queued:
+            job.queued_polls = int(behaviour.get("queued_polls") or 0)
+            if queued or job.queued_polls:
                 job.set("QUEUED")
                 if job.cancelled.wait(queued):
                     return
+                while job.queued_polls and not job.polled_enough.wait(0.05):
+                    if job.cancelled.is_set():
+                        return
             job.set("SCHEDULED")
             if job.cancelled.wait(0.2):
                 return

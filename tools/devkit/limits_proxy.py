@@ -11,6 +11,10 @@ an emulator (kinesalite) and holds GetRecords to what AWS allows per shard:
   resumes after the last record returned);
 - shard iterators expire 5 minutes after they were handed out (ExpiredIteratorException).
 
+It can also drop connections (:meth:`LimitsProxy.drop`): the next calls of an operation are
+read and then answered by closing the connection, as an endpoint (or a load balancer in front
+of it) closes a kept-alive connection a client was reusing.
+
 Throttled calls count against the calls-per-second limit too, as on AWS. The limits are
 settings (:class:`ShardLimits`): a benchmark models many shards on one machine at a reduced
 per-shard rate, with the burst and the page size scaled alike. Per-shard statistics
@@ -97,6 +101,8 @@ class LimitsProxy:
         self._shards: dict[str, ShardStats] = {}
         self._iterators: dict[str, tuple[str, str, float]] = {}  # iterator -> stream, shard, issued at
         self._local = threading.local()
+        self._drops: dict[str, int] = {}  # operation -> calls still to drop
+        self.dropped: dict[str, int] = {}  # operation -> calls dropped so far
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -112,6 +118,22 @@ class LimitsProxy:
     def __exit__(self, *_: object) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+    def drop(self, operation: str, calls: int = 1) -> None:
+        """Close the connection, unanswered, on each of the next ``calls`` calls of ``operation``
+        (its API name: ``DescribeStreamSummary``)."""
+        with self._lock:
+            self._drops[operation] = self._drops.get(operation, 0) + calls
+
+    def dropping(self, target: str) -> bool:
+        """Whether this call (its X-Amz-Target) is one to drop; counted if so."""
+        operation = target.rsplit(".", 1)[-1]
+        with self._lock:
+            if self._drops.get(operation, 0) < 1:
+                return False
+            self._drops[operation] -= 1
+            self.dropped[operation] = self.dropped.get(operation, 0) + 1
+            return True
 
     def stats(self) -> dict[str, ShardStats]:
         with self._lock:
@@ -249,6 +271,9 @@ def _handler(proxy: LimitsProxy) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
             headers = dict(self.headers.items())
+            if proxy.dropping(self.headers.get("X-Amz-Target", "")):
+                self.close_connection = True  # no answer: the client sees the connection closed
+                return
             try:
                 status, answer = proxy.handle(self.headers.get("X-Amz-Target", ""), body, headers)
             except (OSError, http.client.HTTPException) as exc:

@@ -1,0 +1,48 @@
+"""The command line's flags made into a stream's settings: a mistake is one line naming the flag
+the user typed, never a streams-file field, and nothing given is never silently something else."""
+
+from __future__ import annotations
+
+import pytest
+
+from kinesis_batch.cli.args import build_parser, stream_settings
+from kinesis_batch.errors import IllegalArgumentError
+from kinesis_batch.serverless.settings import TIMEOUT_MINUTES
+
+ROLE = "arn:aws:iam::123456789012:role/job"
+JOB = ("--emr-serverless-application", "00app", "--execution-role", ROLE, "--environment", "s3://b/env.tar.gz")
+
+
+def _settings(*flags: str):  # type: ignore[no-untyped-def]
+    args = build_parser().parse_args(["run", "--stream", "s", "--output", "/o", *flags])
+    return stream_settings(args)
+
+
+@pytest.mark.parametrize(
+    ("flags", "says"),
+    [
+        (("--emr-serverless-timeout-minutes", "0"), "--emr-serverless-application is needed with the other EMR"),
+        ((*JOB, "--emr-serverless-timeout-minutes", "0"), "--emr-serverless-timeout-minutes: 0 is not in 1..10080"),
+        (
+            (*JOB, "--emr-serverless-conf", "spark.pyspark.python=/opt/py/bin/python3"),
+            "--emr-serverless-conf: spark.pyspark.python is set by kinesis-batch for the job from the archive of "
+            "--environment, not in conf",
+        ),
+        ((*JOB, "--emr-serverless-conf", "spark.archives=s3://b/x.tar.gz"), "--emr-serverless-conf: spark.archives"),
+        ((*JOB, "--spark-master", "spark://h:7077"), "--spark-master and emr_serverless both say where the read runs"),
+        ((*JOB, "--spark-remote", "sc://h:15002"), "--spark-remote and emr_serverless both say where the read runs"),
+        (("--spark-remote", "http://h:15002"), "--spark-remote: 'http://h:15002' is not a Spark Connect URL"),
+    ],
+    ids=["timeout-alone", "timeout-0", "interpreter", "archives", "master-and-job", "remote-and-job", "remote-url"],
+)
+def test_a_mistake_is_one_line_naming_the_flag(flags: tuple[str, ...], says: str) -> None:
+    with pytest.raises(IllegalArgumentError) as refused:
+        _settings(*flags)
+    assert str(refused.value).startswith(says), str(refused.value)
+    assert "\n" not in str(refused.value)
+
+
+def test_the_job_run_flags_keep_emr_serverless_defaults_when_not_given() -> None:
+    job_run = _settings(*JOB).emr_serverless
+    assert job_run is not None and job_run.timeout_minutes == TIMEOUT_MINUTES
+    assert _settings(*JOB, "--emr-serverless-timeout-minutes", "30").emr_serverless.timeout_minutes == 30  # type: ignore[union-attr]
