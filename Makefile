@@ -45,10 +45,12 @@ test-benchmarks:
 	@tools/bootstrap.sh
 	.venv/bin/python -m pytest -n 2 --dist worksteal -q -m benchmarks tests/test_benchmarks.py
 
-# The compatibility matrix (CI runs it after make test): the Spark tests on PySpark 3.5.0 and
-# 4.0.2, the Airflow, Dagster and table tests on Amazon MWAA 3.3.1's package set with Dagster and
-# deltalake at their lowest claimed versions; each environment built by tools/compat.sh in
-# .compat/, its time printed. docs/platforms.md says what each stands for.
+# The compatibility matrix (CI runs it after make test-benchmarks): each environment installs the
+# built wheel with a user's extras only (and the test tools apart), so an extra that lacks a
+# dependency fails here: the Spark tests on PySpark 3.5.0, 3.5's newest and 4.0.2; the Airflow,
+# Dagster and table tests on Amazon MWAA 3.3.1's package set on Python 3.12; the Spark, Airflow
+# and table tests on Python 3.13. Built by tools/compat.sh in .compat/, each one's Python,
+# versions and time printed. docs/platforms.md says what each stands for.
 test-compat:
 	@tools/compat.sh
 

@@ -18,7 +18,8 @@ import pytest
 from packaging.requirements import Requirement
 
 from kinesis_batch.environment import manylinux_tags
-from tests.runs import REPO
+from tests.runs import REPO, assert_exactly_once, diamond_stream
+from tests.streams import StreamFactory
 
 ADAPTERS = ("kinesis_batch.airflow", "kinesis_batch.dagster", "kinesis_batch.spark")
 
@@ -227,3 +228,41 @@ def test_the_wheel_with_an_airflow_environments_extras_resolves_under_mwaa_3_3_1
     }
     assert moved == {}, "every package of MWAA's set stays at its version"
     assert {"deltalake", "pyiceberg", "pyarrow", "apache-airflow-providers-amazon"} <= set(versions)
+
+
+def test_the_wheel_with_spark_and_delta_alone_lands_a_resharded_stream_exactly_once_on_local_spark(
+    wheel: Path, tmp_path: Path, kinesis: Any, streams: StreamFactory
+) -> None:
+    """``pip install 'kinesis-batch[spark,delta]'`` as a user runs it: a fresh environment with
+    nothing else (no pandas, which no extra of ours installs; the dev tools would bring it), away
+    from the checkout, runs the read step on local Spark into a Delta table."""
+    uv = str(Path(sys.executable).with_name("uv"))
+    venv = tmp_path / "venv"
+    subprocess.run([uv, "venv", "--python", sys.executable, str(venv)], **QUIET)
+    pyspark = pinned(REPO / "constraints.txt")["pyspark"]
+    wheels = subprocess.run([str(REPO / "tools" / "wheelhouse.sh"), sys.executable, pyspark], **QUIET).stdout.strip()
+    found = ["--find-links", wheels] if wheels else []
+    subprocess.run(
+        [uv, "pip", "install", "--python", str(venv / "bin" / "python"), *found, "-c", str(REPO / "constraints.txt"),
+         f"{wheel}[spark,delta]"],
+        **QUIET,
+    )  # fmt: skip
+    python = str(venv / "bin" / "python")
+    pandas = subprocess.run([python, "-c", "import pandas"], capture_output=True, cwd=tmp_path)
+    assert pandas.returncode != 0, "pandas came with [spark,delta]: the test would not show its absence"
+    name = streams.create(shards=3)
+    sent = diamond_stream(kinesis, name, 40)
+    output = tmp_path / "table"
+    elsewhere = {"cwd": tmp_path, "env": {**os.environ, "PYTHONPATH": ""}}
+
+    ran = subprocess.run(
+        [str(venv / "bin" / "kinesis-batch"), "run", "--stream", name, "--format", "delta", "--output", str(output),
+         "--read-limits", "none", "--spark-master", "local[2]"],
+        capture_output=True, text=True, timeout=300, **elsewhere,
+    )  # fmt: skip
+
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    from deltalake import DeltaTable
+
+    rows = DeltaTable(str(output)).to_pyarrow_table().to_pydict()
+    assert_exactly_once(rows, sent)

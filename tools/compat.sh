@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
 # make test-compat: the compatibility matrix. Each environment is built here (in .compat/NAME, like
-# .venv: again only when its inputs change) and runs the tests of what it varies; each one's time
-# is printed. make test runs everything on constraints.txt's newest set.
+# .venv: again only when its inputs change) as users install kinesis-batch: the built wheel with
+# a user's extras and nothing of [dev] (the test tools go in apart, tools/compat/test-tools.txt),
+# so an extra that lacks a dependency fails here. Each runs the tests of what it varies, and
+# prints its Python, its versions and its time. make test runs everything on constraints.txt's set.
 #
-#   spark-3.5    the tests that touch Spark on PySpark 3.5.0, the oldest we claim (EMR 7, Glue 5,
-#                Databricks 15.4/16.4), the rest as constraints.txt
-#   spark-4.0    the same on PySpark 4.0.2 (emr-spark-8.0.0; Databricks 17.3 runs 4.0.0)
-#   mwaa-3.3.1   Amazon MWAA 3.3.1's package set (Airflow 3.3.1, providers-amazon 9.34.0, pandas 3,
-#                pyarrow 25, pyiceberg 0.11.1...) with Dagster and deltalake at their lowest claimed
-#                versions (tools/compat/lowest.txt): the Airflow, Dagster and table tests. MWAA runs
-#                Python 3.12; this machine has 3.11 only, which stands in for it, with the few
-#                releases of the set that need 3.12 replaced (tools/compat/mwaa-on-3.11.txt).
+#   spark-3.5.0      the tests that touch Spark on PySpark 3.5.0, the oldest we claim (EMR 7, Glue 5,
+#                    Databricks 15.4), [spark,delta,iceberg,glue-protobuf,airflow]: no pandas, as users have it
+#   spark-3.5-newest the same on 3.5's newest patch (Glue 5.1, Databricks 16.4 take later 3.5s)
+#   spark-4.0        the same on PySpark 4.0.2 (emr-spark-8.0.0; Databricks 17.3 runs 4.0.0), with
+#                    [spark-connect] too: the Spark Connect tests
+#   mwaa-3.3.1       Amazon MWAA 3.3.1's package set on Python 3.12, MWAA's constraint file
+#                    unchanged (Airflow 3.3.1, providers-amazon 9.34.0, pandas 3, pyarrow 25,
+#                    pyiceberg 0.11.1...), Dagster and deltalake at their lowest claimed versions
+#                    (tools/compat/lowest.txt): the Airflow, Dagster and table tests
 #
-# Usage: tools/compat.sh [NAME...]   (default: all three)
+# Usage: tools/compat.sh [NAME...]   (default: all four)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -21,6 +24,7 @@ say() { printf '[compat] %s\n' "$*" >&2; }
 tools/bootstrap.sh  # .venv's uv, Java, the emulators: shared by every environment
 uv=$root/.venv/bin/uv
 mwaa=tools/compat/mwaa/mwaa-3.3.1-constraints-3.12.txt  # MWAA's own file, unchanged (its README)
+newest_35=3.5.9  # PyPI's newest 3.5 when this was written
 
 # The tests that touch Spark: the read step and its task, whole runs in every format, the
 # spark-submitted read step (a cluster), a killed task's retry, Spark Connect (4.x only).
@@ -31,33 +35,62 @@ SPARK_TESTS=(tests/spark tests/run tests/cli/test_submit.py tests/dags/test_kine
 # set holds, and the orchestrator's side is the same DAG and asset code these tests run.
 MWAA_TESTS=(tests/airflow tests/dags tests/dagster tests/output tests/maintenance/test_maintain.py -k "not emr_serverless")
 
-# build NAME PYSPARK CONSTRAINT_FILE...: .compat/NAME with kinesis-batch[dev] under those
-# constraints, pyspark PYSPARK from the wheelhouse (tools/wheelhouse.sh).
+# interpreter VERSION: an interpreter of that version (on PATH, else pyenv's), or one line and exit 2.
+interpreter() {
+  local version=$1 found
+  for found in "$(command -v "python$version" || true)" "${PYENV_ROOT:-$HOME/.pyenv}"/versions/"$version"*/bin/"python$version"; do
+    if [[ -x $found ]] && "$found" -c 'import sys; sys.exit(0)' 2>/dev/null; then echo "$found"; return; fi
+  done
+  say "Python $version is needed for this environment (python$version on PATH, or pyenv install $version)"
+  exit 2
+}
+
+# The wheel users install, built once per call from only what the build reads (no egg-info left
+# in the checkout: tools/bootstrap.sh says why).
+build_wheel() {
+  local source dist=$root/.compat/dist
+  source=$(mktemp -d)
+  cp pyproject.toml README.md "$source"/
+  cp -r kinesis_batch "$source"/
+  find "$source" -name __pycache__ -prune -exec rm -rf {} +
+  rm -rf "$dist"
+  "$uv" build -q --wheel --out-dir "$dist" "$source"
+  rm -rf "$source"
+  wheel=$(ls "$dist"/kinesis_batch-*.whl)
+}
+
+# build NAME PYTHON PYSPARK EXTRAS CONSTRAINT_FILE...: .compat/NAME on PYTHON with the wheel and
+# EXTRAS under those constraints, pyspark PYSPARK from the wheelhouse (tools/wheelhouse.sh), and
+# the test tools. The wheel itself is installed again every time (a second; the code may differ).
 build() {
-  local name=$1 pyspark=$2; shift 2
+  local name=$1 python=$2 pyspark=$3 extras=$4; shift 4
   local venv=.compat/$name stamp=.compat/$name/.kinesis-batch-installed
-  local want
-  want=$(cat pyproject.toml tools/compat.sh "$@" | sha256sum | cut -d' ' -f1)  # the recipe too
-  if [[ -f $stamp && $(cat "$stamp") == "$want" ]]; then return; fi
-  say "building $venv"
-  rm -rf "$venv"
-  # --seed: pip too, as a venv of python -m venv has (kinesis-batch package runs pip's resolver)
-  "$uv" venv -q --seed --python "$root/.venv/bin/python" "$venv"
-  local constraints=()
+  local want constraints=() wheels
+  want=$(cat pyproject.toml tools/compat.sh tools/compat/test-tools.txt "$@" | sha256sum | cut -d' ' -f1)  # the recipe too
   for file in "$@"; do constraints+=(-c "$file"); done
-  local wheels
   wheels=$(tools/wheelhouse.sh .venv/bin/python "$pyspark")
-  VIRTUAL_ENV=$root/$venv "$uv" pip install -q --compile-bytecode ${wheels:+--find-links "$wheels"} "${constraints[@]}" -e ".[dev]"
-  rm -rf kinesis_batch.egg-info  # as tools/bootstrap.sh says: a second sighting of our plugin
-  "$uv" cache prune -q  # as tools/bootstrap.sh says: what it fetched again, once
-  echo "$want" > "$stamp"
+  if [[ ! -f $stamp || $(cat "$stamp") != "$want" ]]; then
+    say "building $venv"
+    rm -rf "$venv"
+    # --seed: pip too, as a venv of python -m venv has (kinesis-batch package runs pip's resolver)
+    "$uv" venv -q --seed --python "$python" "$venv"
+    VIRTUAL_ENV=$root/$venv "$uv" pip install -q --compile-bytecode ${wheels:+--find-links "$wheels"} "${constraints[@]}" \
+      "pyspark==$pyspark" "$wheel[$extras]" -r tools/compat/test-tools.txt
+    "$uv" cache prune -q  # as tools/bootstrap.sh says: what it fetched again, once
+    echo "$want" > "$stamp"
+  fi
+  VIRTUAL_ENV=$root/$venv "$uv" pip install -q --reinstall-package kinesis-batch --no-deps "$wheel"
 }
 
 # run NAME TESTS...: the tests in .compat/NAME, timed.
 run() {
   local name=$1; shift
   local started=$SECONDS
-  say "$name: $(.compat/"$name"/bin/python -c 'import importlib.metadata as m; print(", ".join(f"{p} {m.version(p)}" for p in ("pyspark", "apache-airflow", "apache-airflow-providers-amazon", "dagster", "deltalake", "pyiceberg", "pyarrow", "pandas")))')"
+  say "$name: $(.compat/"$name"/bin/python -c 'import importlib.metadata as m, platform
+def v(p):
+    try: return m.version(p)
+    except m.PackageNotFoundError: return "-"
+print(f"Python {platform.python_version()}, " + ", ".join(f"{p} {v(p)}" for p in ("kinesis-batch", "pyspark", "apache-airflow", "apache-airflow-providers-amazon", "dagster", "deltalake", "pyiceberg", "pyarrow", "pandas")))')"
   local code=0
   .compat/"$name"/bin/python -m pytest -n 2 --dist worksteal -q -p no:cacheprovider "$@" || code=$?
   say "$name: $((SECONDS - started)) s, exit $code"
@@ -65,6 +98,7 @@ run() {
 }
 
 mkdir -p .compat
+build_wheel
 failed=()
 # pip resolves the built wheel with an Airflow environment's extras under MWAA 3.3.1's set, for
 # Python 3.12 on x86_64 and aarch64 (tests/test_package.py).
@@ -74,27 +108,31 @@ KINESIS_BATCH_COMPAT=1 .venv/bin/python -m pytest -q -p no:cacheprovider tests/t
   || failed+=(installability)
 say "installability: $((SECONDS - started)) s"
 names=("$@")
-[[ ${#names[@]} -gt 0 ]] || names=(spark-3.5 spark-4.0 mwaa-3.3.1)
+[[ ${#names[@]} -gt 0 ]] || names=(spark-3.5.0 spark-3.5-newest spark-4.0 mwaa-3.3.1)
 for name in "${names[@]}"; do
   started=$SECONDS
   case $name in
-    spark-3.5|spark-4.0)
-      version=$([[ $name == spark-3.5 ]] && echo 3.5.0 || echo 4.0.2)
+    spark-3.5.0|spark-3.5-newest|spark-4.0)
+      case $name in
+        spark-3.5.0) version=3.5.0 extras=spark,delta,iceberg,glue-protobuf,airflow ;;
+        spark-3.5-newest) version=$newest_35 extras=spark,delta,iceberg,glue-protobuf,airflow ;;
+        *) version=4.0.2 extras=spark,spark-connect,delta,iceberg,glue-protobuf,airflow ;;
+      esac
       pins=.compat/$name.txt
       # constraints.txt with pyspark moved to this version (and py4j to what it takes)
       { grep -viE '^(pyspark|py4j)==' constraints.txt; echo "pyspark==$version"; } > "$pins"
-      build "$name" "$version" "$pins"
+      build "$name" "$root/.venv/bin/python" "$version" "$extras" "$pins"
       run "$name" "${SPARK_TESTS[@]}" || failed+=("$name")
       ;;
     mwaa-3.3.1)
-      pins=.compat/mwaa-3.3.1.txt
-      overridden=$(grep -v '^#' tools/compat/mwaa-on-3.11.txt | cut -d= -f1 | paste -sd'|')
-      grep -viE "^($overridden)==" "$mwaa" > "$pins"
-      # MWAA's set pins no pyspark (its workers run no Spark driver): the newest, constraints.txt's
-      build "$name" "$(sed -n 's/^pyspark==//p' constraints.txt)" "$pins" tools/compat/lowest.txt tools/compat/mwaa-on-3.11.txt
+      # MWAA's set pins no pyspark (its workers run no Spark driver): the DAG tests' local Spark
+      # is constraints.txt's. Every extra an Airflow environment takes, and Dagster's.
+      py312=$(interpreter 3.12) || exit 2
+      build "$name" "$py312" "$(sed -n 's/^pyspark==//p' constraints.txt)" \
+        spark,airflow,dagster,delta,iceberg,openlineage,metrics,glue-protobuf "$mwaa" tools/compat/lowest.txt
       run "$name" "${MWAA_TESTS[@]}" || failed+=("$name")
       ;;
-    *) say "no such environment: $name (spark-3.5, spark-4.0, mwaa-3.3.1)"; exit 2 ;;
+    *) say "no such environment: $name (spark-3.5.0, spark-3.5-newest, spark-4.0, mwaa-3.3.1)"; exit 2 ;;
   esac
   say "$name: $((SECONDS - started)) s with its build"
 done

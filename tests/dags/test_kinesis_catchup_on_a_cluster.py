@@ -96,10 +96,15 @@ def spark_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[st
 
 @pytest.fixture(scope="module")
 def executor_python(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """This interpreter with its installed dependencies but without the editable install of the
-    checkout (-S: .pth files are not read; site-packages is put on the path by hand)."""
-    wrapper = tmp_path_factory.mktemp("executor-python") / "python"
-    site = sysconfig.get_paths()["purelib"]
+    """This interpreter with its installed dependencies but without kinesis-batch, whether it is
+    installed editable (a .pth file) or as a wheel (-S: no .pth file is read; a folder of links to
+    site-packages' entries, kinesis-batch's left out, is put on the path by hand)."""
+    folder = tmp_path_factory.mktemp("executor-python")
+    wrapper, site = folder / "python", folder / "site-packages"
+    site.mkdir()
+    for entry in Path(sysconfig.get_paths()["purelib"]).iterdir():
+        if not entry.name.startswith(("kinesis_batch", "__editable__")):
+            (site / entry.name).symlink_to(entry)
     wrapper.write_text(f'#!/bin/sh\nPYTHONPATH="${{PYTHONPATH:+$PYTHONPATH:}}{site}" exec {sys.executable} -S "$@"\n')
     wrapper.chmod(0o755)
     no_package = subprocess.run([str(wrapper), "-c", "import kinesis_batch"], capture_output=True, cwd="/")
