@@ -14,8 +14,11 @@
 #                    unchanged (Airflow 3.3.1, providers-amazon 9.34.0, pandas 3, pyarrow 25,
 #                    pyiceberg 0.11.1...), Dagster and deltalake at their lowest claimed versions
 #                    (tools/compat/lowest.txt): the Airflow, Dagster and table tests
+#   py3.13           constraints.txt's set on Python 3.13 (it resolves there unchanged, adding
+#                    pyyaml-ft, libcst's YAML on 3.13), every user-facing extra: the Spark tests and
+#                    the Airflow, Dagster and table tests, the cluster's executors a bare 3.13
 #
-# Usage: tools/compat.sh [NAME...]   (default: all four)
+# Usage: tools/compat.sh [NAME...]   (default: all five)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -27,9 +30,11 @@ mwaa=tools/compat/mwaa/mwaa-3.3.1-constraints-3.12.txt  # MWAA's own file, uncha
 newest_35=3.5.9  # PyPI's newest 3.5 when this was written
 
 # The tests that touch Spark: the read step and its task, whole runs in every format, the
-# spark-submitted read step (a cluster), a killed task's retry, Spark Connect (4.x only).
+# spark-submitted read step (a cluster), a killed task's retry, Spark Connect (4.x only), and a
+# fresh environment of the wheel with [spark,delta] alone on this PySpark.
 SPARK_TESTS=(tests/spark tests/run tests/cli/test_submit.py tests/dags/test_kinesis_catchup_on_a_cluster.py tests/scenarios/test_run_formats.py
-  tests/scenarios/test_run_grouped.py tests/scenarios/test_spark_connect.py tests/decoding/test_runs.py)
+  tests/scenarios/test_run_grouped.py tests/scenarios/test_spark_connect.py tests/decoding/test_runs.py
+  tests/test_package.py::test_the_wheel_with_spark_and_delta_alone_lands_a_resharded_stream_exactly_once_on_local_spark)
 # Airflow (its UI too), the DAGs, Dagster, and the table libraries. The read step as an EMR
 # Serverless job run is make test's: the job's side runs the archive's packages, whatever this
 # set holds, and the orchestrator's side is the same DAG and asset code these tests run.
@@ -108,7 +113,7 @@ KINESIS_BATCH_COMPAT=1 .venv/bin/python -m pytest -q -p no:cacheprovider tests/t
   || failed+=(installability)
 say "installability: $((SECONDS - started)) s"
 names=("$@")
-[[ ${#names[@]} -gt 0 ]] || names=(spark-3.5.0 spark-3.5-newest spark-4.0 mwaa-3.3.1)
+[[ ${#names[@]} -gt 0 ]] || names=(spark-3.5.0 spark-3.5-newest spark-4.0 mwaa-3.3.1 py3.13)
 for name in "${names[@]}"; do
   started=$SECONDS
   case $name in
@@ -132,7 +137,13 @@ for name in "${names[@]}"; do
         spark,airflow,dagster,delta,iceberg,openlineage,metrics,glue-protobuf "$mwaa" tools/compat/lowest.txt
       run "$name" "${MWAA_TESTS[@]}" || failed+=("$name")
       ;;
-    *) say "no such environment: $name (spark-3.5.0, spark-3.5-newest, spark-4.0, mwaa-3.3.1)"; exit 2 ;;
+    py3.13)
+      py313=$(interpreter 3.13) || exit 2
+      build "$name" "$py313" "$(sed -n 's/^pyspark==//p' constraints.txt)" \
+        spark,spark-connect,airflow,dagster,delta,iceberg,openlineage,metrics,glue-protobuf constraints.txt
+      run "$name" "${SPARK_TESTS[@]}" "${MWAA_TESTS[@]}" || failed+=("$name")
+      ;;
+    *) say "no such environment: $name (spark-3.5.0, spark-3.5-newest, spark-4.0, mwaa-3.3.1, py3.13)"; exit 2 ;;
   esac
   say "$name: $((SECONDS - started)) s with its build"
 done

@@ -16,7 +16,7 @@ from kinesis_batch.serverless.settings import ServerlessSettings
 from kinesis_batch.settings import CLI, OPTIONS, StreamSettings, flag, kind, offered
 
 if TYPE_CHECKING:
-    from kinesis_batch.output import Stored
+    from kinesis_batch.output import Output, Stored
 
 
 class _Parser(argparse.ArgumentParser):
@@ -152,20 +152,30 @@ def _handover(commands: argparse._SubParsersAction[_Parser]) -> None:
 
 def _output(parser: argparse.ArgumentParser, *, required: bool) -> None:
     parser.add_argument("--output", required=required, help=_help("output"))
-    parser.add_argument("--format", choices=FORMATS, default=defaults.FORMAT, help=_help("format"))
+    parser.add_argument(
+        "--format", choices=FORMATS, help=_help("format") + "; an s3:// output with none given is a Delta table"
+    )
     parser.add_argument("--catalog", help=_help("catalog"))
+
+
+def output_of(args: argparse.Namespace) -> Output:
+    """The output the command names with --output, --format (the one format the location can be
+    when none is given, else the default) and --catalog."""
+    from kinesis_batch.output import Output
+    from kinesis_batch.output.formats import implied
+
+    return Output(args.format or implied(args.output) or defaults.FORMAT, args.output, args.catalog)
 
 
 def output_sink(args: argparse.Namespace, table: str) -> Stored | None:
     """The output the command names, or None when it names none (status, history)."""
     if args.output is None:
-        if args.format != defaults.FORMAT or args.catalog:
+        if args.format is not None or args.catalog:
             raise IllegalArgumentError("--format and --catalog need --output")
         return None
     from kinesis_batch.aws import s3_settings
-    from kinesis_batch.output import Output
 
-    return Output(args.format, args.output, args.catalog).open(app=table, stream=args.stream, s3=s3_settings())
+    return output_of(args).open(app=table, stream=args.stream, s3=s3_settings())
 
 
 def _stream_and_table(parser: argparse.ArgumentParser, table_help: str = "") -> None:

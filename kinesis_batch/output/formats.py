@@ -159,6 +159,15 @@ def named(rows: tuple[Format, ...]) -> list[str]:
     return [row.name for row in rows]
 
 
+def implied(output: str) -> str | None:
+    """The one format ``output`` can be, where only one can be there (an s3:// path: the only
+    format that publishes there by path); None where more than one can."""
+    if not output.startswith(("s3://", "s3a://")):
+        return None
+    candidates = [row.name for row in ON_S3 if not row.catalog]
+    return candidates[0] if len(candidates) == 1 else None
+
+
 def format_of(name: str) -> Format:
     """The row of ``--format NAME``; one line naming the formats when there is none."""
     row = BY_NAME.get(name)

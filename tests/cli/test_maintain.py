@@ -75,6 +75,12 @@ def test_status_shows_the_outputs_files_and_its_last_maintenance(
             "--output s3://no-such-bucket-kb/t: bucket no-such-bucket-kb does not exist",
             marks=pytest.mark.processes,  # moto's S3
         ),
+        pytest.param(  # no --format: an s3:// path can only be a Delta table
+            ("maintain", "--output", "s3://no-such-bucket-kb/t"),
+            "--output s3://no-such-bucket-kb/t: bucket no-such-bucket-kb does not exist",
+            marks=pytest.mark.processes,
+        ),
+        (("status", "--stream", "s", "--format", "delta"), "--format and --catalog need --output"),
         (("maintain", "--output", "/tmp/x", "--retain-hours", "-1"), "--retain-hours: -1 is not in 0..87600"),
         (("maintain", "--output", "/tmp/x", "--target-file-mb", "0"), "--target-file-mb: 0 is not in 1..4096"),
         (("run", "--stream", "s", "--output", "/tmp/x", "--partition-by", "week"), "--partition-by 'week': use"),

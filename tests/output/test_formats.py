@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from kinesis_batch.errors import IllegalArgumentError
-from kinesis_batch.output.formats import FORMATS, ROWS, Format, format_of, validate_output
+from kinesis_batch.output.formats import FORMATS, ROWS, Format, format_of, implied, validate_output
 
 PACKAGE = Path(__file__).resolve().parents[2] / "kinesis_batch"
 
@@ -107,3 +107,11 @@ def test_only_the_formats_that_merge_take_changes() -> None:
 )
 def test_a_backfills_own_output_is_named_by_its_formats_row(format: str, main: str, backfill: str) -> None:
     assert format_of(format).backfill(main, "B-1") == backfill
+
+
+@pytest.mark.parametrize(
+    ("output", "format"),
+    [("s3://lake/t", "delta"), ("s3a://lake/t", "delta"), ("/data/t", None), ("analytics.clicks", None)],
+)
+def test_the_one_format_a_location_can_be_is_implied_and_no_other(output: str, format: str | None) -> None:
+    assert implied(output) == format
