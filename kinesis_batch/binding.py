@@ -149,9 +149,8 @@ def bind(
         check(mark, outputs, store.table_name, binding=binding, progressed=progressed)
         if outputs.recorded_in(mark):
             return
-        moved = _pairs(mark, outputs)
-        rebound = moved if not progressed and binding == KEEP else []
-        moved = [] if rebound else moved
+        # What differs got past check: moved on purpose (MOVE), or bound anew (KEEP: nothing published).
+        rebound, moved = (_pairs(mark, outputs), []) if binding == KEEP else ([], _pairs(mark, outputs))
         if moved:
             _record_move(history, store, *moved[0][1:], worker_id)
         wanted = replace(

@@ -3,8 +3,8 @@
 Contract: returns each shard once, in the service's order, or raises. Throttling and a
 transient failure of the endpoint (a dropped connection, a timeout, a 5xx) are retried with
 bounded backoff (``aws.retried``), each page and each description alike; an expired NextToken
-restarts the listing once; every other client error
-ends the listing with a typed error (harlow/kinesis-consumer#131 looped silently instead).
+restarts the listing once; every other client error ends the listing with a typed error
+(harlow/kinesis-consumer#131 looped silently instead).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from kinesis_batch._backoff import Backoff
@@ -50,25 +51,15 @@ def _list_once(
     shards: list[Shard] = []
     # The first page is asked by stream name, the next ones by NextToken alone (AWS rejects both).
     request: dict[str, Any] = {"StreamName": stream_name, "MaxResults": PAGE_SIZE}
+    codes = {"ExpiredNextTokenException": _TokenExpired, "ResourceNotFoundException": _missing(stream_name)}
     while True:
-        page = _call_with_backoff(client, stream_name, request, backoff, sleep)
+        call = partial(client.list_shards, **request)
+        page = retried("ListShards", stream_name, call, codes=codes, backoff=backoff, sleep=sleep)
         shards.extend(Shard.from_api(item) for item in page.get("Shards", []))
         token = page.get("NextToken")
         if not token:
             return shards
         request = {"NextToken": token, "MaxResults": PAGE_SIZE}
-
-
-def _call_with_backoff(
-    client: KinesisClient,
-    stream: str,
-    request: dict[str, Any],
-    backoff: Backoff,
-    sleep: Callable[[float], None],
-) -> dict[str, Any]:
-    codes = {"ExpiredNextTokenException": _TokenExpired, "ResourceNotFoundException": _missing(stream)}
-    call = lambda: client.list_shards(**request)  # noqa: E731
-    return dict(retried("ListShards", stream, call, codes=codes, backoff=backoff, sleep=sleep))
 
 
 class _TokenExpired(Exception):
