@@ -37,6 +37,7 @@ orchestrator retries the task (Airflow) or step (Dagster) or fails it for good.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -244,6 +245,29 @@ def storage_errors(doing: str, *, remote: bool, passing: tuple[type[BaseExceptio
         if isinstance(exc, (KinesisBatchError, *passing)):
             raise
         raise from_storage(exc, doing, remote=remote) from exc
+
+
+#: How a line says that the step which failed left the output as it was.
+NOTHING_PUBLISHED = "nothing was published"
+
+
+@contextmanager
+def before_publishing() -> Iterator[None]:
+    """A step that runs before its batch is published (the read): an error of this tree raised in
+    the block says so at the end of its line, once (``...; nothing was published``), so whoever
+    reads it knows the output is as it was and the next run reads those records again. Same class
+    and fields, raised ``from`` the original. Lease errors pass as they are: their lines say what
+    became of the batch themselves (a lost lease, a stop's teardown)."""
+    try:
+        yield
+    except LeaseError:
+        raise
+    except KinesisBatchError as exc:
+        if NOTHING_PUBLISHED in str(exc):
+            raise
+        said = copy.copy(exc)  # keeps the class and its fields; only the line grows
+        said.args = (f"{exc}; {NOTHING_PUBLISHED}",)
+        raise said from exc
 
 
 @dataclass(frozen=True)

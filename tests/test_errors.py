@@ -51,3 +51,40 @@ def test_retryable_errors_share_a_base_and_arguments_are_value_errors() -> None:
 def test_unreachable_endpoint_message_says_so() -> None:
     translated = errors.from_botocore(EndpointConnectionError(endpoint_url="http://127.0.0.1:9"), operation="Scan")
     assert "cannot reach the endpoint" in str(translated)
+
+
+@pytest.mark.parametrize(
+    ("raised", "said"),
+    [
+        (errors.InvalidStateError("a task failed"), "a task failed; nothing was published"),
+        (errors.DependencyError("cannot reach S3"), "cannot reach S3; nothing was published"),
+        (errors.BadRecordError("shard s, bad record"), "shard s, bad record; nothing was published"),
+        (errors.DependencyError("job run ended FAILED; nothing was published (logs)"), None),
+        (errors.LeaseLostError("lost the leases of s to w2"), None),
+        (errors.ShutdownError("stopped while reading", signal_number=15), None),
+    ],
+)
+def test_an_error_before_publishing_says_once_that_nothing_was_published(
+    raised: errors.KinesisBatchError, said: str | None
+) -> None:
+    with pytest.raises(errors.KinesisBatchError) as caught, errors.before_publishing():
+        raise raised
+    if said is None:  # its line says what became of the batch itself
+        assert caught.value is raised
+        return
+    assert type(caught.value) is type(raised) and str(caught.value) == said
+    assert caught.value.__cause__ is raised
+    assert errors.classify(caught.value) == errors.classify(raised)
+
+
+def test_before_publishing_keeps_an_errors_fields_and_lets_other_errors_pass() -> None:
+    class Marked(errors.InvalidStateError):
+        def __init__(self, message: str, *, shard: str = "") -> None:
+            super().__init__(message)
+            self.shard = shard
+
+    with pytest.raises(Marked) as caught, errors.before_publishing():
+        raise Marked("gap", shard="shardId-1")
+    assert (str(caught.value), caught.value.shard) == ("gap; nothing was published", "shardId-1")
+    with pytest.raises(KeyError), errors.before_publishing():
+        raise KeyError("not ours: a bug is reported as it is")

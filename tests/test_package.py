@@ -231,32 +231,43 @@ def test_the_wheel_with_an_airflow_environments_extras_resolves_under_mwaa_3_3_1
     assert {"deltalake", "pyiceberg", "pyarrow", "apache-airflow-providers-amazon"} <= set(versions)
 
 
+# The package sets a user's fresh environment takes the wheel under: constraints.txt's with its
+# [spark,delta] alone, and Amazon MWAA 3.3.1's (on its Python, 3.12: make test-compat's
+# mwaa-3.3.1) with a self-run Airflow's [spark,delta,airflow]. Neither brings pandas.
+PACKAGE_SETS = {
+    "constraints": (REPO / "constraints.txt", "spark,delta", None),
+    "mwaa-3.3.1": (MWAA / "mwaa-3.3.1-constraints-3.12.txt", "spark,delta,airflow", (3, 12)),
+}
+
+
+@pytest.mark.parametrize("package_set", PACKAGE_SETS)
 def test_the_wheel_with_spark_and_delta_alone_lands_a_resharded_stream_exactly_once_on_local_spark(
-    wheel: Path, tmp_path: Path, kinesis: Any, streams: StreamFactory
+    wheel: Path, tmp_path: Path, kinesis: Any, streams: StreamFactory, package_set: str
 ) -> None:
     """``pip install 'kinesis-batch[spark,delta]'`` as a user runs it: a fresh environment with
     nothing else (no pandas, which no extra of ours installs; the dev tools would bring it), away
     from the checkout, runs the read step on local Spark into a Delta table."""
+    package_pins, extras, python_needed = PACKAGE_SETS[package_set]
+    if python_needed is not None and sys.version_info[:2] != python_needed:
+        pytest.skip(f"{package_set}'s set is for Python {python_needed[0]}.{python_needed[1]} (make test-compat)")
     uv = str(Path(sys.executable).with_name("uv"))
     venv = tmp_path / "venv"
     subprocess.run([uv, "venv", "--python", sys.executable, str(venv)], **QUIET)
-    # This environment's PySpark (make test-compat's 3.5s too), the rest constraints.txt's set.
+    # This environment's PySpark (make test-compat's 3.5s too), the rest the set's.
     pyspark = importlib.metadata.version("pyspark")
     constraints = tmp_path / "constraints.txt"
-    kept = [
-        line for line in (REPO / "constraints.txt").read_text().splitlines() if not line.startswith(("pyspark", "py4j"))
-    ]
+    kept = [line for line in package_pins.read_text().splitlines() if not line.startswith(("pyspark", "py4j"))]
     constraints.write_text("\n".join([*kept, f"pyspark=={pyspark}"]) + "\n")
     wheels = subprocess.run([str(REPO / "tools" / "wheelhouse.sh"), sys.executable, pyspark], **QUIET).stdout.strip()
     found = ["--find-links", wheels] if wheels else []
     subprocess.run(
         [uv, "pip", "install", "--python", str(venv / "bin" / "python"), *found, "-c", str(constraints),
-         f"{wheel}[spark,delta]"],
-        **QUIET,
+         f"{wheel}[{extras}]"],
+        **{**QUIET, "timeout": 900},  # MWAA's set: Airflow and its 200 packages
     )  # fmt: skip
     python = str(venv / "bin" / "python")
     pandas = subprocess.run([python, "-c", "import pandas"], capture_output=True, cwd=tmp_path)
-    assert pandas.returncode != 0, "pandas came with [spark,delta]: the test would not show its absence"
+    assert pandas.returncode != 0, f"pandas came with [{extras}]: the test would not show its absence"
     name = streams.create(shards=3)
     sent = diamond_stream(kinesis, name, 40)
     output = tmp_path / "table"

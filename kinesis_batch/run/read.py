@@ -9,7 +9,8 @@ holds and renews the leases.
   with the line naming who has the shards now.
 - A lease lost while reading (the renewer cancels the job) raises LeaseLostError; a stop asked
   for (kinesis_batch.stopping) cancels it too, and raises ShutdownError; an error inside a task
-  is raised as the library's own error, not as Spark's wrapper.
+  is raised as the library's own error, not as Spark's wrapper, its line ending "nothing was
+  published" (errors.before_publishing), as every error of this step does.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import time
 from typing import Any, NoReturn, Protocol
 
 from kinesis_batch.decoding.spec import DecodeSpec
-from kinesis_batch.errors import InvalidStateError, KinesisBatchError
+from kinesis_batch.errors import InvalidStateError, KinesisBatchError, before_publishing
 from kinesis_batch.events import task_observers
 from kinesis_batch.grouping import group_ranges
 from kinesis_batch.output.layout import FileLayout
@@ -41,7 +42,13 @@ class Read(Cancellable, Protocol):
 
 def read(context: RunContext) -> None:
     """Read the plan's held ranges in one Spark job: here, or as an EMR Serverless job run when
-    the stream's settings say so (kinesis_batch.run.job_run)."""
+    the stream's settings say so (kinesis_batch.run.job_run). Its errors' lines end saying that
+    nothing was published."""
+    with before_publishing():
+        _read(context)
+
+
+def _read(context: RunContext) -> None:
     from kinesis_batch.spark.job import ReadJob, ship_module, warm_up
     from kinesis_batch.spark.spec import GroupSpec
 
@@ -123,7 +130,7 @@ def _read_as_job_run(context: RunContext, ranges: tuple[ShardRange, ...]) -> Non
     step = job_run.job_run_read(context)
     started = time.monotonic()
     try:
-        read_elsewhere(context, step)
+        _read_elsewhere(context, step)
     finally:
         context.job_run = step.info
         if step.result is not None:
@@ -151,7 +158,13 @@ def _decoding(context: RunContext) -> tuple[DecodeSpec | None, Place | None]:
 
 def read_elsewhere(context: RunContext, step: Read) -> None:
     """The read step in another process (a spark-submit of ``--step read``), while this one
-    holds and renews the leases: a lease lost meanwhile stops it and raises LeaseLostError."""
+    holds and renews the leases: a lease lost meanwhile stops it and raises LeaseLostError. Its
+    errors' lines end saying that nothing was published."""
+    with before_publishing():
+        _read_elsewhere(context, step)
+
+
+def _read_elsewhere(context: RunContext, step: Read) -> None:
     context.current_read = step
     try:
         context.stop.check("before reading")

@@ -5,7 +5,7 @@ job left for *this* attempt, never from its state alone.
 
 - SUCCESS with this attempt's result of exit 0: the read is done; its staging holds the batch.
 - SUCCESS without this attempt's result (a job that ran nothing, a result of an earlier
-  attempt): DependencyError, one line; nothing is published.
+  attempt): DependencyError, one line; nothing was published.
 - FAILED (or CANCELLED by someone else): one line with the state and ``stateDetails``, and the
   job's own line when it left one, as the error its exit code means (2 bad input or state,
   3 a lost lease).
@@ -20,6 +20,7 @@ from typing import Any
 from kinesis_batch import defaults
 from kinesis_batch.aws import S3Settings, aws_call
 from kinesis_batch.errors import (
+    NOTHING_PUBLISHED,
     DependencyError,
     IllegalArgumentError,
     InvalidStateError,
@@ -123,7 +124,7 @@ class JobRunRead:
         if mine is None:
             raise DependencyError(
                 f"EMR Serverless job run {self.info.job_run_id} says SUCCESS but left no result for this attempt "
-                f"({attempt.id}) in {attempt.place.uri}: nothing is published"
+                f"({attempt.id}) in {attempt.place.uri}: {NOTHING_PUBLISHED}"
             )
         if mine.exit_code != 0:
             raise _failed(self.info, mine)
@@ -165,8 +166,8 @@ def _failed(info: JobRunInfo, result: JobResult | None) -> KinesisBatchError:
         f"--job-run-id {info.job_run_id})"
     )
     if result is None or result.exit_code == 0:
-        return DependencyError(f"{said}{details}; nothing is published{look}")
-    unpublished = "" if "nothing was published" in result.error else "; nothing is published"
+        return DependencyError(f"{said}{details}; {NOTHING_PUBLISHED}{look}")
+    unpublished = "" if NOTHING_PUBLISHED in result.error else f"; {NOTHING_PUBLISHED}"
     line = f"{said}, its read step said: {result.error}{unpublished}{look}"
     if result.exit_code == 3:
         return LeaseLostError(line)

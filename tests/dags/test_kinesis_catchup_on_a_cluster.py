@@ -224,6 +224,7 @@ def test_executors_on_a_bare_python_read_a_resharded_stream_into_delta_on_s3_thr
     assert without.returncode == 2, without.stderr[-3000:]
     (line,) = without.stderr.strip().splitlines()[-1:]
     assert "kinesis-batch: error: the executors cannot import kinesis_batch" in line, without.stderr[-3000:]
+    assert line.endswith("; nothing was published"), line
     assert read_rows(sink) == {}, "nothing may be published"
 
     ran = _run_on_cluster(master_url, bare_python, environment_archive, name, output)

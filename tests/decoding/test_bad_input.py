@@ -176,6 +176,7 @@ def test_a_bad_record_with_on_bad_record_fail_is_one_line_from_the_task_and_noth
     assert "Traceback" not in err and len([line for line in lines if "decode failed" in line]) == 1, err
     assert lines[-1].startswith("kinesis-batch: error: shard shardId-000000000000, sequence number "), err
     assert "decode failed: not JSON" in lines[-1] and "--on-bad-record fail" in lines[-1], err
+    assert lines[-1].endswith("; nothing was published"), err
 
     assert cli.main(["status", "--stream", name, "--json"], spark=lambda: spark) == 0
     (shard,) = json.loads(capsys.readouterr().out)

@@ -193,7 +193,7 @@ def test_a_job_run_that_says_success_without_running_fails_the_run_in_one_line_a
 
     assert ran.returncode == 4, ran.stderr[-3000:]
     (line,) = ran.stderr.strip().splitlines()[-1:]
-    assert "says SUCCESS but left no result for this attempt" in line and "nothing is published" in line, line
+    assert "says SUCCESS but left no result for this attempt" in line and "nothing was published" in line, line
     assert read_rows(sink_of(output, app=default_table(name), stream=name)) == {}
     assert set(checkpoints(name).values()) == {"TRIM_HORIZON"}
 

@@ -46,19 +46,24 @@ ENDED = JobRunInfo("00app", "00run", state="FAILED", state_details="Job failed, 
 @pytest.mark.parametrize(
     ("info", "result", "kind", "said"),
     [
-        (ENDED, None, DependencyError, f"ended FAILED: Job failed, ExitCode: 1; nothing is published (Spark UI: {UI})"),
+        (
+            ENDED,
+            None,
+            DependencyError,
+            f"ended FAILED: Job failed, ExitCode: 1; nothing was published (Spark UI: {UI})",
+        ),
         (
             replace(ENDED, dashboard=""),
             None,
             DependencyError,
-            "nothing is published (its logs: aws emr-serverless get-dashboard-for-job-run --application-id 00app "
+            "nothing was published (its logs: aws emr-serverless get-dashboard-for-job-run --application-id 00app "
             "--job-run-id 00run)",
         ),
         (
             ENDED,
             JobResult("a1", 2, "--decode json: bad"),
             InvalidStateError,
-            f"its read step said: --decode json: bad; nothing is published (Spark UI: {UI})",
+            f"its read step said: --decode json: bad; nothing was published (Spark UI: {UI})",
         ),
         (
             ENDED,
