@@ -227,7 +227,11 @@ def stream_settings(args: argparse.Namespace, **settings: Any) -> StreamSettings
     """The stream's settings the command's flags give (a repeated flag's values joined), and
     ``settings`` over them."""
     given = {option.name: _joined(option, getattr(args, option.name)) for option in offered(CLI)}
-    return StreamSettings.from_mapping({**given, "emr_serverless": _job_run(args), **settings})
+    job_run = _job_run(args)
+    try:
+        return StreamSettings.from_mapping({**given, "emr_serverless": job_run, **settings})
+    except IllegalArgumentError as exc:
+        raise IllegalArgumentError(_as_flags(str(exc))) from exc
 
 
 def _job_run(args: argparse.Namespace) -> ServerlessSettings | None:
@@ -252,11 +256,17 @@ def _job_run(args: argparse.Namespace) -> ServerlessSettings | None:
             raise IllegalArgumentError(f"{flag_name} is needed with the other EMR Serverless flags")
     try:
         return ServerlessSettings.of(given)
-    except IllegalArgumentError as exc:  # said with the flag, as the command line names it
-        message = str(exc)
-        for name, flag_name in FLAGS.items():
-            message = message.replace(f"emr_serverless.{name}", flag_name)
-        raise IllegalArgumentError(message) from exc
+    except IllegalArgumentError as exc:
+        raise IllegalArgumentError(_as_flags(str(exc))) from exc
+
+
+def _as_flags(message: str) -> str:
+    """A settings check's line as the command line names things: the emr_serverless setting's
+    fields are flags of their own here (``emr_serverless.conf``: ``--emr-serverless-conf``), and
+    the setting as a whole is those flags."""
+    for name, flag_name in FLAGS.items():
+        message = message.replace(f"emr_serverless.{name}", flag_name)
+    return message.replace("emr_serverless", "the EMR Serverless flags")
 
 
 #: The EMR Serverless flags, by setting (the first three are needed together).

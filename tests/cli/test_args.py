@@ -3,11 +3,17 @@ the user typed, never a streams-file field, and nothing given is never silently 
 
 from __future__ import annotations
 
+from dataclasses import Field
+from typing import Any
+
 import pytest
 
+from kinesis_batch.bounds import ANY, Bound
 from kinesis_batch.cli.args import build_parser, stream_settings
 from kinesis_batch.errors import IllegalArgumentError
+from kinesis_batch.options import flag, kind
 from kinesis_batch.serverless.settings import TIMEOUT_MINUTES
+from kinesis_batch.settings import CLI, OPTIONS, offered
 
 ROLE = "arn:aws:iam::123456789012:role/job"
 JOB = ("--emr-serverless-application", "00app", "--execution-role", ROLE, "--environment", "s3://b/env.tar.gz")
@@ -29,8 +35,8 @@ def _settings(*flags: str):  # type: ignore[no-untyped-def]
             "--environment, not in conf",
         ),
         ((*JOB, "--emr-serverless-conf", "spark.archives=s3://b/x.tar.gz"), "--emr-serverless-conf: spark.archives"),
-        ((*JOB, "--spark-master", "spark://h:7077"), "--spark-master and emr_serverless both say where the read runs"),
-        ((*JOB, "--spark-remote", "sc://h:15002"), "--spark-remote and emr_serverless both say where the read runs"),
+        ((*JOB, "--spark-master", "spark://h:7077"), "--spark-master and the EMR Serverless flags both say where"),
+        ((*JOB, "--spark-remote", "sc://h:15002"), "--spark-remote and the EMR Serverless flags both say where"),
         (("--spark-remote", "http://h:15002"), "--spark-remote: 'http://h:15002' is not a Spark Connect URL"),
     ],
     ids=["timeout-alone", "timeout-0", "interpreter", "archives", "master-and-job", "remote-and-job", "remote-url"],
@@ -39,10 +45,32 @@ def test_a_mistake_is_one_line_naming_the_flag(flags: tuple[str, ...], says: str
     with pytest.raises(IllegalArgumentError) as refused:
         _settings(*flags)
     assert str(refused.value).startswith(says), str(refused.value)
-    assert "\n" not in str(refused.value)
+    assert "\n" not in str(refused.value) and "emr_serverless" not in str(refused.value)
 
 
 def test_the_job_run_flags_keep_emr_serverless_defaults_when_not_given() -> None:
     job_run = _settings(*JOB).emr_serverless
     assert job_run is not None and job_run.timeout_minutes == TIMEOUT_MINUTES
     assert _settings(*JOB, "--emr-serverless-timeout-minutes", "30").emr_serverless.timeout_minutes == 30  # type: ignore[union-attr]
+
+
+def _out_of_bounds(bound: Bound) -> float:
+    """A value the bound refuses: under its low end, else over its high end."""
+    if bound.low is not None:
+        return bound.low if bound.above else bound.low - 1
+    assert bound.high is not None
+    return bound.high + 1
+
+
+BOUNDED = [option for option in offered(CLI) if option.metadata["bound"] != ANY]
+
+
+@pytest.mark.parametrize("option", BOUNDED, ids=[option.name for option in BOUNDED])
+def test_every_bounded_flag_out_of_bounds_is_one_line_naming_that_flag_never_a_field(option: Field[Any]) -> None:
+    value = _out_of_bounds(option.metadata["bound"])
+    typed = str(int(value)) if kind(option) is int else str(value)
+    with pytest.raises(IllegalArgumentError) as refused:
+        _settings(flag(option), typed)
+    said = str(refused.value)
+    assert said.startswith(f"{flag(option)}: ") and "\n" not in said, said
+    assert not any(f"{other.name}:" in said or f"{other.name} " in said for other in OPTIONS if "_" in other.name), said
