@@ -5,6 +5,8 @@ on a local session, through a local Spark Connect server (PySpark 4.x's own; too
   the server's task, once its first rows are written): the server lives on, the client's
   leases expire, and another worker on the same server lands every record exactly once.
 - A server that does not answer is one line, exit 2, before any lease is taken.
+- A server whose executors have no AWS credentials of their own (the client has its own: they
+  never travel) is one line saying the executors lack them, exit 2, nothing published or held.
 """
 
 from __future__ import annotations
@@ -33,12 +35,31 @@ from tests.streams import StreamFactory
 LEASE_SECONDS = 10  # the killed client's leases block the next worker this long
 
 
+#: The server's own credentials, as an instance profile would give them: a file its executors
+#: read afresh for each task, so a test can take them away for a while.
+SERVER_CREDENTIALS = "[default]\naws_access_key_id = testing\naws_secret_access_key = testing\n"
+
+
 @pytest.fixture(scope="module")
-def server(stack: LocalStack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalServer]:
+def server_credentials(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    credentials = tmp_path_factory.mktemp("spark-connect-aws") / "credentials"
+    credentials.write_text(SERVER_CREDENTIALS)
+    return credentials
+
+
+@pytest.fixture(scope="module")
+def server(
+    stack: LocalStack, tmp_path_factory: pytest.TempPathFactory, server_credentials: Path
+) -> Iterator[LocalServer]:
     if connect_jar() is None:
         pytest.skip("this pyspark ships no Spark Connect server (3.5's wheel)")
     # Its Python workers unpickle the fault observer of the killed client: they import tests.
-    env = {**STATIC_ENV, "PYTHONPATH": str(REPO)}
+    secrets = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")
+    env = {
+        **{key: value for key, value in STATIC_ENV.items() if key not in secrets},
+        "AWS_SHARED_CREDENTIALS_FILE": str(server_credentials),
+        "PYTHONPATH": str(REPO),
+    }
     started = start_spark_connect(tmp_path_factory.mktemp("spark-connect-logs"), env)
     try:
         yield started
@@ -115,3 +136,30 @@ def test_a_spark_remote_that_does_not_answer_is_one_line_and_exit_2_before_a_lea
     assert len(lines) == 1 and lines[0].startswith(f"kinesis-batch: error: {said}"), ran.stderr
     tables = dynamodb.list_tables()["TableNames"]
     assert default_table(name) not in tables, "a lease table was made before Spark was reached"
+
+
+def test_a_server_whose_executors_have_no_credentials_is_one_line_saying_so_and_nothing_is_held(
+    server: LocalServer, server_credentials: Path, kinesis: Any, streams: StreamFactory, tmp_path: Path
+) -> None:
+    name = streams.create(shards=3)
+    diamond_stream(kinesis, name, 20)
+    output = ("--format", "parquet", "--output", str(tmp_path / "out"))
+    server_credentials.write_text("")  # the server has no instance profile, role or keys: the client has
+    try:
+        ran = subprocess.run(
+            [sys.executable, "-m", "kinesis_batch.cli", "run", "--stream", name, *output, "--read-limits", "none",
+             "--spark-remote", remote_url(server)],
+            capture_output=True, text=True, timeout=300, cwd=REPO,
+        )  # fmt: skip
+    finally:
+        server_credentials.write_text(SERVER_CREDENTIALS)
+
+    assert ran.returncode == 2, ran.stderr[-3000:]
+    (line,) = ran.stderr.strip().splitlines()[-1:]
+    assert line.startswith(
+        "kinesis-batch: error: the Spark executors have no AWS credentials or region of their own (Unable to locate "
+        "credentials): they read Kinesis with theirs (a Spark Connect server's"
+    ), ran.stderr[-3000:]
+    assert "AWS_DEFAULT_REGION" not in line and line.endswith("; nothing was published"), line
+    assert read_rows(sink_of(output, app=default_table(name), stream=name)) == {}
+    assert lease_owners(name) == {}, "every lease let go"
