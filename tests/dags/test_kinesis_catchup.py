@@ -106,7 +106,8 @@ def test_a_failing_spark_step_still_releases_the_leases_and_the_next_run_recover
     start, fail, again, complete = events(lineage)
     assert [e["eventType"] for e in (start, fail, again, complete)] == ["START", "FAIL", "START", "COMPLETE"]
     assert fail["run"]["runId"] == start["run"]["runId"] != again["run"]["runId"] == complete["run"]["runId"]
-    assert fail["run"]["facets"]["errorMessage"]["message"] == "injected failure of the Spark job"
+    said = fail["run"]["facets"]["errorMessage"]["message"]
+    assert said == "injected failure of the Spark job; nothing was published"
     assert complete["outputs"][0]["outputFacets"]["outputStatistics"]["rowCount"] == len(sent)
     provided = all_events(airflow_home / PROVIDER_EVENTS)  # the provider's, of every DAG run of the session
     for ours, dag_run in ((start, failed), (fail, failed), (again, recovered), (complete, recovered)):
