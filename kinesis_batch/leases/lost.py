@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import Protocol
 
+from kinesis_batch.errors import NOTHING_PUBLISHED
 from kinesis_batch.leases.model import Lease
 from kinesis_batch.leases.store import LeaseStore
 
@@ -37,7 +38,7 @@ def lost_line(store: LeaseStore, history: Moves, keys: Collection[str], *, worke
         if lease.lease_key in keys:
             holders.setdefault(_holder(lease, history, worker_id), []).append(lease.lease_key)
     lost = "; ".join(f"{', '.join(sorted(shards))} to {holder}" for holder, shards in sorted(holders.items()))
-    return f"lost the leases of {lost} {when}; nothing was published"
+    return f"lost the leases of {lost} {when}; {NOTHING_PUBLISHED}"
 
 
 def _holder(lease: Lease, history: Moves, worker_id: str) -> str:

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 
 import pyarrow as pa
 
-from kinesis_batch.errors import InvalidStateError
+from kinesis_batch.errors import NOTHING_PUBLISHED, InvalidStateError
 
 _WIDER = {(pa.int32(), pa.int64()), (pa.int16(), pa.int64()), (pa.int8(), pa.int64()), (pa.float32(), pa.float64())}
 
@@ -85,7 +85,7 @@ def _merge(table: pa.DataType, incoming: pa.DataType, widen: bool, where: str, p
         return table
     raise InvalidStateError(
         f"{where}: column {path} is {table} in the table and {incoming} in this batch's rows (another run changed "
-        "it meanwhile); nothing was published, and the next run reads these records again against the table as it is"
+        f"it meanwhile); {NOTHING_PUBLISHED}, and the next run reads these records again against the table as it is"
     )
 
 

@@ -34,7 +34,7 @@ from typing import Any, ClassVar
 import pyarrow as pa
 
 from kinesis_batch.columns import RAW, Columns
-from kinesis_batch.errors import IllegalArgumentError, LeaseLostError
+from kinesis_batch.errors import NOTHING_PUBLISHED, IllegalArgumentError, LeaseLostError
 from kinesis_batch.output.datafiles import DataFile
 from kinesis_batch.output.formats import drops_identity
 from kinesis_batch.output.found import check_writable
@@ -218,7 +218,7 @@ def discarded(batch_id: str) -> LeaseLostError:
     """What a late publish of a discarded batch raises (the run lost its leases meanwhile)."""
     return LeaseLostError(
         f"batch {batch_id} was discarded by another worker's recovery after this run's leases lapsed; "
-        "nothing was published"
+        f"{NOTHING_PUBLISHED}"
     )
 
 

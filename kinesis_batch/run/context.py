@@ -23,7 +23,7 @@ from kinesis_batch.checkpoints.store import DynamoDBCheckpointStore
 from kinesis_batch.config import RunConfig
 from kinesis_batch.decoding.resolve import resolve
 from kinesis_batch.decoding.spec import DecodeSpec
-from kinesis_batch.errors import InvalidStateError, LeaseLostError
+from kinesis_batch.errors import NOTHING_PUBLISHED, InvalidStateError, LeaseLostError
 from kinesis_batch.events import Event, emit
 from kinesis_batch.leases.lost import lost_line
 from kinesis_batch.leases.manager import LeaseManager
@@ -173,7 +173,7 @@ class RunContext:
         else:
             raise LeaseLostError(
                 f"run {self.run_id} holds none of its leases and its plan is gone from {self.output.uri}: another "
-                f"worker took its shards and settled its batch {when}; nothing was published"
+                f"worker took its shards and settled its batch {when}; {NOTHING_PUBLISHED}"
             )
         raise InvalidStateError(f"run {self.run_id} has no plan in {self.output.uri}: its staging was removed")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from kinesis_batch.errors import TrimmedDataError
+from kinesis_batch.errors import NOTHING_PUBLISHED, TrimmedDataError
 from kinesis_batch.shards.lag import RetentionRisk
 
 
@@ -18,7 +18,7 @@ def check_gaps(trimmed: Mapping[str, str | None], *, allow_gaps: bool, progress:
     where = ", ".join(f"{shard} after {after}" for shard, after in gaps.items())
     if not allow_gaps:
         raise TrimmedDataError(
-            f"retention trimmed records the checkpoints point at ({where}); nothing was published. "
+            f"retention trimmed records the checkpoints point at ({where}); {NOTHING_PUBLISHED}. "
             "Rerun with --allow-gaps to record the gap and go on"
         )
     progress(f"WARNING: records lost to retention ({where}); recorded in the batch's commit record")

@@ -32,7 +32,13 @@ from typing import Any
 
 from kinesis_batch.config import RunConfig
 from kinesis_batch.environment import READ_STEP
-from kinesis_batch.errors import DependencyError, IllegalArgumentError, InvalidStateError, LeaseLostError
+from kinesis_batch.errors import (
+    NOTHING_PUBLISHED,
+    DependencyError,
+    IllegalArgumentError,
+    InvalidStateError,
+    LeaseLostError,
+)
 from kinesis_batch.spark.session import local_jvm_options
 
 DRIVER_JVM_OPTIONS = "spark.driver.extraJavaOptions"
@@ -153,7 +159,7 @@ class Submission:
         if code == 2:
             raise InvalidStateError("the Spark read step refused its input (see its output above)")
         if code == 3:
-            raise LeaseLostError("the Spark read step lost a lease; nothing was published")
+            raise LeaseLostError(f"the Spark read step lost a lease; {NOTHING_PUBLISHED}")
         if code != 0:
             raise DependencyError(f"spark-submit exited with {code} (see its output above)")
 
