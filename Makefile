@@ -33,7 +33,7 @@ check:
 
 # The slower tier (CI runs it after make test): the property test of the changes path
 # (tests/output/test_changes.py) on 200 drawn histories for each output, local and on moto's S3,
-# instead of make test's derandomized handful on the local ones. About 4 minutes on 2 cores.
+# instead of make test's derandomized handful on the local ones. About 10 minutes on 2 cores.
 test-oracle:
 	@tools/bootstrap.sh
 	KINESIS_BATCH_ORACLE_EXAMPLES=200 .venv/bin/python -m pytest -n 2 --dist worksteal -q tests/output/test_changes.py -k oracle
