@@ -31,12 +31,14 @@ check:
 	wait $$mypy; types=$$?; echo ".venv/bin/mypy"; cat .venv/mypy.log; \
 	test $$tests -eq 0 && test $$types -eq 0
 
-# The slower tier (CI runs it after make test): the property test of the changes path
-# (tests/output/test_changes.py) on 200 drawn histories for each output, local and on moto's S3,
-# instead of make test's derandomized handful on the local ones. About 10 minutes on 2 cores.
+# The slower tier (CI runs it after make test): the property tests against the oracles, on 200
+# drawn cases each instead of make test's derandomized handful: the changes path
+# (tests/output/test_changes.py) for each output, local and on moto's S3, and the decoding
+# pipeline (tests/decoding/test_oracle.py), plain, routed and with changes. About 11 minutes on 2 cores.
 test-oracle:
 	@tools/bootstrap.sh
-	KINESIS_BATCH_ORACLE_EXAMPLES=200 .venv/bin/python -m pytest -n 2 --dist worksteal -q tests/output/test_changes.py -k oracle
+	KINESIS_BATCH_ORACLE_EXAMPLES=200 .venv/bin/python -m pytest -n 2 --dist worksteal -q \
+		tests/output/test_changes.py tests/decoding/test_oracle.py -k oracle
 
 # The benchmarks' --quick forms (CI runs them after make test-oracle), so none can rot: each
 # starts its own endpoints and Spark and prints its figures; the test checks that they ran and

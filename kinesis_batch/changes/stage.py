@@ -67,7 +67,7 @@ class ChangeStage:
             marked.kept.append(index)
             marked.ops.append(op)
             marked.positions.append(where)
-        return marked
+        return _whole_records(marked, rows)
 
     def _enveloped(self, change: Unwrapped) -> tuple[str, list[int] | None]:
         if change.key:  # DynamoDB's Keys: the stream's key, or the one --key named
@@ -111,6 +111,21 @@ class _Fields:
         if name not in self._values:
             self._values[name] = self._columns[name].to_pylist()
         return self._values[name][index]
+
+
+def _whole_records(marked: Marked, rows: Sequence[int]) -> Marked:
+    """``marked`` without the other rows of a record one of whose rows was refused: a record
+    is its rows or one dead letter, never both."""
+    refused = {reject.position for reject in marked.rejects}
+    if not refused:
+        return marked
+    keep = [i for i, index in enumerate(marked.kept) if rows[index] not in refused]
+    return Marked(
+        [marked.kept[i] for i in keep],
+        [marked.ops[i] for i in keep],
+        [marked.positions[i] for i in keep],
+        marked.rejects,
+    )
 
 
 def sequence_value(value: Any, name: str) -> int:

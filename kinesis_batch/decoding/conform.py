@@ -61,7 +61,7 @@ def fit(array: pa.Array, want: pa.DataType | None, policy: Policy, path: str) ->
         return _new(array, policy, path)
     if have == want:
         return Fitted(array, want)
-    if is_empty(have):
+    if pa.types.is_null(have):
         return Fitted(pa.nulls(len(array), want), want)
     if pa.types.is_struct(want):
         return _struct(array, want, policy, path) if pa.types.is_struct(have) else changed(array, want, path)
@@ -75,7 +75,8 @@ def fit(array: pa.Array, want: pa.DataType | None, policy: Policy, path: str) ->
 
 
 def _new(array: pa.Array, policy: Policy, path: str) -> Fitted:
-    if is_empty(array.type):
+    # No value left (the records that had one were rejected, or it only held null): no column.
+    if is_empty(array.type) or array.null_count == len(array):
         return Fitted(None, None)
     if not policy.add_columns:
         present = array.is_valid()

@@ -50,6 +50,7 @@ from kinesis_batch.landing import SKIPPED
 from kinesis_batch.shards.model import Record
 
 T = TypeVar("T")
+RESERVED_NAME = "reserved name"
 
 
 @dataclass(frozen=True)
@@ -121,19 +122,21 @@ class Pipeline:
         typed: Callable[[T], bool],
     ) -> tuple[T, dict[int, Rejected]]:
         """``attempt`` (decode, conform, the changes stage) on the records at ``alive``, and the
-        page's rejections (``rejects`` and its own); again without the records the changes stage
-        refused, until it refuses no new one. A refused record (no key, a --sequence-by that
-        orders nothing) has typed the page's columns like any other: decoded again without it, the
-        good records are not dead letters for disagreeing with it, nor do its fields add columns.
-        Only a page that could have been shaped goes again: one with a record rejected for its
-        types, or whose attempt ``typed`` a column (added or changed one)."""
+        page's rejections (``rejects`` and its own); again without the records refused for what
+        they are, until no new one is. A refused record (no key, a --sequence-by that orders
+        nothing, a field named like a column of ours) has typed the page's columns like any other:
+        decoded again without it, the good records are not dead letters for disagreeing with it,
+        nor do its fields add columns. Only a page that could have been shaped goes again: one
+        with a record rejected for its types, or whose attempt ``typed`` a column (added or
+        changed one)."""
         refused: dict[int, Rejected] = {}
         skipped = Counter(self.envelope.skipped) if self.envelope else Counter()
         while True:
             rejected = rejects | refused
             done = attempt([position for position in alive if position not in refused], rejected)
-            newly = {p: r for p, r in rejected.items() if r.stage == CHANGES and p not in refused}
-            if not newly or not (typed(done) or any(r.stage == SCHEMA for r in rejected.values())):
+            newly = {p: r for p, r in rejected.items() if _refused(r) and p not in refused}
+            shaped = any(r.stage == SCHEMA and not _refused(r) for r in rejected.values())
+            if not newly or not (typed(done) or shaped):
                 return done, rejected
             refused |= newly
             if self.envelope is not None:  # the records it skipped are skipped again
@@ -284,6 +287,11 @@ class Pipeline:
             self.envelope.skipped.clear()
 
 
+def _refused(reject: Rejected) -> bool:
+    """Rejected for what the record is, not for disagreeing with its page's types."""
+    return reject.stage == CHANGES or reject.kind == RESERVED_NAME
+
+
 def _without_reserved(values: pa.StructArray, positions: list[int], rejected: dict[int, Rejected]) -> pa.StructArray:
     """Decoded fields named like a column of ours cannot be stored beside it: the records that
     have one (not null) are rejected, and the field is taken out."""
@@ -295,7 +303,7 @@ def _without_reserved(values: pa.StructArray, positions: list[int], rejected: di
     for name in taken:
         hits = children[names.index(name)].is_valid().to_pylist()
         detail = f"field {name} has the name of a column of kinesis-batch's own; rename it in the producer"
-        note(rejected, [Rejected(positions[i], SCHEMA, "reserved name", detail) for i, hit in enumerate(hits) if hit])
+        note(rejected, [Rejected(positions[i], SCHEMA, RESERVED_NAME, detail) for i, hit in enumerate(hits) if hit])
     kept = [i for i, name in enumerate(names) if name not in RESERVED]
     fields = [values.type.field(i) for i in kept]
     return pa.StructArray.from_arrays([children[i] for i in kept], fields=fields, mask=values.is_null())

@@ -101,6 +101,23 @@ def test_a_field_without_a_value_yet_adds_no_column(rows: list[dict[str, Any]]) 
     assert schema.names == ["a"] and not bad
 
 
+def test_an_empty_list_or_object_is_empty_in_its_column_and_refused_by_any_other() -> None:
+    _, values, bad = fitted(
+        [{"xs": [], "o": {}, "b": None}, {"xs": None, "o": None, "b": {}}],
+        [("xs", pa.list_(pa.int64())), ("o", pa.struct([("a", pa.int64())])), ("b", pa.bool_())],
+    )
+    assert values[0] == {"xs": [], "o": {"a": None}, "b": None}, "empty, as the page beside a value makes them"
+    assert bad == {"type changed": [False, True]}
+
+
+def test_a_new_field_whose_only_values_were_in_rejected_rows_adds_no_column() -> None:
+    rows = pa.array(
+        [{"a": 1, "new": None}, {"a": 2, "new": None}], type=pa.struct([("a", pa.int64()), ("new", pa.bool_())])
+    )
+    result = conform(rows, pa.schema([("a", pa.int64())]), Policy())
+    assert result.schema.names == ["a"] and not result.conflicts
+
+
 def test_a_list_item_that_does_not_fit_rejects_the_row_that_holds_it() -> None:
     rows = [{"xs": [1, 2]}, {"xs": [3, 4.5]}, {"xs": None}]
     schema, values, bad = fitted(rows, [("xs", pa.list_(pa.int64()))])

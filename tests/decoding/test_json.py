@@ -88,3 +88,31 @@ def test_a_new_fields_type_is_what_most_records_say_not_the_first_one() -> None:
     decoded = JsonDecoder().decode([b'{"id": "x1"}', b'{"id": 2}', b'{"id": 3}', b'{"id": 4}'])
     assert decoded.values.to_pylist() == [{"id": 2}, {"id": 3}, {"id": 4}]
     assert [(r.position, r.kind) for r in decoded.rejects] == [(0, "type changed")]
+
+
+@pytest.mark.parametrize(
+    ("table", "page", "rows", "rejected"),
+    [
+        # a whole number beside a fraction is still an integer column's: the fraction alone is refused
+        ([("i", pa.int64())], [{"i": 2**63 - 1}, {"i": 2.0}, {"i": 0.5}], [2**63 - 1, 2], [2]),
+        # an integer in a floating column is its nearest double, whatever its neighbours
+        ([("f", pa.float64())], [{"f": 2**53 + 1}, {"f": 0.5}], [float(2**53), 0.5], []),
+        # Arrow's inference would make the false a 0.0 beside a double: it is a bool, or refused
+        ([("b", pa.bool_())], [{"b": False}, {"b": 0.5}], [False], [1]),
+        ([], [{"n": False}, {"n": 0.5}, {"n": True}], [False, True], [1]),
+    ],
+)
+def test_a_columns_type_is_the_tables_or_the_pages_never_a_neighbours_coercion(
+    table: list[tuple[str, pa.DataType]], page: list[dict[str, Any]], rows: list[Any], rejected: list[int]
+) -> None:
+    import json
+
+    decoded = JsonDecoder(pa.schema(table)).decode([json.dumps(row).encode() for row in page])
+    assert [next(iter(row.values())) for row in decoded.values.to_pylist()] == rows
+    assert [r.position for r in decoded.rejects] == rejected
+
+
+def test_a_record_that_cannot_join_the_page_types_none_of_its_columns() -> None:
+    # Its first row alone would make b an integer column, and the second record a dead letter.
+    decoded = JsonDecoder(pa.schema([("b", pa.bool_())])).decode([b'[{"b": 0}, {"b": false}]', b'{"b": true}'])
+    assert decoded.values.to_pylist() == [{"b": True}] and [r.position for r in decoded.rejects] == [0]

@@ -32,6 +32,7 @@ from kinesis_batch.decoding.rejects import DECODE, SCHEMA, TYPE_CHANGED, Rejecte
 from kinesis_batch.decoding.types import describe, family, is_list, unify
 
 Convert = Callable[[object], object | None]
+Refused = Callable[[str, object], tuple[str, str]]  # a field's path and value: a reason's kind and detail
 _UNREADABLE = (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError, ValueError)
 
 
@@ -62,6 +63,8 @@ class JsonDecoder:
         """The table's fields as they are now (they grow as the run adds columns)."""
         self._known = _as_json(pa.struct(list(table))) or pa.struct([])
         self._times = list(_time_paths(pa.struct(list(table)), ()))
+        times = [(path, convert, _not_a_time) for path, convert in self._times]
+        self._known_paths = [*times, *_number_paths(self._known, ())]
 
     def decode(self, payloads: Sequence[bytes]) -> Decoded:
         whole = read_page(payloads, self._known, self._times) if self._whole_pages else None
@@ -87,9 +90,9 @@ class JsonDecoder:
         """Decoded objects (``rows``, from the records at ``positions``) as one struct array, their
         time fields converted where the table has them; a record whose values cannot join the
         others is rejected whole."""
-        wrong = {positions[i]: problem for i, row in enumerate(rows) if (problem := self._convert_times(row))}
+        wrong = {positions[i]: problem for i, row in enumerate(rows) if (problem := self._convert_known(row))}
         if wrong:
-            rejects.extend(Rejected(position, SCHEMA, "not a time", problem) for position, problem in wrong.items())
+            rejects.extend(Rejected(position, SCHEMA, *problem) for position, problem in wrong.items())
             kept = [i for i, position in enumerate(positions) if position not in wrong]
             rows, positions = [rows[i] for i in kept], [positions[i] for i in kept]
             rejects.sort(key=lambda r: r.position)
@@ -97,12 +100,16 @@ class JsonDecoder:
             values = pa.array(rows, type=None) if rows else pa.array([], type=pa.struct([]))
         except _UNREADABLE:
             return self._one_by_one(rows, positions, rejects)
+        if _booleans_as_numbers(rows, values.type):
+            return self._one_by_one(rows, positions, rejects)
         return Decoded(values, positions, rejects)
 
-    def _convert_times(self, row: dict[str, Any]) -> str | None:
-        """The table's time and date fields of ``row`` as datetimes and dates (from ISO text or
-        epoch numbers), in place; the reason if one is neither."""
-        for path, convert in self._times:
+    def _convert_known(self, row: dict[str, Any]) -> tuple[str, str] | None:
+        """The table's time, date and number fields of ``row`` converted in place: times from ISO
+        text or epoch numbers, whole numbers to an integer column's ints and numbers to a floating
+        one's floats (so that the page's other records cannot retype a column the table has);
+        the reason (kind, detail) if one cannot be."""
+        for path, convert, refused in self._known_paths:
             holder: Any = row
             for name in path[:-1]:
                 holder = holder.get(name) if isinstance(holder, dict) else None
@@ -111,7 +118,7 @@ class JsonDecoder:
             value = holder[path[-1]]
             converted = convert(value)
             if converted is None:
-                return f"{'.'.join(path)} is {value!r}, not an ISO 8601 time or date, nor epoch seconds or millis"
+                return refused(".".join(path), value)
             holder[path[-1]] = converted
         return None
 
@@ -127,19 +134,27 @@ class JsonDecoder:
                 rejects.append(Rejected(positions[index], DECODE, "unreadable value", _one_line(exc)))
                 bad.add(positions[index])
         common = Counter(kinds.values())
+        rows_of: dict[int, list[int]] = {}
+        for index in sorted(kinds):
+            rows_of.setdefault(positions[index], []).append(index)
         current: pa.DataType = self._known
         kept: list[int] = []
-        for index in sorted(kinds, key=lambda i: (-common[kinds[i]], i)):
-            merged = unify(current, kinds[index])
-            if merged is None:
-                if positions[index] not in bad:
-                    rejects.append(
-                        Rejected(positions[index], SCHEMA, TYPE_CHANGED, _conflict(current, kinds[index], ""))
-                    )
-                bad.add(positions[index])
+        # A record joins whole or not at all: a rejected record's rows type no column.
+        by_commonest = sorted(rows_of.items(), key=lambda rows: (-max(common[kinds[i]] for i in rows[1]), rows[1][0]))
+        for position, indexes in by_commonest:
+            trial = current
+            for index in indexes:
+                merged = unify(trial, kinds[index])
+                if merged is None:
+                    if position not in bad:
+                        rejects.append(Rejected(position, SCHEMA, TYPE_CHANGED, _conflict(trial, kinds[index], "")))
+                    bad.add(position)
+                    break
+                trial = merged
+            if position in bad:
                 continue
-            current = merged
-            kept.append(index)
+            current = trial
+            kept += indexes
         kept = sorted(index for index in kept if positions[index] not in bad)  # a record rejected: all its rows
         try:
             values = pa.array([rows[index] for index in kept], type=current)
@@ -155,6 +170,31 @@ class JsonDecoder:
         return Decoded(values, [positions[index] for index in kept], sorted(rejects, key=lambda r: r.position))
 
 
+def _booleans_as_numbers(values: Sequence[Any], kind: pa.DataType) -> bool:
+    """Whether Arrow's inference made numbers of some of ``values``' booleans: it types
+    ``[false, 0.5]`` as doubles without a word (``[false, 1]`` it refuses)."""
+    if pa.types.is_floating(kind):
+        return any(isinstance(value, bool) for value in values)
+    if pa.types.is_struct(kind):
+        return any(
+            _booleans_as_numbers([value.get(field.name) for value in values if isinstance(value, dict)], field.type)
+            for field in (kind.field(i) for i in range(kind.num_fields))
+            if _holds_floating(field.type)
+        )
+    if is_list(kind):
+        items = [item for value in values if isinstance(value, list) for item in value]
+        return _booleans_as_numbers(items, kind.value_type)
+    return False
+
+
+def _holds_floating(kind: pa.DataType) -> bool:
+    if pa.types.is_floating(kind):
+        return True
+    if pa.types.is_struct(kind):
+        return any(_holds_floating(kind.field(i).type) for i in range(kind.num_fields))
+    return bool(is_list(kind) and _holds_floating(kind.value_type))
+
+
 def _time_paths(kind: pa.StructType, path: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], Convert]]:
     """The time and date fields of a table's struct, by path through nested objects (those in
     lists are converted column-wise by the conform stage)."""
@@ -165,6 +205,43 @@ def _time_paths(kind: pa.StructType, path: tuple[str, ...]) -> Iterator[tuple[tu
             yield (*path, field.name), timestamps.to_date
         elif pa.types.is_struct(field.type):
             yield from _time_paths(field.type, (*path, field.name))
+
+
+def _number_paths(kind: pa.StructType, path: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], Convert, Refused]]:
+    """The number fields of a table's JSON struct, by path through nested objects, and how a
+    value is made the column's own (those in lists the conform stage fits column-wise)."""
+    for field in (kind.field(i) for i in range(kind.num_fields)):
+        if pa.types.is_integer(field.type):
+            yield (*path, field.name), _whole, _not_whole
+        elif pa.types.is_floating(field.type):
+            yield (*path, field.name), _floating, _not_a_number
+        elif pa.types.is_struct(field.type):
+            yield from _number_paths(field.type, (*path, field.name))
+
+
+def _whole(value: object) -> object | None:
+    """A whole number for an integer column (an int as it is, a float without a fraction as an
+    int; the conform stage checks its range); another float None; anything else as it is."""
+    if isinstance(value, float):
+        return int(value) if value.is_integer() and -(2.0**63) <= value < 2.0**63 else None
+    return value
+
+
+def _floating(value: object) -> object:
+    """An integer for a floating column as the nearest float (a JSON number is just a number)."""
+    return float(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+def _not_a_time(path: str, value: object) -> tuple[str, str]:
+    return "not a time", f"{path} is {value!r}, not an ISO 8601 time or date, nor epoch seconds or millis"
+
+
+def _not_whole(path: str, value: object) -> tuple[str, str]:
+    return TYPE_CHANGED, f"{path} is {value!r}, not a whole number that fits int64; the table has an integer"
+
+
+def _not_a_number(path: str, value: object) -> tuple[str, str]:
+    raise AssertionError(f"{path}: {value!r} is always converted")  # _floating refuses nothing
 
 
 def _as_json(kind: pa.DataType) -> pa.DataType | None:
