@@ -312,3 +312,15 @@ def classify(exc: BaseException) -> Classification:
     if isinstance(exc, RetryableError):
         return RETRYABLE
     return FAILED
+
+
+def from_exit_code(code: int, line: str) -> KinesisBatchError:
+    """A read step's exit code, from a process run elsewhere (spark-submit, an EMR Serverless job
+    run), back as the error it means (``classify``'s way back), saying ``line``: 2 bad input or
+    state and 3 a lost lease, which no retry can help; anything else retryable. Not for 0."""
+    assert code != 0, "exit 0 is no error"
+    if code == LEASE_LOST.exit_code:
+        return LeaseLostError(line)
+    if code == BAD_STATE.exit_code:
+        return InvalidStateError(line)
+    return DependencyError(line)

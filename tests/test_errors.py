@@ -88,3 +88,20 @@ def test_before_publishing_keeps_an_errors_fields_and_lets_other_errors_pass() -
     assert (str(caught.value), caught.value.shard) == ("gap; nothing was published", "shardId-1")
     with pytest.raises(KeyError), errors.before_publishing():
         raise KeyError("not ours: a bug is reported as it is")
+
+
+@pytest.mark.parametrize(
+    ("code", "error"),
+    [
+        (2, errors.InvalidStateError),
+        (3, errors.LeaseLostError),
+        (1, errors.DependencyError),
+        (137, errors.DependencyError),
+    ],
+)
+def test_an_exit_code_from_elsewhere_is_the_error_it_means_and_classifies_back_to_it(code: int, error: type) -> None:
+    made = errors.from_exit_code(code, "the read step said so")
+    assert type(made) is error and str(made) == "the read step said so"
+    assert errors.classify(made).exit_code == (code if code in (2, 3) else 4), (
+        "2 and 3 travel back unchanged; others retry"
+    )

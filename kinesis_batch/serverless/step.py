@@ -23,9 +23,8 @@ from kinesis_batch.errors import (
     NOTHING_PUBLISHED,
     DependencyError,
     IllegalArgumentError,
-    InvalidStateError,
     KinesisBatchError,
-    LeaseLostError,
+    from_exit_code,
 )
 from kinesis_batch.output.place import Place
 from kinesis_batch.serverless import checks, orphans, states
@@ -169,11 +168,7 @@ def _failed(info: JobRunInfo, result: JobResult | None) -> KinesisBatchError:
         return DependencyError(f"{said}{details}; {NOTHING_PUBLISHED}{look}")
     unpublished = "" if NOTHING_PUBLISHED in result.error else f"; {NOTHING_PUBLISHED}"
     line = f"{said}, its read step said: {result.error}{unpublished}{look}"
-    if result.exit_code == 3:
-        return LeaseLostError(line)
-    if result.exit_code == 2:
-        return InvalidStateError(line)
-    return DependencyError(line)
+    return from_exit_code(result.exit_code, line)
 
 
 __all__ = ["POLL_SECONDS", "JobRunRead", "poll_seconds"]

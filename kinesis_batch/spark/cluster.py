@@ -33,11 +33,13 @@ from typing import Any
 from kinesis_batch.config import RunConfig
 from kinesis_batch.environment import READ_STEP
 from kinesis_batch.errors import (
+    BAD_STATE,
+    LEASE_LOST,
     NOTHING_PUBLISHED,
     DependencyError,
     IllegalArgumentError,
     InvalidStateError,
-    LeaseLostError,
+    from_exit_code,
 )
 from kinesis_batch.spark.session import local_jvm_options
 
@@ -116,6 +118,15 @@ def package_zip(directory: Path) -> Path:
     return target
 
 
+def _exited(code: int) -> str:
+    """What a spark-submit that exited with ``code`` says (its own lines were passed on above)."""
+    if code == LEASE_LOST.exit_code:
+        return f"the Spark read step lost a lease; {NOTHING_PUBLISHED}"
+    if code == BAD_STATE.exit_code:
+        return "the Spark read step refused its input (see its output above)"
+    return f"spark-submit exited with {code} (see its output above)"
+
+
 class Submission:
     """One spark-submit of a read step, in a process group of its own, its output passed on line
     by line. ``run`` waits for it; ``cancel`` (from any thread: the lease renewer's) kills the
@@ -156,12 +167,8 @@ class Submission:
                 _kill_group(process)
         if self._cancelled:
             raise DependencyError("spark-submit was cancelled")
-        if code == 2:
-            raise InvalidStateError("the Spark read step refused its input (see its output above)")
-        if code == 3:
-            raise LeaseLostError(f"the Spark read step lost a lease; {NOTHING_PUBLISHED}")
         if code != 0:
-            raise DependencyError(f"spark-submit exited with {code} (see its output above)")
+            raise from_exit_code(code, _exited(code))
 
     def running(self) -> bool:
         """Whether the spark-submit process is alive (started and not ended)."""
