@@ -16,7 +16,9 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import tempfile
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -25,14 +27,19 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from kinesis_batch.changes.settings import ChangeSettings
-from kinesis_batch.columns import CHANGE_OP, CHANGE_POSITION, METADATA, RESERVED
+from kinesis_batch.columns import CHANGE_OP, CHANGE_POSITION, METADATA, RESERVED, decoded
 from kinesis_batch.decoding.pipeline import Page, Pipeline
 from kinesis_batch.decoding.routed import RoutedPipeline
 from kinesis_batch.decoding.settings import DecodeSettings
 from kinesis_batch.decoding.spec import DecodeSpec
+from kinesis_batch.output import Output, Sink
+from kinesis_batch.output.records import CommitRecord, ShardCommit
 from kinesis_batch.routing.routes import RouteRule
+from kinesis_batch.shards.checkpoint import Checkpoint
 from kinesis_batch.shards.model import Record
+from kinesis_batch.spark.files import TaskFiles
 from tests.decoding.oracle import EMPTY, Dead, Kind, Oracle, Row, Table
+from tests.output.support import output_args, read_rows
 
 EXAMPLES = int(os.environ.get("KINESIS_BATCH_ORACLE_EXAMPLES", "0"))
 SHARD = "shardId-000000000001"
@@ -149,7 +156,7 @@ def batches(
     return tables, payloads, [c for c in cuts if c < len(payloads)]
 
 
-def decoded(
+def piped(
     payloads: list[bytes], cuts: list[int], tables: dict[str | None, Table], changes: ChangeSettings | None
 ) -> dict[str, Any]:
     """The real pipeline's outcome for the records, page by page: each record's rows (by route)
@@ -214,7 +221,7 @@ def check(tables: dict[str | None, Table], payloads: list[bytes], cuts: list[int
         sequence_by=SEQUENCE_BY if changes else None,
     )
     expected = [oracle.record(payload) for payload in payloads]
-    got = decoded(payloads, cuts, tables, CHANGES if changes else None)
+    got = piped(payloads, cuts, tables, CHANGES if changes else None)
     for index, outcome in enumerate(expected):
         where = f"record {index} {payloads[index]!r} (pages end at {cuts})"
         if isinstance(outcome, Dead):
@@ -284,3 +291,78 @@ def test_a_routes_fractions_do_not_retype_another_routes_integers() -> None:
 
 def test_a_refused_records_text_does_not_type_the_sequence_the_records_after_it_give() -> None:
     check({None: {}}, [b'{"id": 1, "v": "soon"}', b'{"id": 2, "v": 1}', b'{"id": 3, "v": 2}'], [], changes=True)
+
+
+FORMATS = ["parquet", "delta", "iceberg"]
+
+
+@pytest.mark.parametrize("format", FORMATS)
+@given(batch=batches())
+@settings(
+    max_examples=EXAMPLES // 4 or 6,
+    derandomize=not EXAMPLES,
+    deadline=None,
+    phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+)
+def test_the_rows_land_in_every_formats_table_as_the_oracle_has_them(
+    format: str, batch: tuple[dict[str | None, Table], list[bytes], list[int]]
+) -> None:
+    """Through the task files and the sink's publish: a first batch makes the table as it stood
+    (one record holding each of its fields), then the drawn batch lands on it, and the format's
+    own reader gives back the oracle's rows."""
+    tables, payloads, cuts = batch
+    start = tables[None]
+    oracle = Oracle({None: dict(start)}, RESERVED)
+    expected = {
+        100 + i: outcome for i, payload in enumerate(payloads) if isinstance(outcome := oracle.record(payload), Row)
+    }
+    with tempfile.TemporaryDirectory() as folder, pytest.MonkeyPatch.context() as patch:
+        args = output_args(format, "local", Path(folder), patch)
+        options = dict(zip(args[::2], args[1::2], strict=True))
+        sink = Output(format, options["--output"], options.get("--catalog")).open(app="a", stream="s")
+        sink.prepare(decoded())
+        witness = {name: _witness(kind) for name, kind in start.items()}
+        _publish(sink, "b-1", {None: {}}, [json.dumps(witness).encode()] if witness else [b"{}"], [])
+        _publish(sink, "b-2", tables, payloads, cuts)
+        rows = pa.Table.from_pydict(read_rows(sink)).to_pylist() if read_rows(sink) else []
+    landed = {(int(r["sequence_number"]), r["record_index"]): r for r in rows if r["batch_id"] == "b-2"}
+    want = {(seq, index): values for seq, row in expected.items() for index, values in enumerate(row.values)}
+    assert set(landed) == set(want), f"{format}: rows of records {sorted(landed)}, the oracle's {sorted(want)}"
+    for key, values in want.items():
+        row = {k: v for k, v in landed[key].items() if k in TABLE_NAMES + NEW_NAMES}  # not a partition's column
+        assert same(row, values), f"{format}: record {key}: {row} is not the oracle's {values}"
+
+
+def _witness(of: Kind) -> Any:
+    """A value that gives a new column the kind ``of``."""
+    if isinstance(of, str):
+        return {"bool": True, "int": 1, "float": 0.5, "text": "t"}[of]
+    if of[0] == "object":
+        return {name: _witness(child) for name, child in of[1]}
+    return [_witness(of[1])]
+
+
+def _publish(
+    sink: Sink, batch_id: str, tables: dict[str | None, Table], payloads: list[bytes], cuts: list[int]
+) -> None:
+    """One batch of one shard, decoded page by page over ``tables``' fields, staged as a Spark
+    task stages it, and published."""
+    table = pa.schema([(n, arrow(k)) for n, k in tables[None].items()])
+    pipeline = Pipeline(
+        DecodeSpec(DecodeSettings(decode="json"), table=table), shard_id=SHARD, depth=0, batch_id=batch_id
+    )
+    at = datetime(2026, 11, 29, tzinfo=UTC)
+    records = [Record(SHARD, str(100 + i), 0, "k", p, at) for i, p in enumerate(payloads)]
+    data = sink.data(batch_id)
+    data.make_dirs()
+    with TaskFiles(data, "t", sink.file_layout(64 * 2**20), schemas=True) as files:
+        for start, end in zip([0, *cuts], [*cuts, len(records)], strict=True):
+            page = pipeline.page(records[start:end])
+            if page.rows is not None:
+                files.write(page.rows)
+    shard = ShardCommit(
+        SHARD, Checkpoint.trim_horizon(), Checkpoint.at(records[-1].sequence_number), len(records), False
+    )
+    record = CommitRecord(batch_id, batch_id, "s", at, (shard,))
+    assert sink.publish(record, files.files) is True

@@ -97,7 +97,16 @@ def read_rows(sink: Sink) -> dict[str, list[Any]]:
 def _read(sink: Sink) -> pa.Table | None:
     if sink.format == "parquet":
         root = Path(sink.uri)
-        return ds.dataset(root, format="parquet", partitioning="hive").to_table() if root.exists() else None
+        if not root.exists():
+            return None
+        found = ds.dataset(root, format="parquet", partitioning="hive")
+        # Every file's columns, as readers that merge schemas see them (new files carry new ones).
+        schemas = [fragment.physical_schema for fragment in found.get_fragments()]
+        if not schemas:
+            return found.to_table()
+        partitions = [field for field in found.schema if field.name not in pa.unify_schemas(schemas).names]
+        unified = pa.unify_schemas([*schemas, pa.schema(partitions)])
+        return ds.dataset(root, format="parquet", partitioning="hive", schema=unified).to_table()
     if sink.format == "delta":
         from deltalake import DeltaTable
 
