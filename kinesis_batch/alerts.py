@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from kinesis_batch.output.records import CommitRecord
 from kinesis_batch.shards.lag import RetentionRisk
+from kinesis_batch.storage.records import CommitRecord
 
 if TYPE_CHECKING:
     from kinesis_batch.status import StreamStatus

@@ -153,7 +153,7 @@ class RunConfig:
 
     @property
     def partition_by(self) -> str | None:
-        """None: the table's own (a new table's: day of arrival; kinesis_batch.output.layout)."""
+        """None: the table's own (a new table's: day of arrival; kinesis_batch.storage.layout)."""
         return self.settings.partition_by or None
 
     @property

@@ -35,8 +35,8 @@ from pathlib import Path
 
 from kinesis_batch.errors import DependencyError, IllegalArgumentError, InvalidStateError
 from kinesis_batch.output.formats import ROWS
-from kinesis_batch.output.place import Place
 from kinesis_batch.output.table_checks import check_bucket
+from kinesis_batch.storage.place import Place
 
 ARCHITECTURES = ("x86_64", "aarch64")
 #: The kinesis_batch package's own folder (this module's): what the archive holds of kinesis-batch.

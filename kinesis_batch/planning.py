@@ -23,10 +23,10 @@ from datetime import datetime
 from typing import Any
 
 from kinesis_batch.leases.model import Lease
-from kinesis_batch.output.records import ShardCommit
 from kinesis_batch.shards.checkpoint import Checkpoint
 from kinesis_batch.shards.lineage import Lineage
 from kinesis_batch.shards.reader import ReadResult
+from kinesis_batch.storage.records import ShardCommit
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,6 @@ from kinesis_batch.options import AIRFLOW, CLI, DAGSTER, ORCHESTRATED, coerce, f
 from kinesis_batch.options import option as _option
 from kinesis_batch.output import Output
 from kinesis_batch.output.formats import FORMATS, format_of
-from kinesis_batch.output.layout import PartitionBy
 from kinesis_batch.parsers import (
     default_table,
     parse_connect_url,
@@ -36,6 +35,7 @@ from kinesis_batch.routing.routes import DEFAULT_MAX_NEW, RouteRule
 from kinesis_batch.routing.settings import check_routing
 from kinesis_batch.serverless.settings import ServerlessSettings
 from kinesis_batch.shards.limits import ReadLimits
+from kinesis_batch.storage.layout import PartitionBy
 
 
 @dataclass(frozen=True)

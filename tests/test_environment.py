@@ -12,7 +12,7 @@ import pytest
 
 from kinesis_batch.environment import ALIAS, Package, build, manylinux_tags, runtime_requirements
 from kinesis_batch.errors import IllegalArgumentError
-from kinesis_batch.output.place import Place
+from kinesis_batch.storage.place import Place
 
 
 @pytest.mark.parametrize(

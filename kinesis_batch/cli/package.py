@@ -11,7 +11,7 @@ import sys
 def package_command(args: argparse.Namespace) -> int:
     from kinesis_batch.aws import s3_settings
     from kinesis_batch.environment import build
-    from kinesis_batch.output.place import Place, is_s3
+    from kinesis_batch.storage.place import Place, is_s3
 
     output = Place(args.output, s3_settings() if is_s3(args.output) else Place(args.output).s3)
     say = (lambda _: None) if args.json else (lambda line: print(line, file=sys.stderr, flush=True))

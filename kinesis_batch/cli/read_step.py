@@ -65,7 +65,7 @@ def main(argv: list[str]) -> int:
 
 def _read_spec(spec: str) -> str:
     from kinesis_batch.aws import s3_settings
-    from kinesis_batch.output.place import Place, is_s3
+    from kinesis_batch.storage.place import Place, is_s3
 
     if not is_s3(spec):
         return Path(spec).read_text()
@@ -79,8 +79,8 @@ def _read_spec(spec: str) -> str:
 def _write_result(body: dict[str, Any], code: int, said: list[str], runs: list[CatchUpRun]) -> None:
     """What this attempt did, where its orchestrator looks (the job's last act)."""
     from kinesis_batch.aws import s3_settings
-    from kinesis_batch.output.place import Place
     from kinesis_batch.serverless.attempt import JobResult
+    from kinesis_batch.storage.place import Place
 
     tasks, failed = (runs[0].tasks, runs[0].failed_task_attempts) if runs else (0, 0)
     result = JobResult(str(body["attempt"]), code, said[0] if said else "", tasks, failed)

@@ -28,7 +28,7 @@ from kinesis_batch.maintenance.rewrite import Written, rewrite
 from kinesis_batch.maintenance.settings import MaintainSettings
 from kinesis_batch.output.iceberg import IcebergSink, current_files, file_uri, table_partitioning
 from kinesis_batch.output.markers import Marker
-from kinesis_batch.output.place import Place
+from kinesis_batch.storage.place import Place
 
 ATTEMPTS = 8
 COMPACTED = "_compacted"  # under data/: no batch id starts with _, so no staged batch is named so

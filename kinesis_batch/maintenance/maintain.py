@@ -40,10 +40,10 @@ from kinesis_batch.maintenance.settings import MaintainSettings
 from kinesis_batch.output.datafiles import FileStats
 from kinesis_batch.output.formats import format_of
 from kinesis_batch.output.markers import Marker, MarkerArchive
-from kinesis_batch.output.place import Place
 from kinesis_batch.output.sink import Stored
 from kinesis_batch.output.tombstones import Tombstones
 from kinesis_batch.stopping import StopRequest
+from kinesis_batch.storage.place import Place
 
 Progress = Callable[[str], None]
 

@@ -31,7 +31,7 @@ from kinesis_batch.maintenance.rewrite import rewrite
 from kinesis_batch.maintenance.settings import MaintainSettings
 from kinesis_batch.output.markers import Marker
 from kinesis_batch.output.parquet import ParquetSink
-from kinesis_batch.output.place import Place
+from kinesis_batch.storage.place import Place
 
 COMPACTING, DISCARDED = "_compacting", "_discarded"
 NO_EXCHANGE = (

@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from kinesis_batch.output.datafiles import MIB, FileStats
-from kinesis_batch.output.place import Place
+from kinesis_batch.storage.place import Place
 
 LAST = "_maintenance.json"
 

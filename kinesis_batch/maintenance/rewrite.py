@@ -8,7 +8,7 @@ Contract:
 - Memory is one row group (up to ``ROW_GROUP_BYTES`` of Arrow data) plus one input batch,
   whatever the partition's size: rows are read a batch at a time and written as they come.
 - Output files roll at ``target_bytes`` and are each visible only once complete
-  (kinesis_batch.output.place). An error leaves none of them; what was written is returned,
+  (kinesis_batch.storage.place). An error leaves none of them; what was written is returned,
   and the caller commits or deletes it.
 """
 
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from kinesis_batch.columns import dictionary_encoded
-from kinesis_batch.output.place import Place
+from kinesis_batch.storage.place import Place
 
 ROW_GROUP_BYTES = 64 * 1024 * 1024
 ROW_GROUP_ROWS = 1_000_000

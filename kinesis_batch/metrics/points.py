@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from kinesis_batch.cost import ReadCost
 from kinesis_batch.landing import Landing, total
 from kinesis_batch.metrics.settings import DETAILED
-from kinesis_batch.output.records import ShardCommit
+from kinesis_batch.storage.records import ShardCommit
 
 COUNT, BYTES, MILLISECONDS, SECONDS, NONE = "Count", "Bytes", "Milliseconds", "Seconds", "None"
 STREAM, SHARD = "Stream", "ShardId"

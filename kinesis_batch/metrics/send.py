@@ -14,7 +14,7 @@ from kinesis_batch.errors import first_line
 from kinesis_batch.metrics.backend import Backend
 from kinesis_batch.metrics.points import points_of
 from kinesis_batch.metrics.settings import CLOUDWATCH, EMF, PROMETHEUS, STATSD, MetricsSettings
-from kinesis_batch.output.records import ShardCommit
+from kinesis_batch.storage.records import ShardCommit
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ from kinesis_batch.config import RunConfig
 from kinesis_batch.errors import LeaseError, first_line
 from kinesis_batch.openlineage.naming import RUN_JOB, output_dataset, stream_dataset
 from kinesis_batch.openlineage.origin import ALONE, Origin
-from kinesis_batch.output.records import ShardCommit
+from kinesis_batch.storage.records import ShardCommit
 
 if TYPE_CHECKING:
     import pyarrow as pa

@@ -47,7 +47,7 @@ from openlineage.client.facet_v2 import (
 from kinesis_batch.landing import KEPT_REASONS, Landing, total
 from kinesis_batch.openlineage.naming import INTEGRATION, PROCESSING, RUN_JOB
 from kinesis_batch.openlineage.origin import ALONE, Origin, ParentRun
-from kinesis_batch.output.records import ShardCommit
+from kinesis_batch.storage.records import ShardCommit
 
 #: Who made the events (a URI, as the spec asks; the project has no public address to name).
 PRODUCER = f"urn:kinesis-batch:{version('kinesis-batch')}"

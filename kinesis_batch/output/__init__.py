@@ -17,10 +17,10 @@ from kinesis_batch.errors import InvalidStateError
 from kinesis_batch.output.catalogs import DEFAULT_CATALOG
 from kinesis_batch.output.changes import Merge
 from kinesis_batch.output.formats import FORMATS, format_of, validate_output
-from kinesis_batch.output.place import is_s3
-from kinesis_batch.output.records import CommitRecord, ShardCommit
 from kinesis_batch.output.sink import Sink, Stored
 from kinesis_batch.routing.routes import ROUTE, table_of
+from kinesis_batch.storage.place import is_s3
+from kinesis_batch.storage.records import CommitRecord, ShardCommit
 
 if TYPE_CHECKING:
     from kinesis_batch.output.routed import RoutedSink

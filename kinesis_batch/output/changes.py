@@ -34,9 +34,9 @@ from kinesis_batch.changes.settings import ChangeSettings
 from kinesis_batch.columns import CHANGE_OP, CHANGE_POSITION, Columns, schema_from_text, schema_to_text
 from kinesis_batch.errors import InvalidStateError
 from kinesis_batch.landing import Landing
-from kinesis_batch.output.records import CommitRecord
-from kinesis_batch.output.staged import StagedFile
 from kinesis_batch.output.tombstones import Tombstones
+from kinesis_batch.storage.records import CommitRecord
+from kinesis_batch.storage.staged import StagedFile
 
 if TYPE_CHECKING:
     from kinesis_batch.output.tables import TableSink

@@ -40,14 +40,14 @@ from kinesis_batch.output.changes import Merge, Merging
 from kinesis_batch.output.datafiles import DataFile
 from kinesis_batch.output.delta_log import CleanedLogMoves
 from kinesis_batch.output.evolve import additions
-from kinesis_batch.output.file_stats import delta_stats
-from kinesis_batch.output.layout import PartitionBy, choose, spelled
-from kinesis_batch.output.place import Place
-from kinesis_batch.output.records import CommitRecord
 from kinesis_batch.output.sink import check_batch_id, check_place_of
-from kinesis_batch.output.staged import StagedFile
 from kinesis_batch.output.table_checks import check_bucket, check_schema
 from kinesis_batch.output.tables import APPEND, DISCARD, PUBLISH, TableSink, marker
+from kinesis_batch.storage.file_stats import delta_stats
+from kinesis_batch.storage.layout import PartitionBy, choose, spelled
+from kinesis_batch.storage.place import Place
+from kinesis_batch.storage.records import CommitRecord
+from kinesis_batch.storage.staged import StagedFile
 
 PUBLISHED, DISCARDED = 1, 0
 BATCH_NUMBER = "kinesis_batch.batch_number"

@@ -23,8 +23,8 @@ from kinesis_batch.changes.fold import among, kept_among
 from kinesis_batch.columns import CHANGE_OP
 from kinesis_batch.errors import from_storage
 from kinesis_batch.output.changes import KEY_PROPERTY, LISTED, ORDER_COLUMNS
-from kinesis_batch.output.place import Place
-from kinesis_batch.output.records import CommitRecord
+from kinesis_batch.storage.place import Place
+from kinesis_batch.storage.records import CommitRecord
 
 
 class DeltaAccess(Protocol):

@@ -37,13 +37,13 @@ from kinesis_batch.output.catalogs import catalog_errors, create_namespace, load
 from kinesis_batch.output.changes import Merge, Merging
 from kinesis_batch.output.datafiles import DataFile
 from kinesis_batch.output.formats import validate_output
-from kinesis_batch.output.layout import PartitionBy, choose, spelled
-from kinesis_batch.output.place import Place
-from kinesis_batch.output.records import CommitRecord
 from kinesis_batch.output.sink import check_batch_id, check_place_of
-from kinesis_batch.output.staged import StagedFile
 from kinesis_batch.output.table_checks import check_bucket, check_schema
 from kinesis_batch.output.tables import APPEND, DISCARD, PUBLISH, TableSink, marker
+from kinesis_batch.storage.layout import PartitionBy, choose, spelled
+from kinesis_batch.storage.place import Place
+from kinesis_batch.storage.records import CommitRecord
+from kinesis_batch.storage.staged import StagedFile
 
 NO_RETRIES = {"commit.retry.num-retries": "0"}
 PARTITION_BY = "kinesis_batch.partition_by"  # set when a run makes the table: the table is ours

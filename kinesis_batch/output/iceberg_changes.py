@@ -20,8 +20,8 @@ from kinesis_batch.changes.fold import among, kept_among, keys_of
 from kinesis_batch.columns import CHANGE_OP
 from kinesis_batch.output.catalogs import catalog_errors
 from kinesis_batch.output.changes import KEY_PROPERTY, LISTED, ORDER_COLUMNS
-from kinesis_batch.output.records import CommitRecord
 from kinesis_batch.output.tables import PUBLISH, marker
+from kinesis_batch.storage.records import CommitRecord
 
 
 class IcebergAccess(Protocol):

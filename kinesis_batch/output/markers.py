@@ -26,8 +26,8 @@ import json
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 
-from kinesis_batch.output.place import Place
-from kinesis_batch.output.records import CommitRecord
+from kinesis_batch.storage.place import Place
+from kinesis_batch.storage.records import CommitRecord
 
 LATEST = "_latest.json"
 

@@ -28,11 +28,11 @@ from kinesis_batch.columns import DEAD_LETTERS, RAW, Columns
 from kinesis_batch.errors import InvalidStateError, KinesisBatchError
 from kinesis_batch.events import Event, emit
 from kinesis_batch.output.datafiles import DataFile
-from kinesis_batch.output.layout import FileLayout, PartitionBy
-from kinesis_batch.output.place import Place
-from kinesis_batch.output.records import CommitRecord
 from kinesis_batch.output.sink import Stored, discarded
-from kinesis_batch.output.staged import StagedFile, staged_dead_letters, staged_files
+from kinesis_batch.storage.layout import FileLayout, PartitionBy
+from kinesis_batch.storage.place import Place
+from kinesis_batch.storage.records import CommitRecord
+from kinesis_batch.storage.staged import StagedFile, staged_dead_letters, staged_files
 
 #: The step between the two publishes (for observers: the crash tests stop a run right there).
 DEAD_LETTERS_PUBLISHED = "dead_letters_published"

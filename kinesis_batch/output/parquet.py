@@ -7,7 +7,7 @@ Layout (readers ignore paths that start with ``_``)::
     ROOT/batch_id=<batch>/            the published batch (hive-style: readers get a batch_id column)
     ROOT/_discarded/<batch>-<nonce>/  a staging that lost (deleted right after)
     ROOT/_fields                      decoded rows: the fields the batches have had (types kept in line)
-    ROOT/_partition_by                the folder's layout (kinesis_batch.output.layout); partitioned
+    ROOT/_partition_by                the folder's layout (kinesis_batch.storage.layout); partitioned
                                       batches hold hive folders: batch_id=<batch>/arrival_day=<day>/
 
 How it keeps the sink contract:
@@ -38,11 +38,11 @@ from kinesis_batch.output.changes import Merge
 from kinesis_batch.output.datafiles import DataFile
 from kinesis_batch.output.evolve import conflicts, merged, normalize
 from kinesis_batch.output.formats import validate_output
-from kinesis_batch.output.layout import NULL_FOLDER, PartitionBy, choose, spelled
-from kinesis_batch.output.place import Place
-from kinesis_batch.output.records import CommitRecord
 from kinesis_batch.output.sink import MANIFEST, Stored, check_batch_id, check_place_of, discarded
-from kinesis_batch.output.staged import StagedFile
+from kinesis_batch.storage.layout import NULL_FOLDER, PartitionBy, choose, spelled
+from kinesis_batch.storage.place import Place
+from kinesis_batch.storage.records import CommitRecord
+from kinesis_batch.storage.staged import StagedFile
 
 COMMIT_RECORD = "_commit.json"
 FIELDS = "_fields"  # the decoded fields the batches have had (readers skip paths starting with _)

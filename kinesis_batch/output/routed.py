@@ -37,11 +37,11 @@ from kinesis_batch.events import TABLE_PUBLISHED, Event, emit
 from kinesis_batch.landing import Landing
 from kinesis_batch.output.datafiles import DataFile
 from kinesis_batch.output.formats import drops_identity
-from kinesis_batch.output.layout import FileLayout, PartitionBy
-from kinesis_batch.output.place import Place
-from kinesis_batch.output.records import CommitRecord
 from kinesis_batch.output.sink import Stored, discarded
-from kinesis_batch.output.staged import StagedFile, files_of, staged
+from kinesis_batch.storage.layout import FileLayout, PartitionBy
+from kinesis_batch.storage.place import Place
+from kinesis_batch.storage.records import CommitRecord
+from kinesis_batch.storage.staged import StagedFile, files_of, staged
 
 #: The tables of a batch made or committed at once (after its first), and its files moved at once:
 #: each mostly waits on storage.
@@ -49,7 +49,7 @@ AT_ONCE = 8
 #: In a batch's staging: the folder of its new routes' files (and, in it, of their held dead
 #: letters: no route starts with ``_``), what the read step decided on them, and the existing
 #: tables its tasks may write into.
-NEW_ROUTES, HELD, DECIDED, TARGETED = "routes", "_held", "_routes.json", "_targets.json"
+NEW_ROUTES, DECIDED, TARGETED = "routes", "_routes.json", "_targets.json"
 #: In the home's bookkeeping: the tables the stream's runs made.
 TABLES = "tables.json"
 
@@ -344,4 +344,4 @@ def _adoptable(table: Stored) -> bool:
     return table.last_batch() is not None or (table.is_ours() and not table.data_files())
 
 
-__all__ = ["AT_ONCE", "DECIDED", "HELD", "NEW_ROUTES", "TABLES", "TARGETED", "RoutedSink"]
+__all__ = ["AT_ONCE", "DECIDED", "NEW_ROUTES", "TABLES", "TARGETED", "RoutedSink"]

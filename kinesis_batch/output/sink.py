@@ -38,11 +38,11 @@ from kinesis_batch.errors import NOTHING_PUBLISHED, IllegalArgumentError, LeaseL
 from kinesis_batch.output.datafiles import DataFile
 from kinesis_batch.output.formats import drops_identity
 from kinesis_batch.output.found import check_writable
-from kinesis_batch.output.layout import FileLayout, PartitionBy
 from kinesis_batch.output.listing import Listing
-from kinesis_batch.output.place import Place
-from kinesis_batch.output.records import CommitRecord
-from kinesis_batch.output.staged import StagedFile
+from kinesis_batch.storage.layout import FileLayout, PartitionBy
+from kinesis_batch.storage.place import Place
+from kinesis_batch.storage.records import CommitRecord
+from kinesis_batch.storage.staged import StagedFile
 
 MANIFEST = "_plan.json"
 RESULTS = "_results"

@@ -8,7 +8,7 @@ import pyarrow as pa
 from kinesis_batch.columns import BATCH_ID, CHANGE_POSITION, METADATA, RAW, ROW_SCHEMA, Columns, fields_of
 from kinesis_batch.errors import InvalidStateError
 from kinesis_batch.output.evolve import conflicts, normalize, normalized
-from kinesis_batch.output.place import Place
+from kinesis_batch.storage.place import Place
 
 
 def check_schema(actual: pa.Schema, what: str, columns: Columns = RAW, *, derived: str | None = None) -> list[pa.Field]:

@@ -15,11 +15,11 @@ import pyarrow as pa
 from kinesis_batch.columns import RAW, Columns, fields_of, schema_from_text
 from kinesis_batch.errors import DependencyError, InvalidStateError, KinesisBatchError
 from kinesis_batch.output.evolve import merged, normalize
-from kinesis_batch.output.layout import PartitionBy
 from kinesis_batch.output.markers import MarkerArchive
-from kinesis_batch.output.records import CommitRecord
 from kinesis_batch.output.sink import Stored, discarded
-from kinesis_batch.output.staged import StagedFile
+from kinesis_batch.storage.layout import PartitionBy
+from kinesis_batch.storage.records import CommitRecord
+from kinesis_batch.storage.staged import StagedFile
 
 PUBLISH, DISCARD = "publish", "discard"
 
@@ -131,7 +131,7 @@ class TableSink(Stored):
         """The commit record of a published batch, from the table (or its marker archive)."""
 
     def partitioning(self) -> PartitionBy | None:
-        """The table's layout, read once: a table keeps its layout (kinesis_batch.output.layout)."""
+        """The table's layout, read once: a table keeps its layout (kinesis_batch.storage.layout)."""
         if self._layout is None:
             self._layout = (self._read_partitioning(self._load()),)
         return self._layout[0]

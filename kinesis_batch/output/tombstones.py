@@ -36,7 +36,7 @@ from kinesis_batch.columns import (
     SUB_SEQUENCE_NUMBER,
 )
 from kinesis_batch.errors import DependencyError
-from kinesis_batch.output.place import Place
+from kinesis_batch.storage.place import Place
 
 FOLDER = "_tombstones"
 #: How many tombstone files are read at once.

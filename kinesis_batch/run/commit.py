@@ -9,9 +9,9 @@ already moved (by an earlier attempt of this step) is not moved again.
 
 from __future__ import annotations
 
-from kinesis_batch.output.records import CommitRecord
 from kinesis_batch.planning import generations
 from kinesis_batch.run.context import RunContext
+from kinesis_batch.storage.records import CommitRecord
 
 
 def commit(context: RunContext, record: CommitRecord | None) -> int:

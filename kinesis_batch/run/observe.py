@@ -25,8 +25,8 @@ from kinesis_batch.config import RunConfig
 from kinesis_batch.metrics.send import send_metrics
 from kinesis_batch.openlineage.emit import Fields, RunLineage
 from kinesis_batch.openlineage.origin import Origin
-from kinesis_batch.output.records import CommitRecord
 from kinesis_batch.shards.listing import describe_stream
+from kinesis_batch.storage.records import CommitRecord
 
 
 class Observer:

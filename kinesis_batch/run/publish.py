@@ -18,11 +18,11 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 from kinesis_batch.landing import Landing
-from kinesis_batch.output.records import CommitRecord
-from kinesis_batch.output.staged import files_of, staged
 from kinesis_batch.planning import shard_commit
 from kinesis_batch.run import job_run
 from kinesis_batch.run.context import RunContext
+from kinesis_batch.storage.records import CommitRecord
+from kinesis_batch.storage.staged import files_of, staged
 
 
 def publish(context: RunContext) -> bool:

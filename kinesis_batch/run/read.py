@@ -23,15 +23,15 @@ from kinesis_batch.decoding.spec import DecodeSpec
 from kinesis_batch.errors import InvalidStateError, KinesisBatchError, before_publishing
 from kinesis_batch.events import task_observers
 from kinesis_batch.grouping import group_ranges
-from kinesis_batch.output.layout import FileLayout
-from kinesis_batch.output.place import Place
-from kinesis_batch.output.staged import RangeResult, staged
 from kinesis_batch.planning import ShardRange, parents_ended, readable, shard_commit
 from kinesis_batch.run import job_run, route
 from kinesis_batch.run.context import Cancellable, RunContext
 from kinesis_batch.run.retention import check_gaps, warn_if_at_risk
 from kinesis_batch.shards.listing import retention_hours
 from kinesis_batch.spark.routed_files import RouteTargets
+from kinesis_batch.storage.layout import FileLayout
+from kinesis_batch.storage.place import Place
+from kinesis_batch.storage.staged import RangeResult, staged
 
 
 class Read(Cancellable, Protocol):

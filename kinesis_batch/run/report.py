@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kinesis_batch.landing import Landing, json_fields, total
-from kinesis_batch.output.records import ShardCommit
 from kinesis_batch.serverless.job import JobRunInfo
+from kinesis_batch.storage.records import ShardCommit
 
 
 @dataclass(frozen=True)

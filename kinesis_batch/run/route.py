@@ -28,14 +28,14 @@ from kinesis_batch.columns import REASON, decoded
 from kinesis_batch.decoding.rejects import ROUTE
 from kinesis_batch.decoding.spec import DecodeSpec
 from kinesis_batch.output.changes import NEW_TABLE_LAYOUT
-from kinesis_batch.output.layout import FileLayout, choose
-from kinesis_batch.output.place import Place
-from kinesis_batch.output.routed import AT_ONCE, HELD, RoutedSink
-from kinesis_batch.output.staged import RangeResult, StagedFile, staged
+from kinesis_batch.output.routed import AT_ONCE, RoutedSink
 from kinesis_batch.routing.routes import COLLIDES, HELD_ROUTE, NOT_OURS, TOO_MANY_NEW, collisions, new_tables
 from kinesis_batch.run.context import RunContext
 from kinesis_batch.spark.files import TaskFiles
 from kinesis_batch.spark.routed_files import RouteTargets, Target
+from kinesis_batch.storage.layout import FileLayout, choose
+from kinesis_batch.storage.place import Place
+from kinesis_batch.storage.staged import HELD, RangeResult, StagedFile, staged
 
 REFUSED = f"{ROUTE}: {TOO_MANY_NEW}"  # the dead letters' reasons, as the counts name them
 FOREIGN = f"{ROUTE}: {NOT_OURS}"

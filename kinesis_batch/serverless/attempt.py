@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from kinesis_batch.environment import READ_STEP
-from kinesis_batch.output.place import Place
 from kinesis_batch.serverless.job import JobRunInfo
+from kinesis_batch.storage.place import Place
 
 FOLDER = "_emr_serverless"
 ENTRY_POINT, SPEC, RESULT, JOB_RUN = "read_step.py", "spec.json", "result.json", "job_run.json"

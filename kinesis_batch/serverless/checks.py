@@ -14,9 +14,9 @@ from typing import Any
 from kinesis_batch.aws import S3Settings, aws_call
 from kinesis_batch.environment import ArchiveName
 from kinesis_batch.errors import IllegalArgumentError, InvalidStateError
-from kinesis_batch.output.place import Place, is_s3
 from kinesis_batch.serverless import releases
 from kinesis_batch.serverless.settings import ServerlessSettings
+from kinesis_batch.storage.place import Place, is_s3
 
 #: The application's ``architecture`` against the archive's machine (``kinesis-batch package --arch``).
 ARCHITECTURES = {"X86_64": "x86_64", "ARM64": "aarch64"}

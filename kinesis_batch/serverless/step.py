@@ -26,13 +26,13 @@ from kinesis_batch.errors import (
     KinesisBatchError,
     from_exit_code,
 )
-from kinesis_batch.output.place import Place
 from kinesis_batch.serverless import checks, orphans, states
 from kinesis_batch.serverless.attempt import Attempt, JobResult
 from kinesis_batch.serverless.job import JobRun, JobRunInfo
 from kinesis_batch.serverless.naming import JobName, tags
 from kinesis_batch.serverless.request import spark_settings, start_job_run
 from kinesis_batch.serverless.settings import ServerlessSettings
+from kinesis_batch.storage.place import Place
 
 #: Seconds between two polls of a job run's state: KINESIS_BATCH_EMR_SERVERLESS_POLL_SECONDS,
 #: else defaults.EMR_SERVERLESS_POLL_SECONDS.

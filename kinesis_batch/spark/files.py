@@ -3,7 +3,7 @@ together, rolled at a target size, instead of one file per shard.
 
 Contract:
 - The range threads of a task share one :class:`TaskFiles`; :meth:`TaskFiles.write` is
-  thread-safe, splits the rows by partition value (kinesis_batch.output.layout) and appends
+  thread-safe, splits the rows by partition value (kinesis_batch.storage.layout) and appends
   them to that value's open file as a row group.
 - A file is visible in the data place only once complete (:meth:`Place.open_part`): when it
   reached the target size, when more than ``max_open`` are open (the least recently written
@@ -26,10 +26,10 @@ from typing import Any
 import pyarrow as pa
 
 from kinesis_batch.columns import dictionary_encoded, schema_to_text
-from kinesis_batch.output.file_stats import column_stats
-from kinesis_batch.output.layout import FileLayout
-from kinesis_batch.output.place import Place
-from kinesis_batch.output.staged import StagedFile
+from kinesis_batch.storage.file_stats import column_stats
+from kinesis_batch.storage.layout import FileLayout
+from kinesis_batch.storage.place import Place
+from kinesis_batch.storage.staged import StagedFile
 
 MAX_OPEN = 8
 

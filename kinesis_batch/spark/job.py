@@ -8,7 +8,7 @@ per task (kinesis_batch.grouping, read by kinesis_batch.spark.task), Spark sched
 - The job's jobs carry a tag of their own, so a lost lease cancels it at once (:class:`ReadJob`).
 - :meth:`ReadJob.run` returns what each range read, from the attempts Spark reports
   successful; :meth:`ReadJob.keep` then writes it to the batch's ``_results/<shard>.json``
-  (kinesis_batch.output.staged) and deletes the files no result names (failed or lost
+  (kinesis_batch.storage.staged) and deletes the files no result names (failed or lost
   attempts), so a batch holds exactly the files of one attempt per shard read. The caller
   decides between the two whether the batch is still its own.
 - An error raised inside a task comes back as the library's own typed error
@@ -25,12 +25,12 @@ from typing import Any
 
 from kinesis_batch.errors import ShutdownError
 from kinesis_batch.events import Observer
-from kinesis_batch.output.place import Place
-from kinesis_batch.output.staged import RangeResult
 from kinesis_batch.spark.engine import Engine, Rows
 from kinesis_batch.spark.routed_files import RouteTargets
 from kinesis_batch.spark.spec import GroupSpec
 from kinesis_batch.spark.task import read_spec
+from kinesis_batch.storage.place import Place
+from kinesis_batch.storage.staged import RangeResult
 
 #: What each range read: (shard id, the result as JSON), the rows the tasks return.
 Done = Rows

@@ -24,11 +24,10 @@ from typing import Any
 
 import pyarrow as pa
 
-from kinesis_batch.output.layout import FileLayout
-from kinesis_batch.output.place import Place
-from kinesis_batch.output.routed import HELD
-from kinesis_batch.output.staged import StagedFile
 from kinesis_batch.spark.files import TaskFiles
+from kinesis_batch.storage.layout import FileLayout
+from kinesis_batch.storage.place import Place
+from kinesis_batch.storage.staged import HELD, StagedFile
 
 #: Routes with files open at once in a task: a page of a stream of many kinds holds rows of each,
 #: so fewer than its kinds would finish a file per route and page (benchmarks.routed, 20,000

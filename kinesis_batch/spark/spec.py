@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any
 from kinesis_batch import errors
 from kinesis_batch.config import RunConfig
 from kinesis_batch.errors import InvalidStateError, KinesisBatchError
-from kinesis_batch.output.layout import FileLayout
-from kinesis_batch.output.place import Place
 from kinesis_batch.shards import page
+from kinesis_batch.storage.layout import FileLayout
+from kinesis_batch.storage.place import Place
 
 if TYPE_CHECKING:
     from mypy_boto3_kinesis import KinesisClient

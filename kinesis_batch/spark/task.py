@@ -10,7 +10,7 @@ Contract (the driver side is kinesis_batch.spark.job, the wire format kinesis_ba
   sink's data place (local, or S3 through pyarrow's S3 file system): one file per partition
   value for all of the task's ranges, rolled at the target size, each visible only once
   complete; dead letters into files of their own in the dead-letter output's data place.
-- The task returns one row per range read: its RangeResult (kinesis_batch.output.staged). The
+- The task returns one row per range read: its RangeResult (kinesis_batch.storage.staged). The
   task's files are all named in the first range's result (a task's results are kept or
   dropped together: kinesis_batch.spark.job).
 - The first error of any thread stops the others (at their next page) and fails the whole
@@ -38,9 +38,6 @@ from kinesis_batch.decoding.routed import RoutedPipeline
 from kinesis_batch.decoding.spec import DecodeSpec
 from kinesis_batch.errors import IllegalArgumentError, InvalidStateError
 from kinesis_batch.events import Event, Observer, emit
-from kinesis_batch.output.layout import FileLayout
-from kinesis_batch.output.place import Place
-from kinesis_batch.output.staged import RangeResult
 from kinesis_batch.shards.checkpoint import Checkpoint
 from kinesis_batch.shards.limits import ReadLimits
 from kinesis_batch.shards.model import Shard
@@ -50,6 +47,9 @@ from kinesis_batch.spark.files import TaskFiles
 from kinesis_batch.spark.routed_files import RoutedFiles, RouteTargets
 from kinesis_batch.spark.rows import buffer_bytes, pages, row_groups
 from kinesis_batch.spark.spec import GroupSpec, RangeSpec, task_error
+from kinesis_batch.storage.layout import FileLayout
+from kinesis_batch.storage.place import Place
+from kinesis_batch.storage.staged import RangeResult
 
 
 def read_spec(spec: str, observers: Sequence[Observer] = ()) -> Iterator[tuple[str, str]]:

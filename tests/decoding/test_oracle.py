@@ -33,11 +33,11 @@ from kinesis_batch.decoding.routed import RoutedPipeline
 from kinesis_batch.decoding.settings import DecodeSettings
 from kinesis_batch.decoding.spec import DecodeSpec
 from kinesis_batch.output import Output, Sink
-from kinesis_batch.output.records import CommitRecord, ShardCommit
 from kinesis_batch.routing.routes import RouteRule
 from kinesis_batch.shards.checkpoint import Checkpoint
 from kinesis_batch.shards.model import Record
 from kinesis_batch.spark.files import TaskFiles
+from kinesis_batch.storage.records import CommitRecord, ShardCommit
 from tests.decoding.oracle import EMPTY, Dead, Kind, Oracle, Row, Table
 from tests.output.support import output_args, read_rows
 

@@ -18,10 +18,10 @@ from kinesis_batch.maintenance import MaintainSettings, maintain
 from kinesis_batch.maintenance.maintain import maintainer_of
 from kinesis_batch.maintenance.plan import orphans
 from kinesis_batch.output import Sink
-from kinesis_batch.output.place import Place
 from kinesis_batch.parsers import default_table
 from kinesis_batch.run import CatchUpRun
 from kinesis_batch.status import stream_status
+from kinesis_batch.storage.place import Place
 from tests.output.support import output_args, read_rows, run_config, sink_of
 from tests.runs import assert_exactly_once
 from tests.streams import StreamFactory, put

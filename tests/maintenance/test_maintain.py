@@ -17,7 +17,7 @@ from kinesis_batch.events import Event, observing
 from kinesis_batch.maintenance import MaintainSettings, maintain
 from kinesis_batch.output import Sink
 from kinesis_batch.output.datafiles import FileStats
-from kinesis_batch.output.place import Place
+from kinesis_batch.storage.place import Place
 from tests.output.support import commit_record, output_args, read_rows, sink_of, stage
 
 KINDS = [("parquet", "local"), ("delta", "local"), ("delta", "s3"), ("iceberg", "local"), ("iceberg", "s3")]

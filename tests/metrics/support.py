@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from kinesis_batch.landing import Landing
-from kinesis_batch.output.records import ShardCommit
 from kinesis_batch.shards.checkpoint import Checkpoint
+from kinesis_batch.storage.records import ShardCommit
 
 TIMINGS = {"start": 0.2, "read": 3.5, "publish": 0.4, "commit": 0.1}
 

@@ -8,7 +8,7 @@ import pytest
 from kinesis_batch.cost import ReadCost
 from kinesis_batch.metrics.points import Point, points_of
 from kinesis_batch.metrics.settings import DETAILED, SUMMARY
-from kinesis_batch.output.records import ShardCommit
+from kinesis_batch.storage.records import ShardCommit
 from tests.metrics.support import TIMINGS, shard
 
 STREAM = (("Stream", "clicks"),)

@@ -29,8 +29,8 @@ from kinesis_batch.openlineage.events import (
 )
 from kinesis_batch.openlineage.naming import MAINTENANCE_JOB
 from kinesis_batch.openlineage.origin import ALONE, Origin, ParentRun, RunRef
-from kinesis_batch.output.records import ShardCommit
 from kinesis_batch.shards.checkpoint import Checkpoint
+from kinesis_batch.storage.records import ShardCommit
 from tests.openlineage.spec import SPEC_MISSING, problems
 
 pytestmark = pytest.mark.skipif(SPEC_MISSING is not None, reason=SPEC_MISSING or "")

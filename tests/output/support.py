@@ -18,8 +18,8 @@ from kinesis_batch.aws import s3_settings
 from kinesis_batch.columns import RAW, ROW_SCHEMA
 from kinesis_batch.config import RunConfig
 from kinesis_batch.output import Sink, open_sink
-from kinesis_batch.output.records import CommitRecord, ShardCommit
-from kinesis_batch.output.staged import StagedFile
+from kinesis_batch.storage.records import CommitRecord, ShardCommit
+from kinesis_batch.storage.staged import StagedFile
 
 ARRIVED = datetime(2026, 11, 22, tzinfo=UTC)  # when the staged rows arrived in Kinesis
 
@@ -110,7 +110,7 @@ def _read(sink: Sink) -> pa.Table | None:
     if sink.format == "delta":
         from deltalake import DeltaTable
 
-        from kinesis_batch.output.place import Place
+        from kinesis_batch.storage.place import Place
 
         place = Place(sink.uri, s3_settings())
         options = place.s3.object_store_options() if place.on_s3 else None

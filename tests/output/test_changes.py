@@ -29,11 +29,11 @@ from kinesis_batch.maintenance.maintain import maintain
 from kinesis_batch.maintenance.settings import MaintainSettings
 from kinesis_batch.output import Output, Sink
 from kinesis_batch.output.changes import LISTED
-from kinesis_batch.output.records import CommitRecord, ShardCommit
-from kinesis_batch.output.staged import StagedFile
 from kinesis_batch.shards.checkpoint import Checkpoint
 from kinesis_batch.shards.model import Record
 from kinesis_batch.spark.files import TaskFiles
+from kinesis_batch.storage.records import CommitRecord, ShardCommit
+from kinesis_batch.storage.staged import StagedFile
 from tests.changes.histories import History, Shape, histories, oracle
 from tests.output.support import output_args, read_rows
 

@@ -17,9 +17,9 @@ from kinesis_batch.columns import DEAD_LETTER_SCHEMA, DEAD_LETTERS, RAW
 from kinesis_batch.events import observing
 from kinesis_batch.output import Output
 from kinesis_batch.output.paired import DEAD_LETTERS_PUBLISHED, PairedSink
-from kinesis_batch.output.records import CommitRecord
-from kinesis_batch.output.staged import RangeResult, StagedFile
 from kinesis_batch.shards.reader import ReadResult
+from kinesis_batch.storage.records import CommitRecord
+from kinesis_batch.storage.staged import RangeResult, StagedFile
 from tests.output.support import commit_record, output_args, race, read_rows, stage
 
 KINDS = [("parquet", "local"), ("delta", "s3"), ("iceberg", "local")]

@@ -9,7 +9,7 @@ import pytest
 
 from kinesis_batch import InvalidStateError, LeaseLostError
 from kinesis_batch.output.parquet import COMMIT_RECORD, ParquetSink
-from kinesis_batch.output.records import CommitRecord
+from kinesis_batch.storage.records import CommitRecord
 from tests.output.support import commit_record, read_rows, stage
 
 

@@ -15,10 +15,10 @@ import pytest
 from kinesis_batch import InvalidStateError
 from kinesis_batch.columns import METADATA, decoded
 from kinesis_batch.output import Sink
-from kinesis_batch.output.layout import DEFAULT, PartitionBy
-from kinesis_batch.output.records import CommitRecord
-from kinesis_batch.output.staged import StagedFile
 from kinesis_batch.spark.files import TaskFiles
+from kinesis_batch.storage.layout import DEFAULT, PartitionBy
+from kinesis_batch.storage.records import CommitRecord
+from kinesis_batch.storage.staged import StagedFile
 from tests.output.support import ARRIVED, commit_record, output_args, read_rows, sink_of, stage
 
 KINDS = [("parquet", "local"), ("delta", "local"), ("delta", "s3"), ("iceberg", "local"), ("iceberg", "s3")]

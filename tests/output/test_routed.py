@@ -15,11 +15,11 @@ from kinesis_batch.aws import s3_settings
 from kinesis_batch.columns import RAW
 from kinesis_batch.events import TABLE_PUBLISHED, observing
 from kinesis_batch.output import Output
-from kinesis_batch.output.records import CommitRecord
 from kinesis_batch.output.routed import RoutedSink
-from kinesis_batch.output.staged import RangeResult, StagedFile
 from kinesis_batch.routing.routes import table_of
 from kinesis_batch.shards.reader import ReadResult
+from kinesis_batch.storage.records import CommitRecord
+from kinesis_batch.storage.staged import RangeResult, StagedFile
 from tests.output.support import commit_record, output_args, race, read_rows, stage
 
 KINDS = [("parquet", "local"), ("delta", "s3"), ("iceberg", "local")]

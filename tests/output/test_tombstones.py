@@ -17,8 +17,8 @@ from kinesis_batch.columns import (
     SHARD_ID,
     SUB_SEQUENCE_NUMBER,
 )
-from kinesis_batch.output.place import Place
 from kinesis_batch.output.tombstones import READERS, Tombstones
+from kinesis_batch.storage.place import Place
 
 NOW = datetime(2026, 11, 26, 12, tzinfo=UTC)
 

@@ -32,10 +32,10 @@ from kinesis_batch.aws import dynamodb_client, kinesis_client
 from kinesis_batch.config import RunConfig
 from kinesis_batch.output import CommitRecord, Sink
 from kinesis_batch.output.parquet import ParquetSink
-from kinesis_batch.output.staged import StagedFile, read_results, staged_files
 from kinesis_batch.parsers import default_table
 from kinesis_batch.planning import plan_from_json, shard_commit
 from kinesis_batch.run import CatchUpRun, RunReport
+from kinesis_batch.storage.staged import StagedFile, read_results, staged_files
 from tests.crashes import (
     CRASHED,
     LEASE_SECONDS,

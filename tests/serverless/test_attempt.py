@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 from kinesis_batch.environment import READ_STEP
-from kinesis_batch.output.place import Place
 from kinesis_batch.serverless.attempt import Attempt, JobResult, record_job_run, recorded_job_run
 from kinesis_batch.serverless.job import JobRunInfo
+from kinesis_batch.storage.place import Place
 
 
 def test_each_attempt_has_its_own_folder_with_the_entry_point_and_the_spec(tmp_path: Path) -> None:

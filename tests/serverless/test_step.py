@@ -8,11 +8,11 @@ import pytest
 
 from kinesis_batch.aws import emr_serverless_client, s3_settings
 from kinesis_batch.errors import DependencyError, InvalidStateError, LeaseLostError
-from kinesis_batch.output.place import Place
 from kinesis_batch.serverless.attempt import Attempt, JobResult
 from kinesis_batch.serverless.job import JobRunInfo
 from kinesis_batch.serverless.settings import ServerlessSettings
 from kinesis_batch.serverless.step import JobRunRead, _failed
+from kinesis_batch.storage.place import Place
 from tests.output.support import make_bucket
 from tests.serverless.standin import ROLE, StandIn
 

@@ -13,9 +13,9 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
 
-from kinesis_batch.output.layout import DEFAULT, FileLayout, PartitionBy
-from kinesis_batch.output.place import Place
 from kinesis_batch.spark.files import TaskFiles
+from kinesis_batch.storage.layout import DEFAULT, FileLayout, PartitionBy
+from kinesis_batch.storage.place import Place
 
 DAY = datetime(2026, 11, 24, 22, tzinfo=UTC)
 ARRIVAL = pa.timestamp("us", "UTC")

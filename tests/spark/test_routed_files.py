@@ -9,10 +9,10 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from kinesis_batch.output.layout import FileLayout
-from kinesis_batch.output.place import Place
 from kinesis_batch.routing.routes import HELD_ROUTE
 from kinesis_batch.spark.routed_files import RoutedFiles, RouteTargets, Target
+from kinesis_batch.storage.layout import FileLayout
+from kinesis_batch.storage.place import Place
 
 
 def targets(tmp_path: Path) -> RouteTargets:

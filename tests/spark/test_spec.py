@@ -9,9 +9,9 @@ import pytest
 
 from kinesis_batch.aws import kinesis_client
 from kinesis_batch.config import RunConfig
-from kinesis_batch.output.place import Place
 from kinesis_batch.shards.page import READER_ENV
 from kinesis_batch.spark.spec import GroupSpec
+from kinesis_batch.storage.place import Place
 
 
 @pytest.mark.parametrize(("environ", "expected"), [(None, "fast"), ("botocore", "botocore"), ("fast", "fast")])

@@ -18,13 +18,13 @@ import pytest
 from kinesis_batch import Checkpoint
 from kinesis_batch.config import RunConfig
 from kinesis_batch.errors import IllegalArgumentError, StreamNotFoundError
-from kinesis_batch.output.place import Place
 from kinesis_batch.planning import ShardRange, plan_run
 from kinesis_batch.shards.lineage import Lineage
 from kinesis_batch.shards.listing import list_shards
 from kinesis_batch.spark.rows import MIB, TASK_BUFFER_BYTES, buffer_bytes
 from kinesis_batch.spark.spec import GroupSpec, raised_in_task
 from kinesis_batch.spark.task import read_group, read_spec
+from kinesis_batch.storage.place import Place
 from tests.runs import assert_exactly_once, diamond_stream
 from tests.streams import StreamFactory, put
 

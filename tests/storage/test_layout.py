@@ -10,7 +10,7 @@ import pytest
 
 from kinesis_batch.columns import ARRIVAL, RAW
 from kinesis_batch.errors import IllegalArgumentError, InvalidStateError
-from kinesis_batch.output.layout import DEFAULT, FileLayout, PartitionBy, choose, spelled
+from kinesis_batch.storage.layout import DEFAULT, FileLayout, PartitionBy, choose, spelled
 
 
 @pytest.mark.parametrize(

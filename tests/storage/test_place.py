@@ -10,7 +10,7 @@ import boto3
 import pytest
 
 from kinesis_batch.aws import s3_settings
-from kinesis_batch.output.place import Place
+from kinesis_batch.storage.place import Place
 from tests.output.support import make_bucket
 
 #: Names pyarrow would otherwise take for compressed streams, and one it would not.

@@ -12,8 +12,11 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from kinesis_batch.errors import InvalidStateError
-from kinesis_batch.output.place import Place
 from kinesis_batch.shards.reader import ReadResult
+from kinesis_batch.storage.place import Place
+
+#: The folder, in a batch's data for new routes, of the records held until their tables are decided.
+HELD = "_held"
 
 
 @dataclass(frozen=True)
@@ -21,8 +24,8 @@ class StagedFile:
     """One Parquet file of a batch: its path in the data place (``COLUMN=VALUE/part-...`` in
     hive folders), its rows, (decoded rows) its schema as text
     (kinesis_batch.columns.schema_to_text), its partition value when the table is
-    partitioned (kinesis_batch.output.layout: None is the null partition), its columns'
-    statistics as JSON (kinesis_batch.output.file_stats; None: not known), and in a routed run
+    partitioned (kinesis_batch.storage.layout: None is the null partition), its columns'
+    statistics as JSON (kinesis_batch.storage.file_stats; None: not known), and in a routed run
     the route whose table it goes to (its name is then in that table's data place)."""
 
     name: str
@@ -116,4 +119,13 @@ def _files(body: dict[str, Any]) -> tuple[StagedFile, ...]:
     )
 
 
-__all__ = ["RangeResult", "StagedFile", "files_of", "read_results", "staged", "staged_dead_letters", "staged_files"]
+__all__ = [
+    "HELD",
+    "RangeResult",
+    "StagedFile",
+    "files_of",
+    "read_results",
+    "staged",
+    "staged_dead_letters",
+    "staged_files",
+]

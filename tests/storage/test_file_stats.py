@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from kinesis_batch.output.file_stats import TEXT_CHARS, column_stats, delta_stats
+from kinesis_batch.storage.file_stats import TEXT_CHARS, column_stats, delta_stats
 
 T0 = datetime(2026, 11, 26, 8, 0, tzinfo=UTC)
 
