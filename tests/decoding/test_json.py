@@ -116,3 +116,8 @@ def test_a_record_that_cannot_join_the_page_types_none_of_its_columns() -> None:
     # Its first row alone would make b an integer column, and the second record a dead letter.
     decoded = JsonDecoder(pa.schema([("b", pa.bool_())])).decode([b'[{"b": 0}, {"b": false}]', b'{"b": true}'])
     assert decoded.values.to_pylist() == [{"b": True}] and [r.position for r in decoded.rejects] == [0]
+
+
+def test_an_integer_past_int64_is_named_with_its_field() -> None:
+    (reject,) = JsonDecoder().decode([b'{"o": {"x": [1, -99999999999999999999]}}']).rejects
+    assert (reject.kind, reject.detail) == ("unreadable value", "o.x[] is -99999999999999999999, past int64")

@@ -131,7 +131,7 @@ class JsonDecoder:
             try:
                 kinds[index] = pa.array([row]).type
             except _UNREADABLE as exc:
-                rejects.append(Rejected(positions[index], DECODE, "unreadable value", _one_line(exc)))
+                rejects.append(Rejected(positions[index], DECODE, "unreadable value", _unreadable(row, exc)))
                 bad.add(positions[index])
         common = Counter(kinds.values())
         rows_of: dict[int, list[int]] = {}
@@ -273,6 +273,28 @@ def _conflict(known: pa.DataType, seen: pa.DataType, path: str) -> str:
     where = path or "the record"
     made = "as the table or this read's earlier records made it"
     return f"{where} is {describe(seen)}, but the column is {describe(known)} ({made})"
+
+
+def _unreadable(row: Any, exc: BaseException) -> str:
+    """Why a row cannot be read: the integer past int64 it holds (what no column type can hold
+    exactly), else Arrow's own words."""
+    found = _past_int64(row, "")
+    return f"{found[0]} is {found[1]}, past int64" if found else _one_line(exc)
+
+
+def _past_int64(value: Any, path: str) -> tuple[str, int] | None:
+    """The first integer past int64 in ``value`` (at ``path``), and its path."""
+    if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**63:
+        return path or "the record", value
+    if isinstance(value, dict):
+        for name, item in value.items():
+            if found := _past_int64(item, f"{path}.{name}" if path else name):
+                return found
+    elif isinstance(value, list):
+        for item in value:
+            if found := _past_int64(item, f"{path}[]"):
+                return found
+    return None
 
 
 def _one_line(exc: BaseException) -> str:
