@@ -9,7 +9,6 @@ its result goes: the step's last act is to write it (kinesis_batch.serverless.at
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,12 +23,13 @@ def main(argv: list[str]) -> int:
     from kinesis_batch.cli import exit_code
     from kinesis_batch.config import RunConfig
     from kinesis_batch.errors import first_line
+    from kinesis_batch.read_spec import ReadStepSpec
     from kinesis_batch.run import CatchUpRun
     from kinesis_batch.spark.engine import spark_submitted
     from kinesis_batch.stopping import StopRequest, say_on_stderr, stopping_on_signals
 
     (spec,) = argv
-    body = json.loads(_read_spec(spec))
+    body = ReadStepSpec.from_json(_read_spec(spec))
     engine = spark_submitted()
     stop = StopRequest()
     runs: list[CatchUpRun] = []
@@ -37,12 +37,12 @@ def main(argv: list[str]) -> int:
 
     def read() -> int:
         run = CatchUpRun(
-            RunConfig.from_json(body["config"]),
+            RunConfig.from_json(body.config),
             kinesis=kinesis_client(),
             dynamodb=dynamodb_client(),
             spark=lambda: engine,
             progress=lambda message: print(message, file=sys.stderr, flush=True),
-            run_id=body["run_id"],
+            run_id=body.run_id,
             stop=stop,
         )
         runs.append(run)
@@ -56,8 +56,8 @@ def main(argv: list[str]) -> int:
     try:
         with stopping_on_signals(stop, timeout=defaults.STOP_TIMEOUT_SECONDS, say=say_on_stderr):
             code = exit_code(read)
-        if "result" in body:
-            _write_result(body, code, said, runs)
+        if body.attempt is not None and body.result is not None:
+            _write_result(body.attempt, body.result, code, said, runs)
         return code
     finally:
         engine.session.stop()
@@ -76,15 +76,15 @@ def _read_spec(spec: str) -> str:
     return text
 
 
-def _write_result(body: dict[str, Any], code: int, said: list[str], runs: list[CatchUpRun]) -> None:
+def _write_result(attempt: str, at: dict[str, Any], code: int, said: list[str], runs: list[CatchUpRun]) -> None:
     """What this attempt did, where its orchestrator looks (the job's last act)."""
     from kinesis_batch.aws import s3_settings
     from kinesis_batch.serverless.attempt import JobResult
     from kinesis_batch.storage.place import Place
 
     tasks, failed = (runs[0].tasks, runs[0].failed_task_attempts) if runs else (0, 0)
-    result = JobResult(str(body["attempt"]), code, said[0] if said else "", tasks, failed)
-    place = Place.from_json(body["result"])
+    result = JobResult(attempt, code, said[0] if said else "", tasks, failed)
+    place = Place.from_json(at)
     result.write(Place(place.uri, s3_settings()))
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kinesis_batch.environment import READ_STEP
+from kinesis_batch.read_spec import ReadStepSpec
 from kinesis_batch.serverless.job import JobRunInfo
 from kinesis_batch.storage.place import Place
 
@@ -49,8 +50,8 @@ class Attempt:
     def write_inputs(self, config: dict[str, Any], run_id: str) -> None:
         """The entry point and the spec (``config``: RunConfig.to_json of the read)."""
         self.place.write_text(ENTRY_POINT, READ_STEP.read_text())
-        body = {"config": config, "run_id": run_id, "attempt": self.id, "result": self.place.child(RESULT).to_json()}
-        self.place.write_text(SPEC, json.dumps(body))
+        spec = ReadStepSpec(config, run_id, self.id, self.place.child(RESULT).to_json())
+        self.place.write_text(SPEC, spec.to_json())
 
     def result(self) -> JobResult | None:
         """What this attempt's job left (None: nothing)."""

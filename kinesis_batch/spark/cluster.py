@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
-import json
 import os
 import signal
 import subprocess
@@ -41,6 +40,7 @@ from kinesis_batch.errors import (
     InvalidStateError,
     from_exit_code,
 )
+from kinesis_batch.read_spec import ReadStepSpec
 from kinesis_batch.spark.session import local_jvm_options
 
 DRIVER_JVM_OPTIONS = "spark.driver.extraJavaOptions"
@@ -91,7 +91,7 @@ class SparkCluster:
 def read_step_spec(config: RunConfig, run_id: str, directory: Path) -> Path:
     """The read step's one argument: a file with the run's configuration and id, as JSON."""
     spec = directory / "read-step.json"
-    spec.write_text(json.dumps({"config": config.to_json(), "run_id": run_id}))
+    spec.write_text(ReadStepSpec(config.to_json(), run_id).to_json())
     return spec
 
 
