@@ -1,4 +1,4 @@
-"""Keep held leases alive while work runs: a background thread renewing every duration/3."""
+"""Keep held leases alive while work runs: a background thread renewing at once, then every duration/3."""
 
 from __future__ import annotations
 
@@ -54,19 +54,26 @@ class LeaseRenewer:
             self._thread.join()
 
     def _run(self) -> None:
-        while not self._stop.wait(self.interval):
-            lost_before = self.manager.lost_leases()
-            try:
-                lost = self.manager.renew()
-            except KinesisBatchError as exc:
-                # Kept, logged and retried next tick; a lease that lapses meanwhile shows up as lost.
-                self.errors.append(exc)
-                log.warning("lease renewal failed, retrying in %.1f s: %s", self.interval, exc)
-                # The renewals that did go through in that round may have found leases lost.
-                lost = sorted(self.manager.lost_leases() - lost_before)
-            if lost:
-                log.warning("lost leases: %s", ", ".join(lost))
-                self._tell_lost(lost)
+        # The first round at once: the leases may have aged since they were taken (an
+        # orchestrator's task took them, and this one started a while later).
+        while True:
+            self._round()
+            if self._stop.wait(self.interval):
+                return
+
+    def _round(self) -> None:
+        lost_before = self.manager.lost_leases()
+        try:
+            lost = self.manager.renew()
+        except KinesisBatchError as exc:
+            # Kept, logged and retried next tick; a lease that lapses meanwhile shows up as lost.
+            self.errors.append(exc)
+            log.warning("lease renewal failed, retrying in %.1f s: %s", self.interval, exc)
+            # The renewals that did go through in that round may have found leases lost.
+            lost = sorted(self.manager.lost_leases() - lost_before)
+        if lost:
+            log.warning("lost leases: %s", ", ".join(lost))
+            self._tell_lost(lost)
 
     def _tell_lost(self, lost: list[str]) -> None:
         if self._on_lost is None:

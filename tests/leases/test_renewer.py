@@ -117,7 +117,8 @@ def test_on_lost_is_called_when_another_worker_force_takes_a_lease(
         called.set()
 
     with LeaseRenewer(worker_a, on_lost=on_lost):
-        worker_b.take([taken_away], force=True)
+        _wait_for(lambda: all(_counter(raw_item, key) == 2 for key in (taken_away, kept)))  # the first round
+        assert [lease.lease_key for lease in worker_b.take([taken_away], force=True).acquired] == [taken_away]
         assert called.wait(5 * DURATION)
         time.sleep(2 * DURATION)  # it goes on renewing the lease it kept, and tells only once
 
@@ -146,6 +147,7 @@ def test_failing_on_lost_callback_does_not_stop_the_renewals(
         raise RuntimeError("callback bug")
 
     with caplog.at_level(logging.ERROR, logger="kinesis_batch.leases.renewer"), LeaseRenewer(worker_a, on_lost=on_lost):
+        _wait_for(lambda: all(_counter(raw_item, key) == 2 for key in (taken_away, kept)))  # the first round
         worker_b.take([taken_away], force=True)
         assert called.wait(5 * DURATION)
         counter = _counter(raw_item, kept)
@@ -170,6 +172,7 @@ def test_renewer_survives_a_failed_renewal_and_keeps_the_other_leases(
     told: list[list[str]] = []
 
     with LeaseRenewer(worker_a, on_lost=told.append) as renewer:
+        _wait_for(lambda: all(_counter(raw_item, key) == 2 for key in (first, bad, last)))  # the first round
         corrupt(dynamodb, table_name, bad)
         _wait_for(lambda: bool(renewer.errors))
         repair(dynamodb, table_name, bad)
@@ -193,7 +196,12 @@ def test_renewer_interval_defaults_to_a_third_of_the_lease_duration(worker_a: Le
 
 
 def test_on_lost_is_told_of_leases_lost_in_a_round_where_another_renewal_failed(
-    store: LeaseStore, worker_b: LeaseManager, dynamodb: Any, table_name: str, make_leases: MakeLeases
+    store: LeaseStore,
+    worker_b: LeaseManager,
+    dynamodb: Any,
+    table_name: str,
+    make_leases: MakeLeases,
+    raw_item: RawItem,
 ) -> None:
     taken_away, bad, kept = make_leases(3)
     worker = LeaseManager(store, "worker-a", lease_duration=3.0)
@@ -206,7 +214,8 @@ def test_on_lost_is_told_of_leases_lost_in_a_round_where_another_renewal_failed(
         called.set()
 
     with LeaseRenewer(worker, interval=0.5, on_lost=on_lost) as renewer:
-        # Both happen well before the first tick, so one round sees both.
+        # Both happen after the first round (at once) and well before the next, which sees both.
+        _wait_for(lambda: all(_counter(raw_item, key) == 2 for key in (taken_away, bad, kept)))
         worker_b.take([taken_away], force=True)
         corrupt(dynamodb, table_name, bad)
         assert called.wait(2.0)
@@ -215,3 +224,12 @@ def test_on_lost_is_told_of_leases_lost_in_a_round_where_another_renewal_failed(
         assert len(renewer.errors) == 1 and isinstance(renewer.errors[0], MalformedLeaseError)
         assert taken_away in worker.lost_leases()
         assert kept in worker.held()
+
+
+def test_the_first_renewal_is_at_once_for_leases_another_task_took_a_while_ago(
+    worker_a: LeaseManager, make_leases: MakeLeases, raw_item: RawItem
+) -> None:
+    keys = make_leases(2)
+    worker_a.take(keys)  # the orchestrator's acquiring task; the reading task starts later
+    with LeaseRenewer(worker_a, interval=60):  # no tick would come within the test
+        _wait_for(lambda: all(_counter(raw_item, key) == 2 for key in keys))
