@@ -23,11 +23,11 @@ from kinesis_batch.decoding.settings import DecodeSettings
 from kinesis_batch.decoding.spec import DecodeSpec
 from kinesis_batch.landing import Landing
 from kinesis_batch.output import Output, Sink
-from kinesis_batch.storage.records import CommitRecord, ShardCommit
 from kinesis_batch.run import new_run_id
 from kinesis_batch.shards.checkpoint import Checkpoint
 from kinesis_batch.shards.model import Record
 from kinesis_batch.spark.files import TaskFiles
+from kinesis_batch.storage.records import CommitRecord, ShardCommit
 
 SETTINGS = ChangeSettings.parse("upsert", key="id", sequence_by="version", delete_when="deleted=true")
 SPEC = DecodeSpec(DecodeSettings(decode="json"), changes=SETTINGS)

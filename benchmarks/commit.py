@@ -34,11 +34,11 @@ from devkit.stack import STATIC_ENV, local_stack
 from benchmarks.common import OUTPUT_KINDS, RECORD_BYTES, machine, open_output, output_args
 from kinesis_batch.columns import RAW, ROW_SCHEMA
 from kinesis_batch.output import Sink
+from kinesis_batch.run import new_run_id
+from kinesis_batch.shards.checkpoint import Checkpoint
 from kinesis_batch.storage.place import Place
 from kinesis_batch.storage.records import CommitRecord, ShardCommit
 from kinesis_batch.storage.staged import StagedFile
-from kinesis_batch.run import new_run_id
-from kinesis_batch.shards.checkpoint import Checkpoint
 
 ROWS_PER_FILE = 10
 STAGING_THREADS = 16
