@@ -38,7 +38,7 @@ SPARK_TESTS=(tests/spark tests/run tests/cli/test_submit.py tests/dags/test_kine
 # Airflow (its UI too), the DAGs, Dagster, and the table libraries. The read step as an EMR
 # Serverless job run is make test's: the job's side runs the archive's packages, whatever this
 # set holds, and the orchestrator's side is the same DAG and asset code these tests run.
-MWAA_TESTS=(tests/airflow tests/dags tests/dagster tests/output tests/maintenance/test_maintain.py -k "not emr_serverless")
+MWAA_TESTS=(tests/airflow tests/dags tests/dagster tests/output tests/storage tests/maintenance/test_maintain.py -k "not emr_serverless")
 # A fresh environment of the wheel with [spark,delta,airflow] alone under MWAA's set, on its Python.
 FRESH_UNDER_MWAA=tests/test_package.py::test_the_wheel_with_spark_and_delta_alone_lands_a_resharded_stream_exactly_once_on_local_spark[mwaa-3.3.1]
 
