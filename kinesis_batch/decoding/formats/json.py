@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -32,7 +33,8 @@ from kinesis_batch.decoding.rejects import DECODE, SCHEMA, TYPE_CHANGED, Rejecte
 from kinesis_batch.decoding.types import describe, family, is_list, unify
 
 Convert = Callable[[object], object | None]
-Refused = Callable[[str, object], tuple[str, str]]  # a field's path and value: a reason's kind and detail
+#: A table field's value as its column takes it (path and value in), or the Refusal of it.
+Fit = Callable[[tuple[str, ...], object], object]
 _UNREADABLE = (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError, ValueError)
 
 
@@ -63,7 +65,7 @@ class JsonDecoder:
         """The table's fields as they are now (they grow as the run adds columns)."""
         self._known = _as_json(pa.struct(list(table))) or pa.struct([])
         self._times = list(_time_paths(pa.struct(list(table)), ()))
-        times = [(path, convert, _not_a_time) for path, convert in self._times]
+        times = [(path, _as_time(convert)) for path, convert in self._times]
         self._known_paths = [*times, *_number_paths(self._known, ())]
 
     def decode(self, payloads: Sequence[bytes]) -> Decoded:
@@ -88,8 +90,8 @@ class JsonDecoder:
 
     def values(self, rows: list[Any], positions: list[int], rejects: list[Rejected]) -> Decoded:
         """Decoded objects (``rows``, from the records at ``positions``) as one struct array, their
-        time fields converted where the table has them; a record whose values cannot join the
-        others is rejected whole."""
+        time and number fields converted where the table has them; a record whose values cannot
+        join the others is rejected whole."""
         wrong = {positions[i]: problem for i, row in enumerate(rows) if (problem := self._convert_known(row))}
         if wrong:
             rejects.extend(Rejected(position, SCHEMA, *problem) for position, problem in wrong.items())
@@ -109,16 +111,16 @@ class JsonDecoder:
         text or epoch numbers, whole numbers to an integer column's ints and numbers to a floating
         one's floats (so that the page's other records cannot retype a column the table has);
         the reason (kind, detail) if one cannot be."""
-        for path, convert, refused in self._known_paths:
+        for path, fit in self._known_paths:
             holder: Any = row
             for name in path[:-1]:
                 holder = holder.get(name) if isinstance(holder, dict) else None
             if not isinstance(holder, dict) or holder.get(path[-1]) is None:
                 continue
             value = holder[path[-1]]
-            converted = convert(value)
-            if converted is None:
-                return refused(".".join(path), value)
+            converted = fit(path, value)
+            if isinstance(converted, Refusal):
+                return converted.kind, converted.detail
             holder[path[-1]] = converted
         return None
 
@@ -207,41 +209,53 @@ def _time_paths(kind: pa.StructType, path: tuple[str, ...]) -> Iterator[tuple[tu
             yield from _time_paths(field.type, (*path, field.name))
 
 
-def _number_paths(kind: pa.StructType, path: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], Convert, Refused]]:
+def _number_paths(kind: pa.StructType, path: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], Fit]]:
     """The number fields of a table's JSON struct, by path through nested objects, and how a
     value is made the column's own (those in lists the conform stage fits column-wise)."""
     for field in (kind.field(i) for i in range(kind.num_fields)):
         if pa.types.is_integer(field.type):
-            yield (*path, field.name), _whole, _not_whole
+            yield (*path, field.name), _whole
         elif pa.types.is_floating(field.type):
-            yield (*path, field.name), _floating, _not_a_number
+            yield (*path, field.name), _floating
         elif pa.types.is_struct(field.type):
             yield from _number_paths(field.type, (*path, field.name))
 
 
-def _whole(value: object) -> object | None:
+@dataclass(frozen=True)
+class Refusal:
+    """Why a table field's value cannot be its column's: a reason's kind and detail."""
+
+    kind: str
+    detail: str
+
+
+def _as_time(convert: Convert) -> Fit:
+    """A time or date field's Fit: ``convert``'s value, or refused."""
+
+    def fit(path: tuple[str, ...], value: object) -> object:
+        converted = convert(value)
+        if converted is not None:
+            return converted
+        detail = f"{'.'.join(path)} is {value!r}, not an ISO 8601 time or date, nor epoch seconds or millis"
+        return Refusal("not a time", detail)
+
+    return fit
+
+
+def _whole(path: tuple[str, ...], value: object) -> object:
     """A whole number for an integer column (an int as it is, a float without a fraction as an
-    int; the conform stage checks its range); another float None; anything else as it is."""
-    if isinstance(value, float):
-        return int(value) if value.is_integer() and -(2.0**63) <= value < 2.0**63 else None
-    return value
+    int; the conform stage checks its range); another float refused; anything else as it is."""
+    if not isinstance(value, float):
+        return value
+    if value.is_integer() and -(2.0**63) <= value < 2.0**63:
+        return int(value)
+    detail = f"{'.'.join(path)} is {value!r}, not a whole number that fits int64; the table has an integer"
+    return Refusal(TYPE_CHANGED, detail)
 
 
-def _floating(value: object) -> object:
+def _floating(path: tuple[str, ...], value: object) -> object:
     """An integer for a floating column as the nearest float (a JSON number is just a number)."""
     return float(value) if isinstance(value, int) and not isinstance(value, bool) else value
-
-
-def _not_a_time(path: str, value: object) -> tuple[str, str]:
-    return "not a time", f"{path} is {value!r}, not an ISO 8601 time or date, nor epoch seconds or millis"
-
-
-def _not_whole(path: str, value: object) -> tuple[str, str]:
-    return TYPE_CHANGED, f"{path} is {value!r}, not a whole number that fits int64; the table has an integer"
-
-
-def _not_a_number(path: str, value: object) -> tuple[str, str]:
-    raise AssertionError(f"{path}: {value!r} is always converted")  # _floating refuses nothing
 
 
 def _as_json(kind: pa.DataType) -> pa.DataType | None:
