@@ -46,9 +46,9 @@ from kinesis_batch.storage.staged import StagedFile, files_of, staged
 #: The tables of a batch made or committed at once (after its first), and its files moved at once:
 #: each mostly waits on storage.
 AT_ONCE = 8
-#: In a batch's staging: the folder of its new routes' files (and, in it, of their held dead
-#: letters: no route starts with ``_``), what the read step decided on them, and the existing
-#: tables its tasks may write into.
+#: In a batch's staging: the folder of its new routes' files (and, in it, their held dead letters'
+#: folder, kinesis_batch.storage.staged.HELD: no route starts with ``_``), what the read step
+#: decided on them, and the existing tables its tasks may write into.
 NEW_ROUTES, DECIDED, TARGETED = "routes", "_routes.json", "_targets.json"
 #: In the home's bookkeeping: the tables the stream's runs made.
 TABLES = "tables.json"
