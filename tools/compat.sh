@@ -34,13 +34,13 @@ newest_35=3.5.9  # PyPI's newest 3.5 when this was written
 # fresh environment of the wheel with [spark,delta] alone on this PySpark.
 SPARK_TESTS=(tests/spark tests/run tests/cli/test_submit.py tests/dags/test_kinesis_catchup_on_a_cluster.py tests/scenarios/test_run_formats.py
   tests/scenarios/test_run_grouped.py tests/scenarios/test_spark_connect.py tests/decoding/test_runs.py
-  "tests/test_package.py::test_the_wheel_with_spark_and_delta_alone_lands_a_resharded_stream_exactly_once_on_local_spark[constraints]")
+  "tests/test_package.py::test_the_wheel_with_spark_and_delta_alone_lands_a_resharded_stream_exactly_once_on_local_spark[kinesalite-constraints]")
 # Airflow (its UI too), the DAGs, Dagster, and the table libraries. The read step as an EMR
 # Serverless job run is make test's: the job's side runs the archive's packages, whatever this
 # set holds, and the orchestrator's side is the same DAG and asset code these tests run.
 MWAA_TESTS=(tests/airflow tests/dags tests/dagster tests/output tests/storage tests/maintenance/test_maintain.py -k "not emr_serverless")
 # A fresh environment of the wheel with [spark,delta,airflow] alone under MWAA's set, on its Python.
-FRESH_UNDER_MWAA=tests/test_package.py::test_the_wheel_with_spark_and_delta_alone_lands_a_resharded_stream_exactly_once_on_local_spark[mwaa-3.3.1]
+FRESH_UNDER_MWAA=tests/test_package.py::test_the_wheel_with_spark_and_delta_alone_lands_a_resharded_stream_exactly_once_on_local_spark[kinesalite-mwaa-3.3.1]
 
 # interpreter VERSION: an interpreter of that version (on PATH, else pyenv's), or one line and exit 2.
 interpreter() {

@@ -1,0 +1,43 @@
+"""make test-compat's lists of tests (tools/compat.sh) name tests that exist: under pytest-xdist a
+node id that matches nothing runs no test and ends "no tests ran" (exit 5), which CI first heard
+of after an hour, when a fixture's parametrization had renamed the ids."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from tests.runs import REPO
+
+EVERY_LIST = '"${SPARK_TESTS[@]}" "${MWAA_TESTS[@]}" "$FRESH_UNDER_MWAA"'
+
+
+def arguments() -> list[str]:
+    """Every environment's pytest arguments at once (one collection takes about 15 s), printed by
+    bash from tools/compat.sh's own definitions."""
+    script = (REPO / "tools" / "compat.sh").read_text().splitlines()
+    first = next(i for i, line in enumerate(script) if line.startswith("SPARK_TESTS="))
+    last = next(i for i, line in enumerate(script) if line.startswith("FRESH_UNDER_MWAA="))
+    definitions = "\n".join(script[first : last + 1])
+    printed = subprocess.run(
+        ["bash", "-c", f"{definitions}\nprintf '%s\\0' {EVERY_LIST}"], capture_output=True, text=True, check=True
+    ).stdout
+    return printed.rstrip("\0").split("\0")
+
+
+@pytest.mark.processes
+def test_every_test_the_compatibility_matrix_names_is_collected() -> None:
+    args = arguments()
+    named = [arg for arg in args if "::" in arg]
+    collected = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    assert collected.returncode == 0, collected.stdout[-2000:] + collected.stderr[-2000:]
+    ids = {line for line in collected.stdout.splitlines() if "::" in line}
+    assert named and [node for node in named if node not in ids] == []
+    assert len(ids) > len(named), "the folders and files named hold tests too"
