@@ -4,17 +4,22 @@ and each shard's commit its landing: kinesis_batch.landing)."""
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from kinesis_batch.routing.routes import SINGLE
 
 
 @dataclass
 class Counts:
     """What one range's records became: ``records`` = records of rows + ``dead_letters`` +
     ``filtered``; ``rows`` counts the rows; ``reasons``: dead letters by ``stage: kind``;
-    ``tables``: routed, the rows of each route, ``table_records`` the records they came from, and
-    (with ``--changes``) ``keys``, the key each route's rows were collapsed by, and
-    ``table_changes``, what that collapsing dropped."""
+    ``changes``: what collapsing changes dropped (and what the envelope skipped). By route:
+    ``tables`` the rows of each, ``table_records`` the records they came from, and (with
+    ``--changes``) ``keys``, the key each route's rows were collapsed by, and ``table_changes``,
+    what that collapsing dropped. A run without ``--route-by`` has one route, :data:`SINGLE`,
+    which names no table: its figures are the totals, its key ``key``."""
 
     records: int = 0
     rows: int = 0
@@ -22,13 +27,32 @@ class Counts:
     filtered: int = 0
     reasons: Counter[str] = field(default_factory=Counter)
     changes: Counter[str] = field(default_factory=Counter)  # --changes: skipped, collapsed (kinesis_batch.changes)
-    key: tuple[str, ...] = ()  # --changes: the key the rows were collapsed by
     tables: Counter[str] = field(default_factory=Counter)
     table_records: Counter[str] = field(default_factory=Counter)
-    keys: dict[str, tuple[str, ...]] = field(default_factory=dict)  # routed --changes: each route's key
+    keys: dict[str, tuple[str, ...]] = field(default_factory=dict)
     table_changes: defaultdict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
 
+    @property
+    def key(self) -> tuple[str, ...]:
+        """--changes without --route-by: the key the rows were collapsed by."""
+        return self.keys.get(SINGLE, ())
+
+    def landed(self, route: str, rows: int, records: int) -> None:
+        """``rows`` of ``records`` went to ``route``'s table (before collapsing)."""
+        self.tables[route] += rows
+        self.table_records[route] += records
+
+    def folded(self, route: str, key: tuple[str, ...], dropped: Mapping[str, int]) -> None:
+        """``route``'s rows were collapsed by ``key``, which dropped ``dropped``."""
+        self.keys[route] = key
+        self.table_changes[route].update(dropped)
+        self.changes.update(dropped)
+
     def to_json(self) -> dict[str, Any]:
+        tables = {route: rows for route, rows in sorted(self.tables.items()) if route != SINGLE}
+        records = {route: n for route, n in sorted(self.table_records.items()) if route != SINGLE}
+        keys = {route: list(key) for route, key in sorted(self.keys.items()) if route != SINGLE}
+        changes = {r: dict(sorted(c.items())) for r, c in sorted(self.table_changes.items()) if r != SINGLE}
         return {
             "records": self.records,
             "rows": self.rows,
@@ -37,14 +61,10 @@ class Counts:
             "reasons": dict(self.reasons.most_common()),
             **({"changes": dict(sorted(self.changes.items()))} if self.changes else {}),
             **({"key": list(self.key)} if self.key else {}),
-            **({"tables": dict(sorted(self.tables.items()))} if self.tables else {}),
-            **({"table_records": dict(sorted(self.table_records.items()))} if self.table_records else {}),
-            **({"keys": {route: list(key) for route, key in sorted(self.keys.items())}} if self.keys else {}),
-            **(
-                {"table_changes": {r: dict(sorted(c.items())) for r, c in sorted(self.table_changes.items())}}
-                if self.table_changes
-                else {}
-            ),
+            **({"tables": tables} if tables else {}),
+            **({"table_records": records} if records else {}),
+            **({"keys": keys} if keys else {}),
+            **({"table_changes": changes} if changes else {}),
         }
 
 

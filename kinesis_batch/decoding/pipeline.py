@@ -1,13 +1,29 @@
-"""One shard range's pipeline: each page of records through decompress, decode, transform and
-conform, into rows of the table and dead-letter rows.
+"""One shard range's pipeline: each page of records through decompress, decode, transform, route
+and conform, into each table's rows and dead-letter rows.
+
+Routing is the general case: a run without ``--route-by`` is :meth:`RouteRule.single`, one route
+(:data:`SINGLE`) that every record takes without it being read. With ``--route-by``, each row goes
+to the table its route value names (kinesis_batch.decoding.route_stage), and each route's records
+are decoded on their own, so one table's fractions never type another's integers, nor a record
+fail for disagreeing with another table's: a record is a dead letter for its types only when it
+disagrees with its own table or the other records of it. Kinds of records often share field names
+with different types (DMS: ``data.id`` a number in one table and text in another), so the records
+that clash with the page's types are read again on their own to find their routes, in waves
+(:data:`WAVES` at most). With ``--changes``, each route's rows go through that route's changes
+stage, keyed by its own key (``--key ROUTE:COL``, or the bare ``--key``; a DynamoDB table's own
+``Keys``), and are collapsed per key; a source's envelope (``--changes dms``) holds the route
+(``metadata.table-name``).
 
 Contract:
-- Every record of a page ends as rows (``record_index`` 0, 1, ... numbering a record's rows), as
-  exactly one dead-letter row, or, if the transform made no row of it, as ``filtered``: counted,
-  never lost. A record one of whose rows does not fit the table is a dead letter whole.
-- The rows' schema is the table's as this range knows it: the fields the read step found, plus
-  what the range added since (new fields, widened columns). It only grows, so a writer that sees
-  it change starts a new file.
+- Every record of a page ends as rows of one route (``record_index`` 0, 1, ... numbering a
+  record's rows), as exactly one dead-letter row, or, if the transform made no row of it, as
+  ``filtered``: counted, never lost. A record one of whose rows does not fit its table is a dead
+  letter whole.
+- Each route's rows' schema is its table's as this range knows it: the fields the read step found,
+  plus what the range added since (new fields, widened columns). It only grows, so a writer that
+  sees it change starts a new file.
+- A new route's records (no table yet) are also in :attr:`Page.held`, as the dead letters they
+  become if the driver refuses their table.
 - Deterministic: the same records give the same rows and dead letters.
 - With ``--on-bad-record fail`` the first record that would be a dead letter raises
   BadRecordError instead.
@@ -15,9 +31,9 @@ Contract:
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import TypeVar
 
 import pyarrow as pa
@@ -43,25 +59,34 @@ from kinesis_batch.decoding.decoders import decoder_for
 from kinesis_batch.decoding.decompress import decompress
 from kinesis_batch.decoding.formats.envelope import EnvelopeDecoder
 from kinesis_batch.decoding.registry import Registry
-from kinesis_batch.decoding.rejects import SCHEMA, TRANSFORM, Rejected, bad_record, note, tally
+from kinesis_batch.decoding.rejects import ROUTE, SCHEMA, TRANSFORM, Rejected, bad_record, note, tally
+from kinesis_batch.decoding.route_stage import by_route
 from kinesis_batch.decoding.scalars import Policy
 from kinesis_batch.decoding.spec import DecodeSpec
 from kinesis_batch.landing import SKIPPED
+from kinesis_batch.routing.routes import HELD_ROUTE, SINGLE, TOO_MANY_NEW, Routed, RouteRule, checked, route_values
 from kinesis_batch.shards.model import Record
 
 T = TypeVar("T")
 RESERVED_NAME = "reserved name"
+WAVES = 8  # a page of records of more kinds than this, each clashing with the others', is unusual
+_Part = tuple[Conformed, list[int], Marked | None]  # a route's rows, their records, their marks
+_Values = tuple[pa.StructArray, list[int]]  # decoded rows and the record each came from
 
 
 @dataclass(frozen=True)
 class Page:
-    """A page's rows (routed: ``routes``, each table's rows by route, and ``held``: the records
-    of new routes as dead letters, kept until the driver decides on their tables) and dead letters."""
+    """A page's rows by route (one batch each), its dead letters, and ``held``: the records of new
+    routes as dead letters, kept until the driver decides on their tables."""
 
-    rows: pa.RecordBatch | None
+    routes: dict[str, pa.RecordBatch]
     dead: pa.RecordBatch | None
-    routes: dict[str, list[pa.RecordBatch]] = field(default_factory=dict)
     held: pa.RecordBatch | None = None
+
+    @property
+    def rows(self) -> pa.RecordBatch | None:
+        """The rows of a run without ``--route-by`` (its one route, :data:`SINGLE`)."""
+        return self.routes.get(SINGLE)
 
 
 class Pipeline:
@@ -70,10 +95,16 @@ class Pipeline:
     ) -> None:
         settings = spec.settings
         self.shard_id, self.depth, self.batch_id = shard_id, depth, batch_id
-        self.fields = spec.starting_fields()
-        self.changes = ChangeStage(spec.changes) if spec.changes is not None else None
+        self.routing = spec.routing or RouteRule.single()
+        self.fields = spec.starting_fields()  # a route's table's fields until it has its own
+        self.route_fields: dict[str, pa.Schema] = {**spec.declared_by_route, **spec.tables}
+        self.known = frozenset({*spec.tables, SINGLE})  # the routes whose tables exist
+        self.changes = spec.changes
+        self.stages: dict[str, ChangeStage | None] = {}  # --changes: each route's (None: it has no key)
         self.envelope = (
-            EnvelopeDecoder(spec.changes.mode, self.fields) if spec.changes and spec.changes.envelope else None
+            EnvelopeDecoder(spec.changes.mode, self.fields, self.routing.path)
+            if spec.changes and spec.changes.envelope
+            else None
         )
         self.decoder: Decoder = self.envelope or decoder_for(spec, registry)
         self.transform = transforms.load(settings.transform) if settings.transform else None
@@ -86,33 +117,148 @@ class Pipeline:
         )
         self.counts = Counts()
 
+    def fields_of(self, route: str) -> pa.Schema:
+        """The fields of ``route``'s table as this range knows them."""
+        return self.route_fields.get(route, self.fields)
+
     def page(self, records: Sequence[Record]) -> Page:
         inflated_rejects: dict[int, Rejected] = {}
         inflated = self._inflated(records, inflated_rejects)
         alive = [position for position, payload in enumerate(inflated) if payload is not None]
+        fields = dict(self.route_fields)
 
-        def attempt(todo: list[int], rejected: dict[int, Rejected]) -> tuple[Conformed, list[int], Marked | None]:
-            values, positions = self._decoded(records, inflated, todo, rejected)
-            fitted, positions = self._fitted(values, positions, rejected, self.fields)
-            if self.changes is None:
-                return fitted, positions, None
-            envelopes = self.envelope.envelopes if self.envelope else None
-            return self._changes(fitted, positions, rejected, self.changes, envelopes)
+        def attempt(todo: list[int], rejected: dict[int, Rejected]) -> dict[str, _Part]:
+            self.route_fields = dict(fields)  # as the page found them: a refused record widened none
+            return self._routed(records, inflated, todo, rejected)
 
-        def typed(done: tuple[Conformed, list[int], Marked | None]) -> bool:
-            return not bool(done[0].schema.equals(self.fields))
-
-        (fitted, positions, marked), rejected = self._without_refused(alive, inflated_rejects, attempt, typed)
+        parts, rejected = self._without_refused(alive, inflated_rejects, attempt, lambda _: self.route_fields != fields)
         self._check(records, rejected)
-        self.fields = fitted.schema
-        if self.transform is None:
-            self.decoder.learn(self.fields)
-        self._count(len(records), positions, rejected)
-        rows = self._rows(records, positions, fitted.columns, fitted.schema)
-        if self.changes is not None and marked is not None and rows is not None:
-            rows, _ = self._folded(rows, marked, self.changes)
-            self.counts.key = self.changes.key
-        return Page(rows, self._dead(records, rejected))
+        routes: dict[str, pa.RecordBatch] = {}
+        landed: list[int] = []
+        held: dict[int, str] = {}
+        for route, (conformed, kept, marked) in parts.items():
+            batch = self._rows(records, kept, conformed.columns, conformed.schema)
+            if batch is None:
+                continue
+            self.counts.landed(route, batch.num_rows, len(set(kept)))
+            if marked is not None:
+                stage = self.stages[route]
+                assert stage is not None
+                batch = self._folded(route, batch, marked, stage)
+            routes[route] = batch
+            landed += kept
+            held |= {position: route for position in kept if route not in self.known}
+        self._count(len(records), landed, rejected)
+        return Page(routes, self._dead(records, rejected), self._held(records, held))
+
+    def _routed(
+        self,
+        records: Sequence[Record],
+        inflated: Sequence[bytes | None],
+        todo: list[int],
+        rejected: dict[int, Rejected],
+    ) -> dict[str, _Part]:
+        """The records at ``todo`` by route, each route's decoded on their own, fitted to its
+        table's fields and through its changes stage."""
+        split, decoded, envelopes = self._split(records, inflated, todo, rejected)
+        parts: dict[str, _Part] = {}
+        for route, positions in sorted(split.items()):
+            values = decoded.get(route)
+            if values is None:  # decoded with other routes' records: again, on their own
+                self.decoder.learn(self.fields_of(route) if self.transform is None else self.fields)
+                values = self._decoded(records, inflated, positions, rejected)
+                if self.envelope is not None:
+                    envelopes |= self.envelope.envelopes
+            fitted, kept = self._fitted(*values, rejected, self.fields_of(route))
+            self.route_fields[route] = fitted.schema
+            parts[route] = self._route_changes(route, fitted, kept, rejected, envelopes)
+        return parts
+
+    def _split(
+        self,
+        records: Sequence[Record],
+        inflated: Sequence[bytes | None],
+        todo: list[int],
+        rejected: dict[int, Rejected],
+    ) -> tuple[dict[str, list[int]], dict[str, _Values], dict[int, Unwrapped]]:
+        """Which route each record at ``todo`` takes, and the routes whose rows were decoded
+        alone already. A fixed route's records are decoded once, by route. With ``--route-by`` the
+        records are decoded in waves (those a wave rejects go again) to read their routes; the
+        records that cannot be routed are rejected. With a source's envelope, each record's
+        envelope (``--changes dms|debezium|dynamodb``) too."""
+        fixed = self.routing.fixed
+        if fixed is not None:
+            return {fixed: todo} if todo else {}, {}, {}
+        self.decoder.learn(self.fields)
+        split: dict[str, list[int]] = defaultdict(list)
+        found: dict[str, list[_Values]] = defaultdict(list)
+        envelopes: dict[int, Unwrapped] = {}
+        waves = 0
+        while todo and waves < WAVES:
+            waves += 1
+            clashed: dict[int, Rejected] = {}
+            values, positions = _without(*self._decoded(records, inflated, todo, clashed), clashed)
+            # A record rejected beside others may only disagree with their types (a fraction
+            # beside 2**53 + 1, text beside a number): it goes again, with the others rejected,
+            # until a wave routes none of them; those are rejected for what they are.
+            last = not positions or waves == WAVES
+            todo = [] if last else sorted(clashed)
+            if last:
+                note(rejected, clashed.values())
+            for route, rows in by_route(values, positions, self._routes(values, positions), rejected).items():
+                split[route] += sorted(set(rows[1]))
+                found[route].append(rows)
+            if self.envelope is not None:
+                envelopes |= self.envelope.envelopes
+            if last:
+                break
+        # One wave of one route was decoded alone already.
+        alone = {route: rows[0] for route, rows in found.items() if waves == 1 and len(found) == 1}
+        return dict(split), alone, envelopes
+
+    def _routes(self, values: pa.StructArray, positions: list[int]) -> Routed:
+        """The rows' route values: at the path in the decoded rows, or (a source's changes) in
+        each record's envelope."""
+        if self.envelope is None:
+            return route_values(values, self.routing)
+        return checked([self.envelope.routes.get(position) for position in positions], self.routing)
+
+    def _route_changes(
+        self,
+        route: str,
+        fitted: Conformed,
+        kept: list[int],
+        rejected: dict[int, Rejected],
+        envelopes: dict[int, Unwrapped],
+    ) -> _Part:
+        """``--changes``: a route's rows through that route's changes stage, narrowed to the rows
+        that are changes, with their marks (without ``--changes``: as they are, no mark). A route
+        no ``--key`` names a key for is dead letters: it keeps no row."""
+        if self.changes is None:
+            return fitted, kept, None
+        if route not in self.stages:
+            settings = self.changes.for_route(route)
+            self.stages[route] = ChangeStage(settings) if settings is not None else None
+        stage = self.stages[route]
+        if stage is None:
+            detail = f"--key names no key for table {route} (give --key {route}:COL or a bare --key)"
+            note(rejected, [Rejected(p, CHANGES, "no key", detail) for p in kept])
+            return fitted, [], None
+        given = envelopes if self.envelope is not None else None  # None: --changes upsert
+        return self._changes(fitted, kept, rejected, stage, given)
+
+    def _held(self, records: Sequence[Record], routes: dict[int, str]) -> pa.RecordBatch | None:
+        """New routes' records as the dead letters they become if their tables are refused."""
+        if not routes:
+            return None
+        limit = self.routing.max_new
+        refused = {
+            p: Rejected(p, ROUTE, TOO_MANY_NEW, f"{route} would be a table past --max-new-tables {limit}")
+            for p, route in routes.items()
+        }
+        dead = self._dead(records, refused)
+        assert dead is not None
+        return dead.append_column(HELD_ROUTE, pa.array([routes[p] for p in sorted(routes)], pa.string()))
 
     def _without_refused(
         self,
@@ -208,9 +354,9 @@ class Pipeline:
         columns = [column.take(take) for column in fitted.columns]
         return replace(fitted, columns=columns), [positions[i] for i in marked.kept], marked
 
-    def _folded(self, rows: pa.RecordBatch, marked: Marked, stage: ChangeStage) -> tuple[pa.RecordBatch, Counter[str]]:
-        """The page's rows with their operation and position, one per key (the newest), and how
-        many were dropped (duplicates, superseded), counted in :attr:`counts` too."""
+    def _folded(self, route: str, rows: pa.RecordBatch, marked: Marked, stage: ChangeStage) -> pa.RecordBatch:
+        """A route's rows with their operation and position, one per key (the newest); what
+        was dropped (duplicates, superseded) is counted."""
         table = pa.Table.from_batches([rows])
         table = table.append_column(CHANGE_OP, pa.array(marked.ops, type=CHANGE_OP.type))
         table = table.append_column(CHANGE_POSITION, pa.array(marked.positions, type=CHANGE_POSITION.type))
@@ -218,8 +364,8 @@ class Pipeline:
         dropped: Counter[str] = Counter()
         for counts in folded.dropped.values():
             dropped.update(counts)
-        self.counts.changes.update(dropped)
-        return folded.rows.combine_chunks().to_batches()[0], dropped
+        self.counts.folded(route, stage.key, dropped)
+        return folded.rows.combine_chunks().to_batches()[0]
 
     def _transformed(
         self, records: Sequence[Record], values: pa.StructArray, positions: list[int], rejected: dict[int, Rejected]
@@ -330,4 +476,4 @@ def _kinesis_columns(
     return pa.RecordBatch.from_pydict({name: body[name] for name in METADATA.names}, schema=METADATA)
 
 
-__all__ = ["Page", "Pipeline"]
+__all__ = ["WAVES", "Page", "Pipeline"]

@@ -13,7 +13,7 @@ from kinesis_batch.errors import BadRecordError
 #: The stages a record goes through, in order; a dead letter names the one that failed.
 DECOMPRESS, DECODE, TRANSFORM, ROUTE, SCHEMA = "decompress", "decode", "transform", "route", "schema"
 #: A field's value has another type than the page's or the table's (a routed page decodes such
-#: records again on their own: kinesis_batch.decoding.routed).
+#: records again on their own: kinesis_batch.decoding.pipeline).
 TYPE_CHANGED = "type changed"
 
 

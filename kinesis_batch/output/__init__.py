@@ -133,7 +133,7 @@ class Output:
             if changes is None:
                 return self.route(route).open(app=app, stream=stream, s3=s3)
             keyed = changes.for_route(route)
-            if keyed is None:  # its records are dead letters (kinesis_batch.decoding.routed)
+            if keyed is None:  # its records are dead letters (kinesis_batch.decoding.pipeline)
                 raise InvalidStateError(f"--key names no key for table {route} of {self.output}")
             return self.route(route)._open_table(app, stream, s3, Merge(keyed, route))
 

@@ -12,6 +12,8 @@
 - **Which routes a run accepts** (:class:`RouteRule`): with ``--routes``, those only; without,
   every table already made plus at most ``max_new`` new ones per run (:func:`new_tables`), so a
   producer sending ten thousand values cannot make ten thousand tables.
+- **A run without ``--route-by``** has one table, that of ``--output`` itself: the rule
+  :meth:`RouteRule.single`, whose every record takes the route :data:`SINGLE` without reading it.
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ COLLIDES = "route collides"
 #: The dead-letter reason of a record whose route names a place this consumer did not make a
 #: table in (another stream's table, a table or files of somebody else's, a table it cannot write).
 NOT_OURS = "not this consumer's table"
+#: The route of every record of a run without --route-by (RouteRule.single): never a table's name.
+SINGLE = ""
 #: The column of a new route's record kept as a dead letter until the driver decides on its table.
 HELD_ROUTE = "held_route"
 NOT_TEXT = object()  # a value there, but not text
@@ -99,6 +103,17 @@ class RouteRule:
         NOT_NEGATIVE.check("--max-new-tables", max_new)
         return cls(check_path(route_by), listed, max_new)
 
+    @classmethod
+    def single(cls) -> RouteRule:
+        """A run without ``--route-by``: one table, every record's route :data:`SINGLE`."""
+        return cls(())
+
+    @property
+    def fixed(self) -> str | None:
+        """The route every record takes whatever it holds (:meth:`single`'s), else None: each
+        record's is read at :attr:`path`."""
+        return None if self.path else SINGLE
+
     @property
     def spelled(self) -> str:
         return ".".join(self.path)
@@ -114,7 +129,9 @@ class Routed:
 
 def route_values(rows: pa.StructArray, rule: RouteRule) -> Routed:
     """Each row's route by ``rule``: its value at the path, or why it has none (missing, not
-    text, breaking the naming rule, not in ``--routes``)."""
+    text, breaking the naming rule, not in ``--routes``); the rule's fixed route if it has one."""
+    if rule.fixed is not None:
+        return Routed([rule.fixed] * len(rows), [None] * len(rows))
     column = _at(rows, rule.path)
     if column is not None and pa.types.is_dictionary(column.type):
         column = column.dictionary_decode()
@@ -199,6 +216,7 @@ __all__ = [
     "NOT_LISTED",
     "NOT_OURS",
     "ROUTE",
+    "SINGLE",
     "TOO_MANY_NEW",
     "UNUSABLE",
     "RouteRule",

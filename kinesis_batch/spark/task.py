@@ -34,7 +34,6 @@ from botocore.exceptions import NoCredentialsError, NoRegionError
 
 from kinesis_batch.decoding.pipeline import Pipeline
 from kinesis_batch.decoding.registry import Registry
-from kinesis_batch.decoding.routed import RoutedPipeline
 from kinesis_batch.decoding.spec import DecodeSpec
 from kinesis_batch.errors import IllegalArgumentError, InvalidStateError
 from kinesis_batch.events import Event, Observer, emit
@@ -151,8 +150,7 @@ def _read_range(
             reading()
         return RangeResult(reader.result())
     decode = DecodeSpec.from_json(group.decode)
-    kind = RoutedPipeline if routed is not None else Pipeline
-    pipeline = kind(
+    pipeline = Pipeline(
         decode, shard_id=spec.shard_id, depth=spec.depth, batch_id=batch_id, registry=_registry(group.decode)
     )
     for page in pages(reader.chunks(), stop, share):
@@ -160,9 +158,8 @@ def _read_range(
         if done.rows is not None:
             files.write(done.rows)
         if routed is not None:
-            for route, batches in done.routes.items():
-                for batch in batches:
-                    routed.write(route, batch)
+            for route, batch in done.routes.items():
+                routed.write(route, batch)
             if done.held is not None:
                 routed.hold(done.held)
         if done.dead is not None:

@@ -17,6 +17,7 @@ from kinesis_batch.decoding.pipeline import Pipeline
 from kinesis_batch.decoding.settings import DecodeSettings
 from kinesis_batch.decoding.spec import DecodeSpec
 from kinesis_batch.errors import BadRecordError
+from kinesis_batch.routing.routes import SINGLE
 from kinesis_batch.shards.model import Record
 
 
@@ -52,7 +53,7 @@ def test_the_fields_grow_page_by_page_and_a_rejected_records_field_adds_no_colum
     first = run.page(records(b'{"id": 1}'))
     second = run.page(records(b'{"id": 2, "country": "FR"}', b'{"id": "x", "unseen": 1}'))
     assert first.rows is not None and second.rows is not None
-    assert [f.name for f in run.fields] == ["id", "country"]
+    assert [f.name for f in run.fields_of(SINGLE)] == ["id", "country"]
     assert second.rows.schema.names[-3:] == ["id", "country", "batch_id"]
     assert second.dead is not None and second.dead.column("reason").to_pylist() == [
         "type changed: id is string, but the column is int64 (as the table or this read's earlier records made it)"
@@ -151,7 +152,7 @@ def test_a_record_the_changes_stage_refuses_types_no_column_of_the_page(refused:
     done = run.page(records(refused, *good))
     assert done.dead is not None and done.dead.column("sequence_number").to_pylist() == ["5000"], why
     assert done.rows is not None and sorted(done.rows.column("pk").to_pylist()) == [-10 - i for i in range(goods)][::-1]
-    assert "stray" not in run.fields.names and run.fields.field("pk").type == pa.int64()
+    assert "stray" not in run.fields_of(SINGLE).names and run.fields_of(SINGLE).field("pk").type == pa.int64()
     counts = run.counts
     assert (counts.records, counts.rows, counts.dead_letters, counts.filtered) == (1 + goods, goods, 1, 0)
 
@@ -190,4 +191,4 @@ def test_a_page_whose_refused_record_shaped_no_column_is_decoded_once() -> None:
     assert done.dead is not None and done.dead.column("stage").to_pylist() == ["changes"]
     run.page(records(b'{"pk": "x", "ts": null}', b'{"pk": 4, "ts": 4}', b'{"pk": 5, "ts": null, "new": 1}'))
     assert calls == [2, 3, 2], "a page a refused record typed (a new column) is decoded again without it"
-    assert "new" not in run.fields.names
+    assert "new" not in run.fields_of(SINGLE).names

@@ -12,8 +12,7 @@ import pyarrow as pa
 
 from kinesis_batch.changes.settings import ChangeSettings
 from kinesis_batch.columns import CHANGE_OP
-from kinesis_batch.decoding.pipeline import Page
-from kinesis_batch.decoding.routed import RoutedPipeline
+from kinesis_batch.decoding.pipeline import Page, Pipeline
 from kinesis_batch.decoding.settings import DecodeSettings
 from kinesis_batch.decoding.spec import DecodeSpec
 from kinesis_batch.routing.routes import RouteRule
@@ -37,18 +36,18 @@ def records(*payloads: bytes) -> list[Record]:
     return [Record("shardId-1", str(100 + i), 0, f"k{i}", p, at) for i, p in enumerate(payloads)]
 
 
-def pipeline(key: str, route_by: str = "metadata.table-name", mode: str = "dms") -> RoutedPipeline:
+def pipeline(key: str, route_by: str = "metadata.table-name", mode: str = "dms") -> Pipeline:
     spec = DecodeSpec(
         DecodeSettings(decode="json"),
         changes=ChangeSettings.parse(mode, key),
         routing=RouteRule.of(route_by),
         tables={"orders": pa.schema([pa.field("order_id", pa.int64())])},
     )
-    return RoutedPipeline(spec, shard_id="shardId-1", depth=0, batch_id="b1")
+    return Pipeline(spec, shard_id="shardId-1", depth=0, batch_id="b1")
 
 
 def rows(page: Page, route: str) -> list[dict[str, Any]]:
-    return pa.Table.from_batches(page.routes[route]).to_pylist()
+    return page.routes[route].to_pylist()
 
 
 def test_dms_tables_are_routed_by_the_envelope_and_collapsed_by_their_own_keys() -> None:
@@ -124,7 +123,7 @@ def test_records_decoded_again_in_a_later_wave_keep_their_own_envelopes() -> Non
 def test_a_refused_change_types_no_column_of_its_route_nor_of_the_pages_after_it() -> None:
     changes = ChangeSettings.parse("upsert", key="pk", sequence_by="ts")
     spec = DecodeSpec(DecodeSettings(decode="json"), changes=changes, routing=RouteRule.of("type"))
-    run = RoutedPipeline(spec, shard_id="shardId-1", depth=0, batch_id="b1")
+    run = Pipeline(spec, shard_id="shardId-1", depth=0, batch_id="b1")
     first = run.page(records(b'{"type": "click", "pk": "x", "ts": null}', b'{"type": "click", "pk": -10, "ts": 0}'))
     assert first.dead is not None and first.dead.column("sequence_number").to_pylist() == ["100"]
     assert [r["pk"] for r in rows(first, "click")] == [-10]
