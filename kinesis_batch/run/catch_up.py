@@ -79,8 +79,7 @@ class CatchUpRun(RunContext):
         return RunReport(
             run_id=self.run_id,
             batch_id=self.run_id,
-            published=published,
-            shards=record.shards if record else (),
+            record=record,
             recovered=recovered,
             leased_elsewhere=elsewhere,
             waiting=dict(plan.waiting),

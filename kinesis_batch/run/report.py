@@ -1,22 +1,22 @@
 """What a run did, as the library reports it: a value, its JSON (``kinesis-batch run --json``,
-the orchestrators' metadata) and its lines for people (the command line's summary)."""
+the orchestrators' metadata) and its lines for people (the command line's summary). What the
+batch moved is its commit record's, held whole: the figures have one home."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
-from kinesis_batch.landing import Landing, json_fields, total
+from kinesis_batch.landing import Landing, json_fields
 from kinesis_batch.serverless.job import JobRunInfo
-from kinesis_batch.storage.records import ShardCommit
+from kinesis_batch.storage.records import CommitRecord, ShardCommit
 
 
 @dataclass(frozen=True)
 class RunReport:
     run_id: str
     batch_id: str
-    published: bool
-    shards: tuple[ShardCommit, ...]
+    record: CommitRecord | None  # the batch's, as published (None: nothing new to publish)
     recovered: dict[str, str]  # shard -> "rolled forward" | "discarded" | "cleared"
     leased_elsewhere: dict[str, str]
     waiting: dict[str, tuple[str, ...]]
@@ -29,13 +29,22 @@ class RunReport:
     job_run: JobRunInfo | None = None  # the read's EMR Serverless job run, and what it was billed
 
     @property
+    def published(self) -> bool:
+        return self.record is not None
+
+    @property
+    def shards(self) -> tuple[ShardCommit, ...]:
+        """What the published batch moved, per shard (none: nothing published)."""
+        return self.record.shards if self.record else ()
+
+    @property
     def records(self) -> int:
-        return sum(s.records for s in self.shards)
+        return self.record.records if self.record else 0
 
     @property
     def landing(self) -> Landing | None:
-        """What the run's records became when it decoded (None: raw rows)."""
-        return total([s.landing for s in self.shards])
+        """What the run's records became when it decoded (None: raw rows, or nothing published)."""
+        return self.record.landing if self.record else None
 
     def to_json(self) -> dict[str, Any]:
         return {

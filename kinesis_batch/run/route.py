@@ -165,9 +165,6 @@ def refused_counts(counts: dict[str, Any], refused: Mapping[str, str]) -> dict[s
     reasons = Counter(counts.get("reasons", {}))
     for route in gone:
         reasons[refused[route]] += records.get(route, 0)
-    changes = Counter(counts.get("changes", {}))  # --changes: what the refused routes' collapsing dropped goes
-    for route in gone:
-        changes.subtract(counts.get("table_changes", {}).get(route, {}))
     kept = {name: {r: v for r, v in counts[name].items() if r not in refused} for name in BY_ROUTE if name in counts}
     return {
         **counts,
@@ -175,7 +172,6 @@ def refused_counts(counts: dict[str, Any], refused: Mapping[str, str]) -> dict[s
         "rows": counts.get("rows", 0) - rows,
         "dead_letters": counts.get("dead_letters", 0) + letters,
         "reasons": dict(reasons.most_common()),
-        **({"changes": dict(sorted(changes.items()))} if "changes" in counts else {}),
     }
 
 

@@ -15,6 +15,7 @@ from kinesis_batch.columns import CHANGE_OP
 from kinesis_batch.decoding.pipeline import Page, Pipeline
 from kinesis_batch.decoding.settings import DecodeSettings
 from kinesis_batch.decoding.spec import DecodeSpec
+from kinesis_batch.landing import Landing
 from kinesis_batch.routing.routes import RouteRule
 from kinesis_batch.shards.model import Record
 
@@ -68,7 +69,9 @@ def test_dms_tables_are_routed_by_the_envelope_and_collapsed_by_their_own_keys()
     counts = run.counts
     assert counts.tables == {"customers": 3, "orders": 2} and counts.rows == 5
     assert counts.keys == {"customers": ("region", "id"), "orders": ("order_id",)}
-    assert counts.changes["superseded"] == 2 and done.dead is None
+    assert sum(kinds["superseded"] for kinds in counts.table_changes.values()) == 2 and done.dead is None
+    # Each drop counted once: by its table, not again among the changes before routing.
+    assert not +counts.changes and Landing.of(counts.to_json()).all_changes == {"superseded": 2}
 
 
 def test_a_route_no_key_names_is_dead_letters_and_a_bare_key_serves_the_others() -> None:

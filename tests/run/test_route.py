@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from kinesis_batch.landing import Landing
 from kinesis_batch.run.route import FOREIGN, REFUSED, refused_counts
 
 COUNTS = {
@@ -50,10 +51,11 @@ def test_refused_routes_records_become_dead_letters_and_leave_the_rows(
 def test_a_refused_route_of_changes_takes_its_key_and_what_its_collapsing_dropped_with_it() -> None:
     changes = {
         **COUNTS,
-        "changes": {"skipped": 2, "superseded": 5, "duplicates": 1},
+        "changes": {"skipped": 2},  # before routing: the envelope's
         "keys": {"a": ["id"], "b": ["id"], "c": ["n"]},
         "table_changes": {"a": {"superseded": 2}, "b": {"superseded": 3, "duplicates": 1}, "c": {}},
     }
     counts = refused_counts(changes, {"b": REFUSED})
-    assert counts["changes"] == {"duplicates": 0, "skipped": 2, "superseded": 2}
+    assert counts["changes"] == {"skipped": 2}
+    assert Landing.of(counts).all_changes == {"skipped": 2, "superseded": 2}
     assert set(counts["keys"]) == set(counts["table_changes"]) == {"a", "c"}
