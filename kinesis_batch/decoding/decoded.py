@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import pyarrow as pa
 
@@ -32,6 +32,11 @@ class Decoder(Protocol):
 
     def learn(self, table: pa.Schema) -> None:
         """The table's fields as they are now (they grow during a run)."""
+
+    def written_routes(self, payloads: Sequence[bytes], path: tuple[str, ...]) -> list[list[Any] | None]:
+        """Each payload's rows' values at ``path`` as the record holds them, read without typing
+        the record (a record that the page's or the wrong table's types reject still names its
+        table); None for a payload that cannot be read so."""
 
 
 def combine(groups: Sequence[tuple[pa.StructArray, Sequence[int]]], rejects: list[Rejected]) -> Decoded:

@@ -106,6 +106,12 @@ class _Unframed:
     def learn(self, table: pa.Schema) -> None:
         self.inner.learn(table)
 
+    def written_routes(self, payloads: Sequence[bytes], path: tuple[str, ...]) -> list[list[Any] | None]:
+        found = [split(payload) for payload in payloads]
+        datums = [each[1] for each in found if not isinstance(each, Rejected)]
+        inner = iter(self.inner.written_routes(datums, path))
+        return [None if isinstance(each, Rejected) else next(inner) for each in found]
+
     def decode(self, payloads: Sequence[bytes]) -> Decoded:
         datums: list[bytes] = []
         kept: list[int] = []

@@ -204,7 +204,10 @@ class Pipeline:
             last = not positions or waves == WAVES
             todo = [] if last else sorted(clashed)
             if last:
-                note(rejected, clashed.values())
+                rescued = self._named(inflated, clashed)
+                note(rejected, [reject for position, reject in clashed.items() if position not in rescued])
+                for position, route in rescued.items():
+                    split[route].append(position)
             for route, rows in by_route(values, positions, self._routes(values, positions), rejected).items():
                 split[route] += sorted(set(rows[1]))
                 found[route].append(rows)
@@ -212,9 +215,26 @@ class Pipeline:
                 envelopes |= self.envelope.envelopes
             if last:
                 break
-        # One wave of one route was decoded alone already.
-        alone = {route: rows[0] for route, rows in found.items() if waves == 1 and len(found) == 1}
-        return dict(split), alone, envelopes
+        # One wave of one route was decoded alone already (with no record rescued into it).
+        alone = {route: rows[0] for route, rows in found.items() if waves == 1 and split == {route: rows[0][1]}}
+        return {route: sorted(set(positions)) for route, positions in split.items()}, alone, envelopes
+
+    def _named(self, inflated: Sequence[bytes | None], clashed: dict[int, Rejected]) -> dict[int, str]:
+        """Of the records the waves rejected, those whose payloads name one route as written
+        (kinesis_batch.decoding.decoded.Decoder.written_routes), each with its route: typed by
+        the page's fields, not their table's, they may still be rows of it, so they are decoded
+        again with that table's records. Not with a transform, which the route is read after
+        (and which types nothing by the table)."""
+        if self.transform is not None or not clashed:
+            return {}
+        positions = sorted(clashed)
+        written = self.decoder.written_routes([inflated[p] for p in positions], self.routing.path)  # type: ignore[misc]
+        named: dict[int, str] = {}
+        for position, values in zip(positions, written, strict=True):
+            routed = checked(values, self.routing) if values else None
+            if routed is not None and not any(routed.reasons) and len(set(routed.values)) == 1:
+                named[position] = str(routed.values[0])
+        return named
 
     def _routes(self, values: pa.StructArray, positions: list[int]) -> Routed:
         """The rows' route values: at the path in the decoded rows, or (a source's changes) in

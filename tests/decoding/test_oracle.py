@@ -280,6 +280,14 @@ def test_a_routes_fractions_do_not_retype_another_routes_integers() -> None:
     check(tables, [b'{"kind": "a", "o": 9007199254740993}', b'{"kind": "b", "o": 0.5}'], [])
 
 
+def test_a_record_the_page_alone_cannot_type_is_a_row_of_the_table_it_names() -> None:
+    """Found by this oracle: 2**53 + 1 beside 0.0 is no type without the table's integer column,
+    and 2**64 none without its floating one; the route is read from the record as written."""
+    tables: dict[str | None, Table] = {"a": {"o": "int"}, "b": {"l": "float"}}
+    check(tables, [b'[{"kind": "a", "o": 9007199254740993}, {"kind": "a", "o": 0.0}]'], [])
+    check(tables, [b'{"kind": "b", "l": 18446744073709551616}', b'{"kind": "a", "o": 1}'], [])
+
+
 def test_a_refused_records_text_does_not_type_the_sequence_the_records_after_it_give() -> None:
     check({None: {}}, [b'{"id": 1, "v": "soon"}', b'{"id": 2, "v": 1}', b'{"id": 3, "v": 2}'], [], changes=True)
 

@@ -75,6 +75,11 @@ class AvroDecoder:
     def learn(self, table: pa.Schema) -> None:
         """The writer schema types every field: the table adds nothing to decoding."""
 
+    def written_routes(self, payloads: Sequence[bytes], path: tuple[str, ...]) -> list[list[Any] | None]:
+        """None each: the writer schema types every value, whatever the table, so a record this
+        decoder rejects it cannot read a route from either."""
+        return [None] * len(payloads)
+
     def decode(self, payloads: Sequence[bytes]) -> Decoded:
         groups: dict[int, tuple[AvroSchema, list[Any], list[int]]] = {}
         rejects: list[Rejected] = []

@@ -74,6 +74,14 @@ class EnvelopeDecoder:
         decoded = self.json.values(images, positions, rejects)
         return Decoded(_exact(decoded.values), decoded.positions, decoded.rejects)
 
+    def written_routes(self, payloads: Sequence[bytes], path: tuple[str, ...]) -> list[list[Any] | None]:
+        """The envelopes' values at ``path`` (a source's change names its table there)."""
+        found: list[list[Any] | None] = []
+        for position, payload in enumerate(payloads):
+            body = parse(self._parse, position, payload)
+            found.append([value_at(body, path)] if isinstance(body, dict) else None)
+        return found
+
     def renumber(self, positions: Sequence[int]) -> None:
         """Key the last page's envelopes and route values by ``positions[i]`` (the records' own
         positions in their page) instead of ``i`` (their place among the payloads decoded)."""

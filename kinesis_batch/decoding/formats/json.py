@@ -31,6 +31,7 @@ from kinesis_batch.decoding.decoded import Decoded
 from kinesis_batch.decoding.formats.json_pages import read_page
 from kinesis_batch.decoding.rejects import DECODE, SCHEMA, TYPE_CHANGED, Rejected
 from kinesis_batch.decoding.types import describe, family, is_list, unify
+from kinesis_batch.routing.routes import value_at
 
 Convert = Callable[[object], object | None]
 #: A table field's value as its column takes it (path and value in), or the Refusal of it.
@@ -87,6 +88,15 @@ class JsonDecoder:
             rows.extend(objects)
             positions.extend([position] * len(objects))
         return self.values(rows, positions, rejects)
+
+    def written_routes(self, payloads: Sequence[bytes], path: tuple[str, ...]) -> list[list[Any] | None]:
+        found: list[list[Any] | None] = []
+        for position, payload in enumerate(payloads):
+            value = parse(self._decoder, position, payload)
+            objects = value if isinstance(value, list) else [value]
+            readable = not isinstance(value, Rejected) and all(isinstance(item, dict) for item in objects)
+            found.append([value_at(item, path) for item in objects] if readable else None)
+        return found
 
     def values(self, rows: list[Any], positions: list[int], rejects: list[Rejected]) -> Decoded:
         """Decoded objects (``rows``, from the records at ``positions``) as one struct array, their

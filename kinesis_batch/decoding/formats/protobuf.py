@@ -135,6 +135,11 @@ class ProtobufDecoder:
     def learn(self, table: pa.Schema) -> None:
         """The message types every field: the table adds nothing to decoding."""
 
+    def written_routes(self, payloads: Sequence[bytes], path: tuple[str, ...]) -> list[list[Any] | None]:
+        """None each: the message types every value, whatever the table, so a record this
+        decoder rejects it cannot read a route from either."""
+        return [None] * len(payloads)
+
     def decode(self, payloads: Sequence[bytes]) -> Decoded:
         groups: dict[int, tuple[ProtoMessage, list[Any], list[int]]] = {}
         rejects: list[Rejected] = []
