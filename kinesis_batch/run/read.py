@@ -28,8 +28,7 @@ from kinesis_batch.run import job_run, route
 from kinesis_batch.run.context import Cancellable, RunContext
 from kinesis_batch.run.retention import check_gaps, warn_if_at_risk
 from kinesis_batch.shards.listing import retention_hours
-from kinesis_batch.spark.routed_files import RouteTargets
-from kinesis_batch.storage.layout import FileLayout
+from kinesis_batch.spark.targets import RouteTargets
 from kinesis_batch.storage.place import Place
 from kinesis_batch.storage.staged import RangeResult, staged
 
@@ -76,13 +75,11 @@ def _read(context: RunContext) -> None:
         ship_module(spark, decode.settings.transform)
     target, dead = context.config.target_bytes, output.dead_letters()
     dead_files = dead.file_layout(target) if dead else None
-    routes: RouteTargets | None = None
     routed = context.routes
     if routed is not None and decode is not None:
-        routes, decode = route.targets(context, routed, decode)
-        files = FileLayout()  # each route's own
-    else:
-        files = output.table_sink().file_layout(target)  # the table's layout, read once
+        targets, decode = route.targets(context, routed, decode)
+    else:  # the table's layout, read once
+        targets = RouteTargets.single(data, output.table_sink().file_layout(target))
     groups = group_ranges(ranges, slots=slots, shards_per_task=context.config.shards_per_task)
     specs = [
         GroupSpec.of(
@@ -90,14 +87,12 @@ def _read(context: RunContext) -> None:
             context.kinesis,
             group,
             plan.until,
-            data,
+            targets,
             batch_id,
             batch_column=output.writes_batch_column(),
             dead_data=dead_data,
             decode=decode,
-            files=files,
             dead_files=dead_files,
-            routes=routes.to_json() if routes else None,
         )
         for group in groups
     ]

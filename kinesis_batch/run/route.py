@@ -3,7 +3,7 @@ the tables the batch makes.
 
 - :func:`targets`: before the Spark job, each known table's data place and layout (and its
   fields, which the tasks fit rows to); a route without a table is written to the batch's
-  staging (kinesis_batch.spark.routed_files).
+  staging (kinesis_batch.spark.targets).
 - :func:`decide`: after the job, of the new routes the batch found, it makes at most
   ``--max-new-tables`` tables (by name: kinesis_batch.routing.routes.new_tables), records the
   decision in the staging before any file moves (so that a discard finds every table the
@@ -32,7 +32,7 @@ from kinesis_batch.output.routed import AT_ONCE, RoutedSink
 from kinesis_batch.routing.routes import COLLIDES, HELD_ROUTE, NOT_OURS, TOO_MANY_NEW, collisions, new_tables
 from kinesis_batch.run.context import RunContext
 from kinesis_batch.spark.files import TaskFiles
-from kinesis_batch.spark.routed_files import RouteTargets, Target
+from kinesis_batch.spark.targets import RouteTargets, Target
 from kinesis_batch.storage.layout import FileLayout, choose
 from kinesis_batch.storage.place import Place
 from kinesis_batch.storage.staged import HELD, RangeResult, StagedFile, staged
@@ -59,7 +59,7 @@ def targets(context: RunContext, sink: RoutedSink, decode: DecodeSpec) -> tuple[
     new.make_dirs()
     asked = context.config.partition_by or (NEW_TABLE_LAYOUT if context.config.changes else None)
     partition = choose(asked, None, new=True, where="a new table")
-    return RouteTargets(Target(new, sink.new_layout(partition, target_bytes)), known), replace(decode, tables=fields)
+    return RouteTargets(known, Target(new, sink.new_layout(partition, target_bytes))), replace(decode, tables=fields)
 
 
 def decide(context: RunContext, sink: RoutedSink, decode: DecodeSpec, dead_layout: FileLayout) -> None:

@@ -1,5 +1,6 @@
 """A Spark task's Parquet files: one file per partition value for all of the task's shard ranges
-together, rolled at a target size, instead of one file per shard.
+together, rolled at a target size, instead of one file per shard; and one such set of files per
+route (:class:`RouteFiles`: a run without ``--route-by`` has one route).
 
 Contract:
 - The range threads of a task share one :class:`TaskFiles`; :meth:`TaskFiles.write` is
@@ -12,6 +13,13 @@ Contract:
 - Names are ``part-<first shard of the task>-<uuid>.parquet``, in the partition's hive folder
   ``COLUMN=VALUE/`` when the output is partitioned: what a task attempt wrote is found by the
   prefix (kinesis_batch.spark.job), and every file has one partition value and one schema.
+- :class:`RouteFiles` is thread-safe as :class:`TaskFiles` is; each route's files go where its
+  target says (kinesis_batch.spark.targets). At most ``max_routes`` routes have files open at
+  once (the least recently written route's are finished first), so a producer sending many
+  route values cannot exhaust a task's memory or file handles. Each record of a new route is
+  also kept as a dead letter (``routes/_held/``, its route in a column:
+  kinesis_batch.routing.routes.HELD_ROUTE), so a route the driver refuses becomes dead letters,
+  never lost rows.
 """
 
 from __future__ import annotations
@@ -26,12 +34,18 @@ from typing import Any
 import pyarrow as pa
 
 from kinesis_batch.columns import dictionary_encoded, schema_to_text
+from kinesis_batch.errors import InvalidStateError
+from kinesis_batch.spark.targets import RouteTargets
 from kinesis_batch.storage.file_stats import column_stats
 from kinesis_batch.storage.layout import FileLayout
 from kinesis_batch.storage.place import Place
-from kinesis_batch.storage.staged import StagedFile
+from kinesis_batch.storage.staged import HELD, StagedFile
 
 MAX_OPEN = 8
+#: Routes with files open at once in a task: a page of a stream of many kinds holds rows of each,
+#: so fewer than its kinds would finish a file per route and page (benchmarks.routed, 20,000
+#: events into 20 tables: 40 files at 32, 86 at 8, more with the backlog); a bound still.
+MAX_ROUTES = 32
 
 
 @dataclass
@@ -147,4 +161,79 @@ class TaskFiles:
                 self.files.append(StagedFile(handle.name, handle.rows, text, handle.partition, stats, self.route))
 
 
-__all__ = ["MAX_OPEN", "TaskFiles"]
+class RouteFiles:
+    """One task's files of every route, named ``part-<prefix>-...`` like its other files;
+    ``schemas``: each file names its schema (decoded rows, whose files may differ as a table grows)."""
+
+    def __init__(
+        self,
+        targets: RouteTargets,
+        prefix: str,
+        dead_layout: FileLayout,
+        *,
+        schemas: bool = True,
+        max_routes: int = MAX_ROUTES,
+    ) -> None:
+        self.targets, self.prefix, self.schemas, self.max_routes = targets, prefix, schemas, max_routes
+        self._routes: dict[str, TaskFiles] = {}
+        self._writing: OrderedDict[str, TaskFiles] = OrderedDict()  # at most max_routes, by last write
+        self._lock = threading.Lock()
+        new = targets.new
+        self._held = TaskFiles(new.data.child(HELD), prefix, dead_layout) if new else None
+        self._held_made = False
+
+    def __enter__(self) -> RouteFiles:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: Any) -> None:
+        with self._lock:
+            every = list(self._routes.values())
+        for files in every:
+            files.finish_open(kind, error, trace)
+        if self._held is not None:
+            self._held.finish_open(kind, error, trace)
+
+    def write(self, route: str, rows: pa.RecordBatch) -> None:
+        """Append ``route``'s rows to its files."""
+        with self._lock:
+            files = self._routes.get(route)
+            if files is None:
+                files = self._routes[route] = self._open(route)
+            self._writing[route] = files
+            self._writing.move_to_end(route)
+            evicted = [self._writing.popitem(last=False)[1] for _ in range(len(self._writing) - self.max_routes)]
+        for old in evicted:  # the least recently written: a later write starts a new file
+            old.finish_open()
+        files.write(rows)
+
+    def hold(self, dead: pa.RecordBatch) -> None:
+        """Keep new routes' records as dead letters (``dead`` has :data:`HELD_ROUTE`)."""
+        new = self.targets.new
+        if new is None or self._held is None:
+            raise InvalidStateError("records of a new route held, but this run makes no table")
+        with self._lock:
+            if not self._held_made:
+                new.data.make_dir(HELD)
+                self._held_made = True
+        self._held.write(dead)
+
+    def _open(self, route: str) -> TaskFiles:
+        target = self.targets.target(route)
+        new = self.targets.new
+        if not self.targets.is_known(route) and new is not None:  # never made by a task: it may have been discarded
+            new.data.make_dir(route)
+        return TaskFiles(target.data, self.prefix, target.layout, schemas=self.schemas, route=route)
+
+    @property
+    def files(self) -> list[StagedFile]:
+        """Every route's finished files, each naming its route."""
+        with self._lock:
+            every = list(self._routes.values())
+        return [file for files in every for file in files.files]
+
+    @property
+    def held_files(self) -> list[StagedFile]:
+        return list(self._held.files) if self._held is not None else []
+
+
+__all__ = ["MAX_OPEN", "MAX_ROUTES", "RouteFiles", "TaskFiles"]

@@ -26,8 +26,8 @@ from typing import Any
 from kinesis_batch.errors import ShutdownError
 from kinesis_batch.events import Observer
 from kinesis_batch.spark.engine import Engine, Rows
-from kinesis_batch.spark.routed_files import RouteTargets
 from kinesis_batch.spark.spec import GroupSpec
+from kinesis_batch.spark.targets import RouteTargets
 from kinesis_batch.spark.task import read_spec
 from kinesis_batch.storage.place import Place
 from kinesis_batch.storage.staged import RangeResult
@@ -77,9 +77,8 @@ class ReadJob:
             # By base name (each holds a uuid): places may nest (a parquet staging holds a routed run's new routes).
             kept |= {f.name.rpartition("/")[2] for f in (*result.files, *result.dead_letter_files, *result.held_files)}
         for group in groups:
-            places = [Place.from_json(group.data)] + ([Place.from_json(group.dead_data)] if group.dead_data else [])
-            if group.routes is not None:
-                places += RouteTargets.from_json(group.routes).places()
+            places = RouteTargets.from_json(group.targets).places()
+            places += [Place.from_json(group.dead_data)] if group.dead_data else []
             prefixes = tuple(f"{dot}part-{spec.shard_id}-" for spec in group.ranges for dot in ("", "."))
             for data in places:
                 for name in data.walk():

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
     from kinesis_batch.decoding.spec import DecodeSpec
     from kinesis_batch.planning import ShardRange
+    from kinesis_batch.spark.targets import RouteTargets
 
 ERROR_MARKER = "kinesis-batch-task-error:"  # a line of a failed task's message: the typed error as JSON
 #: A task whose Python worker could not import what the task needs (unpickling its function).
@@ -52,7 +53,7 @@ class GroupSpec:
     stream: str
     ranges: tuple[RangeSpec, ...]  # parents before children
     until: str | None
-    data: dict[str, Any]  # the sink's data place (Place JSON): the Parquet files go here
+    targets: dict[str, Any]  # where each route's files go: kinesis_batch.spark.targets.RouteTargets as JSON
     batch_id: str
     batch_column: bool  # batch_id written as a column (the table formats; parquet has it from its folder)
     endpoint_url: str | None
@@ -60,9 +61,7 @@ class GroupSpec:
     limits: dict[str, Any]
     dead_data: dict[str, Any] | None = None  # the dead-letter output's data place (decoding only)
     decode: dict[str, Any] | None = None  # kinesis_batch.decoding.spec.DecodeSpec as JSON; None: raw rows
-    files: dict[str, Any] = field(default_factory=dict)  # the sink's FileLayout as JSON
     dead_files: dict[str, Any] | None = None  # the dead-letter output's FileLayout as JSON
-    routes: dict[str, Any] | None = None  # routed: kinesis_batch.spark.routed_files.RouteTargets as JSON
     reader: str = page.DEFAULT_READER  # how GetRecords pages are parsed (shards.page): the driver's choice
 
     @classmethod
@@ -72,15 +71,13 @@ class GroupSpec:
         kinesis: KinesisClient,
         ranges: Sequence[ShardRange],
         until: datetime | None,
-        data: Place,
+        targets: RouteTargets,
         batch_id: str,
         *,
         batch_column: bool = True,
         dead_data: Place | None = None,
         decode: DecodeSpec | None = None,
-        files: FileLayout | None = None,
         dead_files: FileLayout | None = None,
-        routes: dict[str, Any] | None = None,
     ) -> GroupSpec:
         return cls(
             stream=config.stream,
@@ -88,7 +85,7 @@ class GroupSpec:
                 RangeSpec(r.shard_id, r.closed, r.depth, r.start.to_json(), tuple(r.planned_parents)) for r in ranges
             ),
             until=until.isoformat() if until else None,
-            data=data.to_json(),
+            targets=targets.to_json(),
             batch_id=batch_id,
             batch_column=batch_column,
             endpoint_url=kinesis.meta.endpoint_url,
@@ -96,9 +93,7 @@ class GroupSpec:
             limits=asdict(config.read_limits),
             dead_data=dead_data.to_json() if dead_data else None,
             decode=decode.to_json() if decode else None,
-            files=(files or FileLayout()).to_json(),
             dead_files=dead_files.to_json() if dead_files else None,
-            routes=routes,
             reader=page.chosen(),
         )
 

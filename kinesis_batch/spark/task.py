@@ -37,15 +37,16 @@ from kinesis_batch.decoding.registry import Registry
 from kinesis_batch.decoding.spec import DecodeSpec
 from kinesis_batch.errors import IllegalArgumentError, InvalidStateError
 from kinesis_batch.events import Event, Observer, emit
+from kinesis_batch.routing.routes import SINGLE
 from kinesis_batch.shards.checkpoint import Checkpoint
 from kinesis_batch.shards.limits import ReadLimits
 from kinesis_batch.shards.model import Shard
 from kinesis_batch.shards.positions import EndBound
 from kinesis_batch.shards.reader import ShardReader
-from kinesis_batch.spark.files import TaskFiles
-from kinesis_batch.spark.routed_files import RoutedFiles, RouteTargets
+from kinesis_batch.spark.files import RouteFiles, TaskFiles
 from kinesis_batch.spark.rows import buffer_bytes, pages, row_groups
 from kinesis_batch.spark.spec import GroupSpec, RangeSpec, task_error
+from kinesis_batch.spark.targets import RouteTargets
 from kinesis_batch.storage.layout import FileLayout
 from kinesis_batch.storage.place import Place
 from kinesis_batch.storage.staged import RangeResult
@@ -89,19 +90,18 @@ def read_group(group: GroupSpec, observers: Sequence[Observer] = ()) -> dict[str
     waiting = list(group.ranges)
     running: dict[Future[RangeResult], str] = {}
     prefix = group.ranges[0].shard_id
-    rows = TaskFiles(Place.from_json(group.data), prefix, FileLayout.from_json(group.files), schemas=bool(group.decode))
-    dead = TaskFiles(
-        Place.from_json(group.dead_data or group.data), prefix, FileLayout.from_json(group.dead_files or {})
-    )
-    routed = _routed_files(group, prefix)
+    targets = RouteTargets.from_json(group.targets)
+    dead_layout = FileLayout.from_json(group.dead_files or {})
+    rows = RouteFiles(targets, prefix, dead_layout, schemas=bool(group.decode))
+    dead = TaskFiles(Place.from_json(group.dead_data), prefix, dead_layout) if group.dead_data else None
     threads = ThreadPoolExecutor(max_workers=len(group.ranges), thread_name_prefix="shard")
-    with rows, dead, routed or contextlib.nullcontext(), threads as pool:
+    with rows, dead or contextlib.nullcontext(), threads as pool:
         try:
             while waiting or running:
                 for spec in [s for s in waiting if all(p in settled for p in s.parents)]:
                     waiting.remove(spec)
                     if all(p in results and results[p].read.reached_shard_end for p in spec.parents):
-                        reading = pool.submit(_read_range, client, group, spec, stop, observers, (rows, dead, routed))
+                        reading = pool.submit(_read_range, client, group, spec, stop, observers, (rows, dead))
                         running[reading] = spec.shard_id
                     else:
                         settled.add(spec.shard_id)
@@ -114,9 +114,10 @@ def read_group(group: GroupSpec, observers: Sequence[Observer] = ()) -> dict[str
             stop.set()  # after an error: the other threads end at their next record
     order = [s.shard_id for s in group.ranges if s.shard_id in results]
     if order:  # the files, finished as the block above ended, go with the first range read
-        first, held = results[order[0]], tuple(routed.held_files) if routed else ()
-        written = (*rows.files, *(routed.files if routed else ()))
-        results[order[0]] = replace(first, files=written, dead_letter_files=tuple(dead.files), held_files=held)
+        first, letters = results[order[0]], tuple(dead.files) if dead else ()
+        results[order[0]] = replace(
+            first, files=tuple(rows.files), dead_letter_files=letters, held_files=tuple(rows.held_files)
+        )
     return {shard_id: results[shard_id] for shard_id in order}
 
 
@@ -126,11 +127,11 @@ def _read_range(
     spec: RangeSpec,
     stop: threading.Event,
     observers: Sequence[Observer],
-    into: tuple[TaskFiles, TaskFiles, RoutedFiles | None],
+    into: tuple[RouteFiles, TaskFiles | None],
 ) -> RangeResult:
-    """Read one range into the task's files of rows, of dead letters and (routed) of each
-    route; its result names no file (the task's are named once they are finished)."""
-    files, dead, routed = into
+    """Read one range into the task's files of each route's rows and of dead letters; its
+    result names no file (the task's are named once they are finished)."""
+    files, dead = into
     start = Checkpoint.from_json(spec.start).start_position()
     if start is None:  # planning never plans a finished shard
         raise InvalidStateError(f"shard {spec.shard_id} is already at SHARD_END")
@@ -146,33 +147,25 @@ def _read_range(
     reading = _Once(lambda: emit(Event("reading", group.batch_id, spec.shard_id), observers))
     if group.decode is None:
         for rows in row_groups(reader.chunks(), spec.depth, batch_id, stop, share):
-            files.write(rows)
+            files.write(SINGLE, rows)
             reading()
         return RangeResult(reader.result())
+    if dead is None:
+        raise InvalidStateError("a decoding read's spec names no dead-letter place")
     decode = DecodeSpec.from_json(group.decode)
     pipeline = Pipeline(
         decode, shard_id=spec.shard_id, depth=spec.depth, batch_id=batch_id, registry=_registry(group.decode)
     )
     for page in pages(reader.chunks(), stop, share):
         done = pipeline.page(page)
-        if done.rows is not None:
-            files.write(done.rows)
-        if routed is not None:
-            for route, batch in done.routes.items():
-                routed.write(route, batch)
-            if done.held is not None:
-                routed.hold(done.held)
+        for route, batch in done.routes.items():
+            files.write(route, batch)
+        if done.held is not None:
+            files.hold(done.held)
         if done.dead is not None:
             dead.write(done.dead)
         reading()
     return RangeResult(reader.result(), counts=pipeline.counts.to_json())
-
-
-def _routed_files(group: GroupSpec, prefix: str) -> RoutedFiles | None:
-    """A routed group's files of each route."""
-    if group.routes is None:
-        return None
-    return RoutedFiles(RouteTargets.from_json(group.routes), prefix, FileLayout.from_json(group.dead_files or {}))
 
 
 def _registry(decode: dict[str, Any]) -> Registry | None:

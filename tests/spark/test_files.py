@@ -13,7 +13,10 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
 
-from kinesis_batch.spark.files import TaskFiles
+from kinesis_batch.errors import InvalidStateError
+from kinesis_batch.routing.routes import HELD_ROUTE, SINGLE
+from kinesis_batch.spark.files import RouteFiles, TaskFiles
+from kinesis_batch.spark.targets import RouteTargets, Target
 from kinesis_batch.storage.layout import DEFAULT, FileLayout, PartitionBy
 from kinesis_batch.storage.place import Place
 
@@ -115,3 +118,69 @@ def test_threads_writing_at_once_lose_no_row(tmp_path: Path) -> None:
         table.group_by("shard_id").aggregate([("n", "count_distinct")]).column("n_count_distinct").to_pylist()
         == [300] * 4
     )
+
+
+# Every route's files: a known route's in its table's data place, a new route's in the batch's
+# staging, new routes' records held as dead letters; at most max_routes routes with files open.
+
+
+def targets(tmp_path: Path) -> RouteTargets:
+    staging = tmp_path / "staging" / "routes"
+    staging.mkdir(parents=True)
+    (tmp_path / "click" / "data").mkdir(parents=True)
+    known = {"click": Target(Place(str(tmp_path / "click" / "data")), FileLayout())}
+    return RouteTargets(known, Target(Place(str(staging)), FileLayout()))
+
+
+def numbers(n: int) -> pa.RecordBatch:
+    return pa.record_batch({"n": list(range(n))})
+
+
+def test_known_routes_write_in_their_table_and_new_ones_in_the_staging_each_file_naming_its_route(
+    tmp_path: Path,
+) -> None:
+    found = targets(tmp_path)
+    assert RouteTargets.from_json(found.to_json()) == found
+    with RouteFiles(found, "shardId-1", FileLayout()) as files:
+        files.write("click", numbers(3))
+        files.write("refund", numbers(2))
+        files.hold(pa.record_batch({"data": [b"x", b"y"], HELD_ROUTE: ["refund", "refund"]}))
+    by_route = {file.route: file for file in files.files}
+    assert set(by_route) == {"click", "refund"} and by_route["click"].rows == 3 and by_route["refund"].rows == 2
+    assert (tmp_path / "click" / "data" / by_route["click"].name).exists()
+    assert (tmp_path / "staging" / "routes" / "refund" / by_route["refund"].name).exists()
+    [held] = files.held_files
+    assert pq.read_table(tmp_path / "staging" / "routes" / "_held" / held.name).column(HELD_ROUTE).to_pylist() == [
+        "refund",
+        "refund",
+    ]
+    places = {place.uri for place in found.places()}
+    assert places == {
+        str(tmp_path / "click" / "data"),
+        *(str(tmp_path / "staging" / "routes" / f) for f in ("_held", "refund")),
+    }
+
+
+def test_past_max_routes_the_least_recently_written_routes_files_are_finished_first(tmp_path: Path) -> None:
+    with RouteFiles(targets(tmp_path), "shardId-1", FileLayout(), max_routes=2) as files:
+        for route in ("a", "b", "c", "a", "d"):
+            files.write(route, numbers(1))
+            writing = sorted(path.parent.name for path in tmp_path.rglob("*.partial"))  # a file not yet finished
+            assert len(writing) <= 2, writing
+        finished_early = sorted(file.route or "" for file in files.files)
+    assert finished_early == ["a", "b", "c"]  # a (after its first write, then again), b, c: before the end
+    assert sorted(file.route or "" for file in files.files) == ["a", "a", "b", "c", "d"]
+
+
+def test_a_run_without_routes_writes_its_one_routes_files_in_its_data_place_and_holds_nothing(tmp_path: Path) -> None:
+    single = RouteTargets.single(Place(str(tmp_path)), FileLayout())
+    assert RouteTargets.from_json(single.to_json()) == single and single.places() == [Place(str(tmp_path))]
+    with RouteFiles(single, "shardId-1", FileLayout(), schemas=False) as files:
+        files.write(SINGLE, numbers(2))
+        with pytest.raises(InvalidStateError, match="has no table and this run makes none"):
+            files.write("click", numbers(1))
+        with pytest.raises(InvalidStateError, match="makes no table"):
+            files.hold(pa.record_batch({"data": [b"x"], HELD_ROUTE: ["click"]}))
+    [file] = files.files
+    assert file.rows == 2 and (tmp_path / file.name).exists() and files.held_files == []
+    assert "route" not in file.to_json() and file.schema is None  # as a run without routes always named them

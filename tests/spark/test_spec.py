@@ -11,6 +11,8 @@ from kinesis_batch.aws import kinesis_client
 from kinesis_batch.config import RunConfig
 from kinesis_batch.shards.page import READER_ENV
 from kinesis_batch.spark.spec import GroupSpec
+from kinesis_batch.spark.targets import RouteTargets
+from kinesis_batch.storage.layout import FileLayout
 from kinesis_batch.storage.place import Place
 
 
@@ -23,7 +25,9 @@ def test_the_drivers_choice_of_page_parse_travels_in_the_spec(
     else:
         monkeypatch.setenv(READER_ENV, environ)
     config = RunConfig.of(stream="s", output=str(tmp_path), read_limits="none")
-    spec = GroupSpec.of(config, kinesis_client(), (), None, Place(str(tmp_path)), batch_id="b1")
+    spec = GroupSpec.of(
+        config, kinesis_client(), (), None, RouteTargets.single(Place(str(tmp_path)), FileLayout()), batch_id="b1"
+    )
 
     monkeypatch.setenv(READER_ENV, "fast")  # the worker's own environment does not decide
     assert GroupSpec.from_json(spec.to_json()).reader == expected

@@ -23,7 +23,9 @@ from kinesis_batch.shards.lineage import Lineage
 from kinesis_batch.shards.listing import list_shards
 from kinesis_batch.spark.rows import MIB, TASK_BUFFER_BYTES, buffer_bytes
 from kinesis_batch.spark.spec import GroupSpec, raised_in_task
+from kinesis_batch.spark.targets import RouteTargets
 from kinesis_batch.spark.task import read_group, read_spec
+from kinesis_batch.storage.layout import FileLayout
 from kinesis_batch.storage.place import Place
 from tests.runs import assert_exactly_once, diamond_stream
 from tests.streams import StreamFactory, put
@@ -39,7 +41,9 @@ def group(
     kinesis: Any, name: str, ranges: tuple[ShardRange, ...], out: Path, until: datetime | None = None
 ) -> GroupSpec:
     config = RunConfig.of(stream=name, output=str(out), read_limits="none")
-    return GroupSpec.of(config, kinesis, ranges, until, Place(str(out)), batch_id="b1")
+    return GroupSpec.of(
+        config, kinesis, ranges, until, RouteTargets.single(Place(str(out)), FileLayout()), batch_id="b1"
+    )
 
 
 def test_one_group_reads_a_whole_history_parents_first_into_one_file_for_all_its_shards(
