@@ -25,7 +25,8 @@ class Landing:
     duplicates, superseded, skipped) and the ``key`` they were applied by. A routed stream
     (``--route-by``) adds the rows of each table (``tables``, by route) and, with changes, each
     table's key (``keys``) and what its changes did (``table_changes``), by route; its
-    ``changes`` are then what the tasks counted before routing (``skipped``) and in all tables."""
+    ``changes`` are then only what the tasks counted before routing (``skipped``), so that
+    :attr:`all_changes` counts each change once."""
 
     rows: int = 0
     dead_letters: int = 0
