@@ -193,6 +193,7 @@ class Pipeline:
         split: dict[str, list[int]] = defaultdict(list)
         found: dict[str, list[_Values]] = defaultdict(list)
         envelopes: dict[int, Unwrapped] = {}
+        rescued: dict[int, str] = {}
         waves = 0
         while todo and waves < WAVES:
             waves += 1
@@ -215,8 +216,9 @@ class Pipeline:
                 envelopes |= self.envelope.envelopes
             if last:
                 break
-        # One wave of one route was decoded alone already (with no record rescued into it).
-        alone = {route: rows[0] for route, rows in found.items() if waves == 1 and split == {route: rows[0][1]}}
+        # One wave of one route was decoded alone already (with no record rescued into it). Not
+        # by comparing positions: a record of several rows is at one position several times.
+        alone = {route: rows[0] for route, rows in found.items() if waves == 1 and len(found) == 1 and not rescued}
         return {route: sorted(set(positions)) for route, positions in split.items()}, alone, envelopes
 
     def _named(self, inflated: Sequence[bytes | None], clashed: dict[int, Rejected]) -> dict[int, str]:
