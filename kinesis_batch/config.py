@@ -15,8 +15,8 @@ from kinesis_batch.changes.settings import ChangeSettings
 from kinesis_batch.decoding.settings import DecodeSettings
 from kinesis_batch.errors import IllegalArgumentError
 from kinesis_batch.metrics.settings import MetricsSettings
-from kinesis_batch.output import Output, Stored
-from kinesis_batch.output.routed import RoutedSink
+from kinesis_batch.output import Output
+from kinesis_batch.output.composite import RunSink
 from kinesis_batch.parsers import parse_initial_position
 from kinesis_batch.routing.routes import RouteRule
 from kinesis_batch.settings import StreamSettings
@@ -169,24 +169,15 @@ class RunConfig:
         """The output the run publishes to."""
         return self.settings.destination
 
-    def open_sink(self, s3: S3Settings | None = None) -> Stored:
-        """The sink the run publishes to, with its dead-letter output when it decodes."""
+    def open_sink(self, s3: S3Settings | None = None) -> RunSink:
+        """The sink the run publishes to: its table or a template's tables, with the dead-letter
+        output when it decodes, as one (kinesis_batch.output.composite)."""
         return self.destination.open_run(
             app=self.table,
             stream=self.stream,
             decoding=self.decoding,
             s3=s3,
             changes=self.changes,
-        )
-
-    def open_routes(self, s3: S3Settings | None = None) -> RoutedSink:
-        """A routed run's sink (:meth:`open_sink` of a template), as its tables and dead-letter output."""
-        return self.destination.open_routes(
-            app=self.table,
-            stream=self.stream,
-            s3=s3,
-            changes=self.changes,
-            dead_letters=self.settings.dead_letter_destination,
         )
 
     @property

@@ -9,9 +9,9 @@ read        every task's files and results are in the batch's staging           
 staged      the leases carry the read's ends and are still ours: publish is next   driver
 table_published  (routed) the batch is in one more table, ``shard_id`` its route; the
             others follow in route order, then the dead-letter output
-            (kinesis_batch.output.routed)                                          driver
-dead_letters_published  (decoding) the batch is in the dead-letter output, not
-            yet in the table (kinesis_batch.output.paired)                         driver
+            (kinesis_batch.output.composite)                                       driver
+dead_letters_published  (decoding, one table) the batch is in the dead-letter output,
+            not yet in the table (kinesis_batch.output.composite)                  driver
 published   the batch is in the output                                             driver
 committed   the checkpoints moved                                                  driver
 ==========  =====================================================================  ===========
@@ -40,13 +40,14 @@ from dataclasses import dataclass
 log = logging.getLogger(__name__)
 
 TABLE_PUBLISHED = "table_published"
+DEAD_LETTERS_PUBLISHED = "dead_letters_published"
 RUN_STEPS = (
     "prepared",
     "reading",
     "read",
     "staged",
     TABLE_PUBLISHED,
-    "dead_letters_published",
+    DEAD_LETTERS_PUBLISHED,
     "published",
     "committed",
 )
@@ -100,6 +101,7 @@ def emit(event: Event, to: Iterable[Observer] | None = None) -> None:
 
 
 __all__ = [
+    "DEAD_LETTERS_PUBLISHED",
     "MAINTENANCE_STEPS",
     "RUN_STEPS",
     "STEPS",

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from mypy_boto3_kinesis import KinesisClient
 
     from kinesis_batch.spark.engine import Engine
+    from kinesis_batch.spark.place import ReadPlace
 
 
 class AwsClients(Protocol):
@@ -65,26 +66,30 @@ def orchestrated_run(
     *,
     batch_id: str,
     aws: AwsClients,
-    spark: Callable[[], Engine],
+    place: ReadPlace,
     progress: Progress = print,
     origin: Origin | None = None,
+    spark: Callable[[], Engine] | None = None,
 ) -> CatchUpRun:
     """The CatchUpRun of an orchestrated run (``config`` carries its worker id, :func:`run_ids`),
     its sink (and dead-letter output) reaching S3 with the adapter's settings (pyarrow and
     deltalake would not find a connection's endpoint on their own), the Glue Schema Registry
-    with its Glue client, a job run's read step with its EMR Serverless client; ``origin``: the
-    orchestrator's run it is a child of, as OpenLineage names it."""
+    with its Glue client, a job run's read step with its EMR Serverless client; ``place``: where
+    its read step runs, as the adapter decided it (kinesis_batch.spark.place), whose Spark the
+    run's steps use unless ``spark`` is given; ``origin``: the orchestrator's run it is a child
+    of, as OpenLineage names it."""
     return CatchUpRun(
         config,
         kinesis=aws.kinesis(),
         dynamodb=aws.dynamodb(),
-        spark=spark,
+        spark=spark or place.engine(),
         progress=progress,
         run_id=batch_id,
         s3=aws.s3(),
         glue=aws.glue,
         emr_serverless=aws.emr_serverless,
         origin=origin,
+        place=place,
     )
 
 

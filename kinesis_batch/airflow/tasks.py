@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from airflow.sdk.exceptions import AirflowFailException
 
@@ -32,6 +32,9 @@ from kinesis_batch.output import Output
 from kinesis_batch.parsers import parse_time
 from kinesis_batch.run import CatchUpRun
 from kinesis_batch.settings import NAMES, StreamSettings, as_field_message
+
+if TYPE_CHECKING:
+    from kinesis_batch.spark.cluster import SparkCluster
 
 T = TypeVar("T")
 
@@ -118,23 +121,31 @@ def _backfill(params: dict[str, Any], dag_id: str, run_id: str, main: Output) ->
 
 
 def read_step(run: CatchUpRun, params: dict[str, Any]) -> None:
-    """The Spark step, with the run's leases renewed in this process while it reads: local Spark
-    here (the ``spark_master`` param), or, when the ``spark_conn_id`` param names a Spark
-    connection, spark-submitted to that cluster (a lost lease kills the submit)."""
-    conn_id = params.get("spark_conn_id")
-    if not conn_id:
+    """The Spark step, with the run's leases renewed in this process while it reads, where the
+    run's place says (kinesis_batch.spark.place): here, on Spark Connect, as an EMR Serverless job
+    run, or spark-submitted to the cluster of the ``spark_conn_id`` param's Spark connection (a
+    lost lease kills the submit)."""
+    cluster = run.place.cluster
+    if cluster is None:
         stopping_step(run, renewed(run, run.read))
         return
+    from kinesis_batch.spark.cluster import submitted_read
+
+    with submitted_read(cluster, run.config, run.run_id, _hook(params).aws_env(), print) as read:
+        stopping_step(run, renewed(run, lambda: run.read_elsewhere(read)))
+
+
+def _cluster(params: dict[str, Any]) -> SparkCluster | None:
+    """The cluster of the ``spark_conn_id`` param's Spark connection (None: no connection named)."""
+    conn_id = params.get("spark_conn_id")
+    if not conn_id:
+        return None
     from airflow.sdk import BaseHook
 
-    from kinesis_batch.spark.cluster import SparkCluster, submitted_read
+    from kinesis_batch.spark.cluster import SparkCluster
 
     connection = BaseHook.get_connection(conn_id)
-    with failing_fast():
-        cluster = SparkCluster.from_connection(connection.host, connection.port, connection.extra_dejson)
-    env = _hook(params).aws_env()
-    with submitted_read(cluster, run.config, run.run_id, env, print) as read:
-        stopping_step(run, renewed(run, lambda: run.read_elsewhere(read)))
+    return SparkCluster.from_connection(connection.host, connection.port, connection.extra_dejson)
 
 
 def published_event(run: CatchUpRun, published: bool, asset_uri: str) -> dict[str, Any]:
@@ -177,14 +188,14 @@ def _run(config: RunConfig, params: dict[str, Any], dag_id: str, run_id: str) ->
     """The run, reaching AWS (and the table sinks S3) through the ``aws_conn_id`` connection, a
     child of the task that started it in Airflow's lineage (kinesis_batch.airflow.lineage)."""
     from kinesis_batch.airflow.lineage import current_origin
-    from kinesis_batch.spark.session import default_spark
+    from kinesis_batch.spark.place import ReadPlace
 
     with failing_fast():
         return orchestration.orchestrated_run(
             config,
             batch_id=run_ids(dag_id, run_id)[1],
             aws=_hook(params),
-            spark=default_spark(config.spark_master, config.spark_remote),
+            place=ReadPlace.of(config, cluster=_cluster(params)),
             origin=current_origin(),
         )
 

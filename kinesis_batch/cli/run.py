@@ -46,17 +46,19 @@ def catch_up_run(
 ) -> CatchUpRun:
     from kinesis_batch.aws import dynamodb_client, kinesis_client
     from kinesis_batch.run import CatchUpRun
-    from kinesis_batch.spark.session import default_spark
+    from kinesis_batch.spark.place import ReadPlace
 
     progress = (lambda _: None) if args.json else (lambda message: print(message, file=sys.stderr, flush=True))
+    place = ReadPlace.of(config)
     return CatchUpRun(
         config,
         kinesis=kinesis_client(),
         dynamodb=dynamodb_client(),
-        spark=spark or default_spark(config.spark_master, config.spark_remote),
+        spark=spark or place.engine(),
         progress=progress,
         run_id=run_id,
         stop=stop,
+        place=place,
     )
 
 

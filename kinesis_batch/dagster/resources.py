@@ -10,7 +10,6 @@ library keeps its own retry policy (the shard reader must see throttling).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import boto3
@@ -36,8 +35,6 @@ from kinesis_batch.spark.cluster import SparkCluster
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_kinesis import KinesisClient
-
-    from kinesis_batch.spark.engine import Engine
 
 
 class AwsClients(ResourceWithBoto3Configuration):
@@ -122,11 +119,6 @@ class SparkResource(dg.ConfigurableResource):  # type: ignore[type-arg]
                 "timeout_minutes": self.emr_serverless_timeout_minutes,
             }
         )
-
-    def context_factory(self) -> Callable[[], Engine]:
-        from kinesis_batch.spark.session import default_spark
-
-        return default_spark(self.master, self.remote)
 
     def cluster(self) -> SparkCluster:
         """Where the read step is spark-submitted to (``submit``)."""

@@ -140,14 +140,16 @@ def backfill_run(
 
 def run_all_steps(run: CatchUpRun, spark: SparkResource, aws: AwsClients, log: dg.DagsterLogManager) -> RunReport:
     """Every step of ``run`` in this process (leases renewed throughout, released in its
-    ``finally``), the read too unless ``spark.submit``: then it is spark-submitted."""
+    ``finally``), the read too unless its place is a cluster (``spark.submit``): then it is
+    spark-submitted."""
     # Dagster terminates a run with SIGINT to its process: a clean stop, as the command line's.
     with failing_for_good(), stopping_on_signals(run.stop, timeout=defaults.STOP_TIMEOUT_SECONDS, say=say_on_stderr):
-        if not spark.submit:
+        cluster = run.place.cluster
+        if cluster is None:
             return run.run()
         from kinesis_batch.spark.cluster import submitted_read
 
-        with submitted_read(spark.cluster(), run.config, run.run_id, aws.aws_env(), log.info) as read:
+        with submitted_read(cluster, run.config, run.run_id, aws.aws_env(), log.info) as read:
             return run.run(read=read)
 
 
@@ -177,11 +179,16 @@ def _run(
     spark: SparkResource | None,
     log: dg.DagsterLogManager | None,
 ) -> CatchUpRun:
+    """The run, its read where the resource says (kinesis_batch.spark.place: ``submit`` brings
+    the cluster); ``spark`` None: a run that only tears down, with no Spark at all."""
+    from kinesis_batch.spark.place import ReadPlace
+
     return orchestration.orchestrated_run(
         config,
         batch_id=ids.batch_id,
         aws=aws,
-        spark=spark.context_factory() if spark else _no_spark,
+        place=ReadPlace.of(config, cluster=spark.cluster() if spark and spark.submit else None),
+        spark=None if spark else _no_spark,
         progress=log.info if log else print,
         origin=ids.origin,
     )

@@ -16,13 +16,14 @@ from kinesis_batch.config import RunConfig
 from kinesis_batch.errors import LeaseError, first_line
 from kinesis_batch.openlineage.naming import RUN_JOB, output_dataset, stream_dataset
 from kinesis_batch.openlineage.origin import ALONE, Origin
+from kinesis_batch.routing.routes import SINGLE
 from kinesis_batch.storage.records import ShardCommit
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-#: A table's fields as the run sees them: a route's table (a routed run), or the one table (None).
-Fields = Callable[[str | None], "pa.Schema | None"]
+#: A route's table's fields as the run sees them (a run without ``--route-by``: its one route's).
+Fields = Callable[[str], "pa.Schema | None"]
 
 log = logging.getLogger(__name__)
 
@@ -163,22 +164,20 @@ class RunLineage(Lineage):
 
 
 def written_by(config: RunConfig, shards: tuple[ShardCommit, ...], fields: Fields) -> list[Any]:
-    """The outputs a run's batch (``shards``' commits) wrote, as Written: each table (routed:
-    each the batch wrote) with its rows and columns (``fields`` of a route's table, or of the
-    one table with None: kinesis_batch.run.context.RunContext.fields_of), and the dead letters."""
+    """The outputs a run's batch (``shards``' commits) wrote, as Written: each route's table the
+    batch wrote (one table: its one route's) with its rows and columns (``fields`` of a route's
+    table: kinesis_batch.run.context.RunContext.fields_of), and the dead letters."""
     from kinesis_batch.landing import total
     from kinesis_batch.openlineage.events import Written
 
     landing = total([s.landing for s in shards])
     destination = config.destination
     written = []
-    if destination.routed and landing is not None:
-        for route, rows in landing.tables.items():
-            where = output_dataset(destination.route(route).asset_uri)
-            written.append(Written(*where, rows, fields(route)))
-    else:
-        rows = landing.rows if landing is not None else sum(s.records for s in shards)
-        written.append(Written(*output_dataset(destination.asset_uri), rows, fields(None)))
+    rows = landing.rows if landing is not None else sum(s.records for s in shards)
+    # A template's batch: the tables it wrote rows to; one table's rows are all its one route's.
+    by_route = dict(landing.tables) if landing is not None and destination.routed else {SINGLE: rows}
+    for route, count in by_route.items():
+        written.append(Written(*output_dataset(destination.route(route).asset_uri), count, fields(route)))
     if landing is not None:
         dead = config.settings.dead_letter_destination
         written.append(Written(*output_dataset(dead.asset_uri), landing.dead_letters))

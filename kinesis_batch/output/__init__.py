@@ -18,12 +18,12 @@ from kinesis_batch.output.catalogs import DEFAULT_CATALOG
 from kinesis_batch.output.changes import Merge
 from kinesis_batch.output.formats import FORMATS, format_of, validate_output
 from kinesis_batch.output.sink import Sink, Stored
-from kinesis_batch.routing.routes import ROUTE, table_of
+from kinesis_batch.routing.routes import ROUTE, SINGLE, table_of
 from kinesis_batch.storage.place import is_s3
 from kinesis_batch.storage.records import CommitRecord, ShardCommit
 
 if TYPE_CHECKING:
-    from kinesis_batch.output.routed import RoutedSink
+    from kinesis_batch.output.composite import RunSink
 
 DEAD_LETTER_SUFFIX = "_dead_letter"
 
@@ -68,19 +68,12 @@ class Output:
         decoding: DecodeSettings,
         s3: S3Settings | None = None,
         changes: ChangeSettings | None = None,
-    ) -> Stored:
-        """The sink a run publishes to: this output's (a table of current state with
-        ``changes``), paired with its dead-letter output when the run decodes
-        (kinesis_batch.output.paired); a template's tables and dead-letter output as one."""
-        dead = self.dead_letter(decoding.dead_letter_output)
-        if self.routed:
-            return self.open_routes(app=app, stream=stream, s3=s3, changes=changes, dead_letters=dead)
-        sink = self.open(app=app, stream=stream, s3=s3, changes=changes)
-        if not decoding.decoding:
-            return sink
-        from kinesis_batch.output.paired import PairedSink
-
-        return PairedSink(sink, dead.open(app=app, stream=stream, s3=s3))
+    ) -> RunSink:
+        """The sink a run publishes to (kinesis_batch.output.composite): this output's table (a
+        table of current state with ``changes``) or a template's tables, with the dead-letter
+        output when the run decodes, as one."""
+        dead = self.dead_letter(decoding.dead_letter_output) if decoding.decoding else None
+        return self._composite(app, stream, s3 or S3Settings(), changes, dead)
 
     @property
     def routed(self) -> bool:
@@ -88,7 +81,10 @@ class Output:
         return ROUTE in self.output
 
     def route(self, route: str) -> Output:
-        """The output of one route's table."""
+        """The output of one route's table (the one route of a run without ``--route-by``,
+        :data:`~kinesis_batch.routing.routes.SINGLE`: this output)."""
+        if route == SINGLE:
+            return self
         return Output(self.format, table_of(self.output, route), self.catalog)
 
     def open(
@@ -104,48 +100,36 @@ class Output:
         (default: nowhere but the standard endpoints); ``changes``: the batches are changes to
         merge (kinesis_batch.output.changes; delta and iceberg only). A template's sink is its
         tables (with ``changes``, each of its route's key) and its dead-letter output beside
-        them as one (:meth:`open_routes`)."""
+        them as one (kinesis_batch.output.composite)."""
         s3 = s3 or S3Settings()
         if self.routed:
-            return self.open_routes(app=app, stream=stream, s3=s3, changes=changes)
+            return self._composite(app, stream, s3, changes, self.dead_letter())
         return self._open_table(app, stream, s3, Merge(changes) if changes is not None else None)
 
-    def open_routes(
-        self,
-        *,
-        app: str,
-        stream: str,
-        s3: S3Settings | None = None,
-        changes: ChangeSettings | None = None,
-        dead_letters: Output | None = None,
-    ) -> RoutedSink:
-        """A template's sink (kinesis_batch.output.routed), as what it is: the routed run's steps
-        that make and fill its tables reach them through it; ``dead_letters``: its dead-letter
-        output (default: beside its tables, :meth:`dead_letter`)."""
-        from kinesis_batch.output.routed import RoutedSink
-
-        if not self.routed:
-            raise InvalidStateError(f"--output {self.output} names one table, not a template with {ROUTE}")
-        s3 = s3 or S3Settings()
-        home = (dead_letters or self.dead_letter()).open(app=app, stream=stream, s3=s3)
+    def _composite(
+        self, app: str, stream: str, s3: S3Settings, changes: ChangeSettings | None, dead: Output | None
+    ) -> RunSink:
+        """This output's tables by route and ``dead`` as one sink (kinesis_batch.output.composite);
+        with ``changes``, each table a table of current state by its route's key."""
+        from kinesis_batch.output.composite import RunSink
 
         def table(route: str) -> Stored:
             if changes is None:
-                return self.route(route).open(app=app, stream=stream, s3=s3)
-            keyed = changes.for_route(route)
+                return self.route(route)._open_table(app, stream, s3, None)
+            keyed = changes if route == SINGLE else changes.for_route(route)
             if keyed is None:  # its records are dead letters (kinesis_batch.decoding.pipeline)
                 raise InvalidStateError(f"--key names no key for table {route} of {self.output}")
-            return self.route(route)._open_table(app, stream, s3, Merge(keyed, route))
+            return self.route(route)._open_table(app, stream, s3, Merge(keyed, None if route == SINGLE else route))
 
-        return RoutedSink(self.output, home, table, stream=stream)
+        return RunSink.of(self.output, table, dead.open(app=app, stream=stream, s3=s3) if dead else None, stream=stream)
 
     def tables(self, *, app: str, stream: str, s3: S3Settings | None = None) -> list[Stored]:
         """Every table this output stands for, each its own sink: the output itself, or a
         template's dead-letter output and each table its stream's runs made (by route)."""
         if not self.routed:
             return [self.open(app=app, stream=stream, s3=s3)]
-        routes = self.open_routes(app=app, stream=stream, s3=s3)
-        return [routes.home, *(routes.table(route) for route in sorted(routes.known))]
+        routes = self._composite(app, stream, s3 or S3Settings(), None, self.dead_letter())
+        return [routes.holder, *(routes.table(route) for route in sorted(routes.known))]
 
     def _open_table(self, app: str, stream: str, s3: S3Settings, merge: Merge | None) -> Stored:
         """One table, by its format's row (kinesis_batch.output.formats)."""

@@ -130,10 +130,6 @@ class Sink(ABC):
         """Where a published batch is, for the run report."""
         return self.uri
 
-    @abstractmethod
-    def table_sink(self) -> Stored:
-        """The sink of the rows themselves (a pair's table; this one otherwise)."""
-
     def dead_letters(self) -> Stored | None:
         """Where records that do not decode go (None: raw rows, which always do)."""
         return None
@@ -151,6 +147,7 @@ class Stored(Sink):
     format: ClassVar[str]
 
     def table_sink(self) -> Stored:
+        """The sink of the rows themselves (a run's one table; this one otherwise)."""
         return self
 
     @abstractmethod

@@ -156,7 +156,7 @@ class CatchUpRun(RunContext):
         decode = (
             resolve(config.decoding, self.glue, config.changes, config.routing) if config.decoding.decoding else None
         )
-        if config.settings.emr_serverless is not None:
+        if self.place.job_run:
             job_run.check(self)  # the job's application, environment, role and output
         claim = self.claim or ownership.check(self.kinesis, self.store, config.stream)  # before anything is made
         outputs = binding.Outputs.of(config)
@@ -181,7 +181,7 @@ class CatchUpRun(RunContext):
         )
         self.claim = claim
         lineage, leases = self.survey()
-        if config.settings.emr_serverless is not None:
+        if self.place.job_run:
             job_run.cancel_left_behind(self, leases)  # before their batches are settled
         recovered = recover_pending(leases, self.manager, self.checkpoints, self.output, self.progress)
         if recovered:

@@ -29,10 +29,10 @@ from kinesis_batch.leases.lost import lost_line
 from kinesis_batch.leases.manager import LeaseManager
 from kinesis_batch.leases.store import LeaseStore
 from kinesis_batch.openlineage.origin import Origin
-from kinesis_batch.output import Stored
-from kinesis_batch.output.routed import RoutedSink
+from kinesis_batch.output.composite import RunSink
 from kinesis_batch.planning import RunPlan, plan_from_json
 from kinesis_batch.run.observe import Observer
+from kinesis_batch.spark.place import ReadPlace
 from kinesis_batch.stopping import StopRequest
 
 if TYPE_CHECKING:
@@ -90,6 +90,7 @@ class RunContext:
         cloudwatch: Callable[[], Any] | None = None,
         emr_serverless: Callable[[], Any] | None = None,
         origin: Origin | None = None,
+        place: ReadPlace | None = None,
     ) -> None:
         """``spark`` gives the Spark session the read uses (started on first use, shared by the
         caller's runs); ``s3``: how the output (the one ``config`` names, with its dead-letter
@@ -100,10 +101,13 @@ class RunContext:
         CloudWatch client ``--metrics cloudwatch`` sends with; ``emr_serverless``: makes the
         EMR Serverless client a read step run as a job run is started with; ``origin``: who
         drives the run, as its OpenLineage events say (its parent run, its source; None: the
-        standard ``OPENLINEAGE_PARENT_*`` variables say, kinesis_batch.openlineage.origin)."""
+        standard ``OPENLINEAGE_PARENT_*`` variables say, kinesis_batch.openlineage.origin); ``place``:
+        where the read step runs, as the adapter decided it (kinesis_batch.spark.place; default:
+        as ``config`` says, with no cluster to submit to)."""
         self.config = config
         self.kinesis = kinesis
         self.spark = spark
+        self.place = place or ReadPlace.of(config)
         self.progress = progress
         self.clock = clock
         self.glue = glue or glue_client
@@ -112,11 +116,9 @@ class RunContext:
         self.store = LeaseStore(dynamodb, config.table)
         self.checkpoints = DynamoDBCheckpointStore(self.store, initial=config.initial_position)
         s3 = s3 or s3_settings()
-        #: A routed run's tables, as what they are (its settings route: kinesis_batch.run.route).
-        self.routes: RoutedSink | None = config.open_routes(s3) if config.destination.routed else None
-        #: Where batches are published: the output's sink (a routed run's: its tables as one). The
-        #: run's steps use its Sink face only; the status views its Stored face too.
-        self.output: Stored = self.routes if self.routes is not None else config.open_sink(s3)
+        #: Where batches are published: the run's tables by route and its dead-letter output, as
+        #: one (kinesis_batch.output.composite; the read step reaches the tables through it).
+        self.output: RunSink = config.open_sink(s3)
         self.manager = LeaseManager(self.store, config.worker_id, config.lease_seconds, clock=clock)
         self.run_id = run_id or new_run_id()  # also the batch id
         self.timings = Timings()
@@ -156,11 +158,9 @@ class RunContext:
             return DecodeSpec.from_json(body["decode"])
         return resolve(self.config.decoding, self.glue, self.config.changes, self.config.routing)
 
-    def fields_of(self, route: str | None) -> pa.Schema | None:
-        """The fields of a table the run writes: a route's (a routed run), or the one table's (None)."""
-        if route is not None and self.routes is not None:
-            return self.routes.table(route).fields()
-        return self.output.table_sink().fields()
+    def fields_of(self, route: str) -> pa.Schema | None:
+        """The fields of a route's table as they are now (one table: its one route's, SINGLE)."""
+        return self.output.table(route).fields()
 
     def manifest(self, when: str) -> RunPlan:
         """The run's plan as its start step wrote it. Gone while this worker holds none of its

@@ -93,7 +93,7 @@ def record(context: RunContext, info: JobRunInfo) -> None:
 
 def cost(context: RunContext) -> ReadCost | None:
     """What the batch's read was billed (None: read here, or on a cluster that bills nothing per read)."""
-    if context.config.settings.emr_serverless is None:
+    if not context.place.job_run:
         return None
     info = context.job_run or recorded_job_run(context.output.staging(context.run_id))
     return info.cost if info else None

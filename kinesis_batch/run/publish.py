@@ -7,7 +7,7 @@ record, and only if every lease is still this run's.
   leases with no end are renewed on their own); a lost one ends the run (LeaseLostError)
   before anything is published. Fencing in the sink covers the rest:
   a publish after another worker's recovery discarded the batch fails (kinesis_batch.output).
-- A decoding run publishes its dead letters and then the table (kinesis_batch.output.paired);
+- A decoding run publishes its dead letters and then the table (kinesis_batch.output.composite);
   each shard's commit carries what its records became (kinesis_batch.landing).
 - Idempotent: a retried publish of a batch that is in the output commits nothing.
 """

@@ -28,7 +28,6 @@ from kinesis_batch.run import job_run, route
 from kinesis_batch.run.context import Cancellable, RunContext
 from kinesis_batch.run.retention import check_gaps, warn_if_at_risk
 from kinesis_batch.shards.listing import retention_hours
-from kinesis_batch.spark.targets import RouteTargets
 from kinesis_batch.storage.place import Place
 from kinesis_batch.storage.staged import RangeResult, staged
 
@@ -57,7 +56,7 @@ def _read(context: RunContext) -> None:
     if not ranges:  # nothing this worker may read: no Spark, no job run
         context.emit("read")
         return
-    if context.config.settings.emr_serverless is not None:
+    if context.place.job_run:
         _read_as_job_run(context, ranges)
         return
     output, batch_id = context.output, context.run_id
@@ -75,11 +74,7 @@ def _read(context: RunContext) -> None:
         ship_module(spark, decode.settings.transform)
     target, dead = context.config.target_bytes, output.dead_letters()
     dead_files = dead.file_layout(target) if dead else None
-    routed = context.routes
-    if routed is not None and decode is not None:
-        targets, decode = route.targets(context, routed, decode)
-    else:  # the table's layout, read once
-        targets = RouteTargets.single(data, output.table_sink().file_layout(target))
+    targets, decode = route.targets(context, output, decode)
     groups = group_ranges(ranges, slots=slots, shards_per_task=context.config.shards_per_task)
     specs = [
         GroupSpec.of(
@@ -114,8 +109,8 @@ def _read(context: RunContext) -> None:
     seconds = time.monotonic() - started
     context.still_ours("while reading")  # before writing anything more into the batch's staging
     job.keep(done, specs, output.results(batch_id))
-    if routed is not None and decode is not None and dead_files is not None:
-        route.decide(context, routed, decode, dead_files)
+    if decode is not None and dead_files is not None:
+        route.decide(context, output, decode, dead_files)
     _report(context, ranges, staged(output.results(batch_id)), seconds, len(specs))
     context.emit("read")
 
@@ -144,8 +139,7 @@ def _decoding(context: RunContext) -> tuple[DecodeSpec | None, Place | None]:
     dead = context.output.dead_letters()
     if decode is None or dead is None:
         return None, None
-    table = context.output.table_sink()
-    decode = decode.with_table(table.fields(), widen=table.widens)
+    decode = decode.with_table(context.output.fields(), widen=context.output.widens)
     dead_data = dead.data(context.run_id)
     dead_data.make_dirs()
     return decode, dead_data

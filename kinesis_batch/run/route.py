@@ -1,9 +1,10 @@
-"""A routed read (``--route-by``): where each route's files go, and, once every task is done,
-the tables the batch makes.
+"""The read step's routes: where each route's files go, and, once every task is done, the
+tables the batch makes. A run without ``--route-by`` has one route whose table is fixed
+(kinesis_batch.output.composite): its target is that table, and nothing is decided.
 
-- :func:`targets`: before the Spark job, each known table's data place and layout (and its
-  fields, which the tasks fit rows to); a route without a table is written to the batch's
-  staging (kinesis_batch.spark.targets).
+- :func:`targets`: before the Spark job, each known table's data place and layout (and a
+  template's tables' fields, which the tasks fit rows to); a route without a table is written
+  to the batch's staging (kinesis_batch.spark.targets).
 - :func:`decide`: after the job, of the new routes the batch found, it makes at most
   ``--max-new-tables`` tables (by name: kinesis_batch.routing.routes.new_tables), records the
   decision in the staging before any file moves (so that a discard finds every table the
@@ -28,7 +29,7 @@ from kinesis_batch.columns import REASON, decoded
 from kinesis_batch.decoding.rejects import ROUTE
 from kinesis_batch.decoding.spec import DecodeSpec
 from kinesis_batch.output.changes import NEW_TABLE_LAYOUT
-from kinesis_batch.output.routed import AT_ONCE, RoutedSink
+from kinesis_batch.output.composite import AT_ONCE, RunSink
 from kinesis_batch.routing.routes import COLLIDES, HELD_ROUTE, NOT_OURS, TOO_MANY_NEW, collisions, new_tables
 from kinesis_batch.run.context import RunContext
 from kinesis_batch.spark.files import TaskFiles
@@ -42,37 +43,40 @@ FOREIGN = f"{ROUTE}: {NOT_OURS}"
 BY_ROUTE = ("tables", "table_records", "keys", "table_changes")  # a range's counts kept by route
 
 
-def targets(context: RunContext, sink: RoutedSink, decode: DecodeSpec) -> tuple[RouteTargets, DecodeSpec]:
+def targets(context: RunContext, sink: RunSink, decode: DecodeSpec | None) -> tuple[RouteTargets, DecodeSpec | None]:
     """Where the tasks write each route's rows, and the decoding with each known table's fields."""
     batch_id, target_bytes = context.run_id, context.config.target_bytes
     known: dict[str, Target] = {}
-    fields: dict[str, pa.Schema] = {}
     for route in sorted(sink.known):
         table = sink.table(route)
         data = table.data(batch_id)
         data.make_dirs()
         known[route] = Target(data, table.file_layout(target_bytes))
-        found = table.fields()
-        fields[route] = found if found is not None else pa.schema([])
     sink.targeted(batch_id, known)
     new = sink.new_routes(batch_id)
+    if new is None:
+        return RouteTargets(known), decode
     new.make_dirs()
     asked = context.config.partition_by or (NEW_TABLE_LAYOUT if context.config.changes else None)
     partition = choose(asked, None, new=True, where="a new table")
-    return RouteTargets(known, Target(new, sink.new_layout(partition, target_bytes))), replace(decode, tables=fields)
+    fitted = replace(decode, tables=sink.route_fields()) if decode is not None else None
+    return RouteTargets(known, Target(new, sink.new_layout(partition, target_bytes))), fitted
 
 
-def decide(context: RunContext, sink: RoutedSink, decode: DecodeSpec, dead_layout: FileLayout) -> None:
+def decide(context: RunContext, sink: RunSink, decode: DecodeSpec, dead_layout: FileLayout) -> None:
     """Make the batch's new tables, move their files in, and turn the refused routes' records
-    into dead letters (see the module's doc)."""
-    assert decode.routing is not None
+    into dead letters (see the module's doc). Nothing to decide without new routes."""
     batch_id = context.run_id
+    new = sink.new_routes(batch_id)
+    if new is None:
+        return
+    assert decode.routing is not None  # a template's runs route
     results = staged(sink.results(batch_id))
     rows_by_route: Counter[str] = Counter()
     for result in results.values():
         rows_by_route.update({r: n for r, n in result.counts.get("tables", {}).items() if r not in sink.known})
     if not rows_by_route:
-        sink.new_routes(batch_id).delete_all()
+        new.delete_all()
         return
     made = new_tables(rows_by_route, sink.known, decode.routing.max_new)
     colliding = collisions(rows_by_route, sink.known)
@@ -88,7 +92,6 @@ def decide(context: RunContext, sink: RoutedSink, decode: DecodeSpec, dead_layou
     why |= {route: (NOT_OURS, said) for route, said in foreign.items()}
     refused = {route: REFUSED for route in over} | {route: f"{ROUTE}: {kind}" for route, (kind, _) in why.items()}
     sink.decided(batch_id, made, refused)
-    new = sink.new_routes(batch_id)
     moving = [file for result in results.values() for file in result.files if file.route in made]
     places = {route: sink.table(route).data(batch_id) for route in made}
 

@@ -2,7 +2,8 @@
 
 A run's read is one job of Python tasks (kinesis_batch.spark.job). On a cluster,
 spark-submit configures the session (kinesis_batch.cli.submit); a Spark Connect server is
-reached by its URL (``SPARK_REMOTE``, ``--spark-remote``: kinesis_batch.spark.engine.remote).
+reached by its URL (``SPARK_REMOTE``, ``--spark-remote``: kinesis_batch.spark.engine.remote; which one a
+run uses is kinesis_batch.spark.place's to decide).
 Everything else here is for ``local[...]`` masters, where the JVM only schedules the Python
 tasks and passes their small results back:
 - the client compiler and the serial collector start it about 2 s sooner and cost nothing;
@@ -26,7 +27,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -109,28 +110,6 @@ def _own_sigint_handler() -> Iterator[None]:
     finally:
         if in_main and previous is not None:
             signal.signal(signal.SIGINT, previous)
-
-
-def default_spark(master: str, remote: str = "") -> Callable[[], Engine]:
-    """The read step's Spark: a Spark Connect session when ``remote`` (a URL, else the standard
-    ``SPARK_REMOTE`` unless ``master`` names a master other than the default) names a server,
-    connected now, so a server that does not answer is one line before the run takes a lease;
-    else a session on ``master``, started on first use (planning-only runs never start a JVM)."""
-    from kinesis_batch.spark.engine import remote as connect
-
-    explicit_master = master != defaults.SPARK_MASTER  # said for this run: the environment's default yields
-    url = remote or ("" if explicit_master else os.environ.get(REMOTE_SETTING, ""))
-    if url:
-        session = connect(url)
-        return lambda: session
-    engine: list[Engine] = []
-
-    def get() -> Engine:
-        if not engine:
-            engine.append(spark_session(master))
-        return engine[0]
-
-    return get
 
 
 def make_class_archive(archive: Path) -> float:

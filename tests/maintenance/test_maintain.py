@@ -178,10 +178,10 @@ def test_the_staging_a_crash_left_of_a_published_batch_goes_and_stops_guarding_i
 def test_a_decoding_runs_plan_stages_the_batch_in_the_dead_letter_output_too(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from kinesis_batch.output.paired import PairedSink
+    from kinesis_batch.output.composite import RunSink
 
     main, dead = (sink_of(output_args("delta", "local", tmp_path, monkeypatch)) for _ in range(2))
-    PairedSink(main, dead).write_manifest("b-1", {"batch": "b-1"})
+    RunSink.single(main, dead).write_manifest("b-1", {"batch": "b-1"})
     assert main.staging("b-1").exists() and dead.staging("b-1").exists()
 
 

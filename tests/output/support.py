@@ -17,7 +17,7 @@ from kinesis_batch import Checkpoint, LeaseLostError
 from kinesis_batch.aws import s3_settings
 from kinesis_batch.columns import RAW, ROW_SCHEMA
 from kinesis_batch.config import RunConfig
-from kinesis_batch.output import Sink, open_sink
+from kinesis_batch.output import Sink, Stored, open_sink
 from kinesis_batch.storage.records import CommitRecord, ShardCommit
 from kinesis_batch.storage.staged import StagedFile
 
@@ -76,7 +76,7 @@ def run_config(stream: str, output: tuple[str, ...], worker_id: str, **settings:
     )
 
 
-def sink_of(args: tuple[str, ...], *, app: str = "kinesis-batch-tests", stream: str = "s") -> Sink:
+def sink_of(args: tuple[str, ...], *, app: str = "kinesis-batch-tests", stream: str = "s") -> Stored:
     options = dict(zip(args[::2], args[1::2], strict=True))
     return open_sink(
         options["--format"],

@@ -36,7 +36,7 @@ from tests.streams import StreamFactory
 #: kills an appending run at every step, test_crash_changes.py a run with two outputs): before
 #: either publish, between the two, after both.
 STEPS = ("staged", "dead_letters_published", "published")
-#: Delta on S3: a paired publish is the same over any format (kinesis_batch.output.paired), and
+#: Delta on S3: a paired publish is the same over any format (kinesis_batch.output.composite), and
 #: each format's own steps are killed in test_crash.py (Iceberg's also in test_crash_changes.py
 #: and test_crash_routed.py).
 KINDS = [("delta", "s3")]
@@ -91,9 +91,9 @@ def catch_up(spark: Any, crash: DecodedCrash, worker_id: str) -> RunReport:
     return run.run()
 
 
-def landed(crash: DecodedCrash) -> Counter[bytes]:
+def landed(table: Sink, dead: Sink) -> Counter[bytes]:
     """Every record in either output, as the payload it was put as (a row is its event again)."""
-    rows, letters = read_rows(crash.table), read_rows(crash.dead)
+    rows, letters = read_rows(table), read_rows(dead)
     events = [
         json.dumps({"id": i, "user": u}).encode() for i, u in zip(rows.get("id", []), rows.get("user", []), strict=True)
     ]
@@ -113,7 +113,7 @@ def converges_after(crash: DecodedCrash, spark: Any) -> None:
     elif crash.step != "committed":
         assert outcomes == {"discarded"}, outcomes
 
-    got = landed(crash)
+    got = landed(crash.table, crash.dead)
     assert not [p for p, n in got.items() if n > 1], "a record twice"
     assert set(got) == set(crash.sent), (
         f"missing {len(set(crash.sent) - set(got))}, extra {len(set(got) - set(crash.sent))}"

@@ -36,7 +36,7 @@ from tests.streams import StreamFactory, put
 
 STEPS = ("reading", "read", "staged", TABLE_PUBLISHED, "published", "committed")
 #: Iceberg: the table-by-table publish, completion and fencing are proven on every format in
-#: tests/output/test_routed.py; this proves the whole run's steps on one.
+#: tests/output/test_composite.py; this proves the whole run's steps on one.
 KINDS = [("iceberg", "local")]
 FIRST = ["click"]  # the first batch's kind: its table exists when the crashing run reads
 SECOND = ["click", "view", None, "buy", "view", "buy!"]  # None: no route; "buy!": cannot name a table
@@ -107,7 +107,7 @@ def converges_after(crash: RoutedCrash, spark: Any) -> None:
     sink = crash.config.open_sink(s3_settings())
     assert not sink.staging(CRASHED).exists(), "the crashed batch's staging was left"
     for kind in ("buy", "click", "view"):
-        table = sink.table(kind)  # type: ignore[attr-defined]
+        table = sink.table(kind)
         assert not table.staging(CRASHED).exists(), f"the crashed batch's staging was left in {kind}"
         if crash.step in ("reading", "read", "staged"):  # discarded: its files too, named by a result or not
             assert not table.data(CRASHED).exists(), f"the discarded batch's files were left in {kind}"

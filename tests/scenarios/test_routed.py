@@ -15,7 +15,6 @@ import pytest
 
 from kinesis_batch.aws import dynamodb_client, kinesis_client, s3_settings
 from kinesis_batch.output import Output
-from kinesis_batch.output.routed import RoutedSink
 from kinesis_batch.routing.routes import DEFAULT_MAX_NEW
 from kinesis_batch.run import CatchUpRun
 from tests.openlineage.support import events, file_transport
@@ -24,7 +23,7 @@ from tests.streams import StreamFactory, put
 
 #: Parquet here; routed runs end to end into Delta on S3 are the DAG's and Dagster's tests
 #: (tests/dags/test_kinesis_routed.py, tests/dagster/test_routed.py), into Iceberg the crash
-#: test's, and every format's table-by-table publish is tests/output/test_routed.py's.
+#: test's, and every format's table-by-table publish is tests/output/test_composite.py's.
 KINDS = [("parquet", "local")]
 
 
@@ -90,7 +89,7 @@ def test_each_kind_lands_in_its_own_table_made_at_first_sight_and_the_unroutable
     assert sorted(dead) == [i for i in range(60) if first[i % len(first)] in (None, "view!")]
     assert all(reason.startswith(("no route", "unusable route")) for reason in dead.values()), set(dead.values())
     sink = config.open_sink(s3_settings())
-    assert isinstance(sink, RoutedSink) and sink.known == {"buy", "click", "view"}
+    assert sink.known == {"buy", "click", "view"}
 
     # A later run: a kind seen for the first time makes its table; the others' tables grow.
     put(kinesis, name, 20, start=60, payload=lambda i: event(i, "refund" if i % 2 else "click"))

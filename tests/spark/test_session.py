@@ -7,14 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from kinesis_batch import defaults
-from kinesis_batch.errors import InvalidStateError
 from kinesis_batch.spark.session import (
     ARCHIVE_SETTING,
     LOCAL_JVM_OPTIONS,
-    REMOTE_SETTING,
     class_archive,
-    default_spark,
     local_jvm_options,
 )
 
@@ -41,10 +37,3 @@ def test_the_archive_lives_in_the_environment_unless_set(tmp_path: Path, monkeyp
     assert class_archive().parts[-3:] == ("share", "kinesis-batch", "spark.jsa")
     monkeypatch.setenv(ARCHIVE_SETTING, str(tmp_path / "x.jsa"))
     assert class_archive() == tmp_path / "x.jsa"
-
-
-def test_an_explicit_master_beats_spark_remote_in_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(REMOTE_SETTING, "sc://127.0.0.1:9")  # nothing answers there
-    default_spark("local[2]")  # a local session, started on first use: nothing is connected now
-    with pytest.raises(InvalidStateError, match=r"sc://127\.0\.0\.1:9"):  # does not answer, or no client
-        default_spark(defaults.SPARK_MASTER)  # the default master yields to the environment's server
