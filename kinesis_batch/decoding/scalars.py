@@ -118,7 +118,9 @@ def _times(array: pa.Array, want: pa.DataType, path: str) -> Fitted:
     if pa.types.is_timestamp(have):
         return Fitted(array.cast(want), want)
     if pa.types.is_integer(have) or pa.types.is_floating(have):
-        return Fitted(timestamps.from_epoch(array).cast(want), want)
+        moments, bad = timestamps.from_epoch(array)
+        detail = f"{path} holds a number that is no time (before year 1 or after 9999)"
+        return _parsed(moments.cast(want), want, bad, detail)
     if family(have) == "string":
         parsed, bad = timestamps.parse_text(array.cast(pa.string()))
         return _parsed(parsed.cast(want), want, bad, f"{path} holds text that is not an ISO 8601 time")

@@ -48,6 +48,11 @@ def fitted(rows: list[dict[str, Any]], table: list[tuple[str, pa.DataType]], pol
          [datetime(2026, 11, 25, 10, tzinfo=UTC), None], {"not a time": [False, True]}),
         ([{"t": 1795600800}, {"t": 1795600800123}], [("t", TS)], Policy(), {"t": TS},
          [datetime(2026, 11, 25, 10, tzinfo=UTC), datetime(2026, 11, 25, 10, 0, 0, 123000, tzinfo=UTC)], {}),
+        # epoch numbers past 2**53 are exact; a number whose moment is past the year 9999 is no time
+        # (either once failed the whole page: tests/decoding/test_timestamps.py)
+        ([{"t": 9025257600000000}, {"t": 2**63 - 1}], [("t", TS)], Policy(exact=True), {"t": TS},
+         [datetime(2256, 1, 1, tzinfo=UTC), None], {"not a time": [False, True]}),
+        ([{"t": 1e300}], [("t", TS)], Policy(exact=True), {"t": TS}, [None], {"not a time": [True]}),
         ([{"d": "2026-11-25"}], [("d", pa.date32())], Policy(), {"d": pa.date32()}, [date(2026, 11, 25)], {}),
         # an object into a map column: its fields are the entries
         ([{"m": {"a": "1", "b": "2"}}], [("m", pa.map_(pa.string(), pa.string()))], Policy(),
