@@ -7,7 +7,8 @@
 #
 #   spark-3.5.0      the tests that touch Spark on PySpark 3.5.0, the oldest we claim (EMR 7, Glue 5,
 #                    Databricks 15.4), [spark,delta,iceberg,glue-protobuf,airflow]: no pandas, as users have it
-#   spark-3.5-newest the same on 3.5's newest patch (Glue 5.1, Databricks 16.4 take later 3.5s)
+#   spark-3.5-newest the same on 3.5's newest patch (Glue 5.1, Databricks 16.4 take later 3.5s): by
+#                    name only (tools/compat.sh spark-3.5-newest), not in CI's default run: see below
 #   spark-4.0        the same on PySpark 4.0.2 (emr-spark-8.0.0; Databricks 17.3 runs 4.0.0), with
 #                    [spark-connect] too: the Spark Connect tests
 #   mwaa-3.3.1       Amazon MWAA 3.3.1's package set on Python 3.12, MWAA's constraint file
@@ -18,7 +19,7 @@
 #                    pyyaml-ft, libcst's YAML on 3.13), every user-facing extra: the Spark tests and
 #                    the Airflow, Dagster and table tests, the cluster's executors a bare 3.13
 #
-# Usage: tools/compat.sh [NAME...]   (default: all five)
+# Usage: tools/compat.sh [NAME...]   (default: all but spark-3.5-newest)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -115,7 +116,9 @@ KINESIS_BATCH_COMPAT=1 .venv/bin/python -m pytest -q -p no:cacheprovider tests/t
   || failed+=(installability)
 say "installability: $((SECONDS - started)) s"
 names=("$@")
-[[ ${#names[@]} -gt 0 ]] || names=(spark-3.5.0 spark-3.5-newest spark-4.0 mwaa-3.3.1 py3.13)
+# spark-3.5-newest is left out of the default: CI's whole run took 4,945 s against its hard limit of
+# 5,400, and a patch release of 3.5 between the oldest (3.5.0) and 4.0 adds the least (docs/testing.md).
+[[ ${#names[@]} -gt 0 ]] || names=(spark-3.5.0 spark-4.0 mwaa-3.3.1 py3.13)
 for name in "${names[@]}"; do
   started=$SECONDS
   case $name in
