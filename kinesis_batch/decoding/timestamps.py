@@ -81,8 +81,8 @@ def to_datetime(value: object) -> datetime | None:
     if isinstance(value, str):
         return _parse(value)
     if isinstance(value, int) and not isinstance(value, bool):  # exactly, however large
-        size = abs(value)
-        micros = value * 1_000_000 if size < SECONDS_BELOW else value * 1000 if size < MILLIS_BELOW else value
+        whole = abs(value)
+        micros = value * 1_000_000 if whole < SECONDS_BELOW else value * 1000 if whole < MILLIS_BELOW else value
         return _EPOCH + timedelta(microseconds=micros) if FIRST_MICROS <= micros <= LAST_MICROS else None
     if isinstance(value, float):
         size = abs(value)
