@@ -52,7 +52,7 @@ test-benchmarks:
 # dependency fails here: the Spark tests on PySpark 3.5.0 and 4.0.2 (3.5's newest by name:
 # tools/compat.sh spark-3.5-newest); the Airflow,
 # Dagster and table tests on Amazon MWAA 3.3.1's package set on Python 3.12; the Spark, Airflow
-# and table tests on Python 3.13. Built by tools/compat.sh in .compat/, each one's Python,
+# and Dagster tests on Python 3.13. Built by tools/compat.sh in .compat/, each one's Python,
 # versions and time printed. docs/platforms.md says what each stands for.
 test-compat:
 	@tools/compat.sh
