@@ -364,6 +364,8 @@ class RunSink(Stored):
         record = self.holder.committed(batch_id)
         if record is not None or self.dead is None:
             return record
+        if self.fixed and self.dead.committed(batch_id) is None:
+            return None  # its one gate lacks it too: nothing to complete, no staging to read (the pair's order)
         found = self._staged(batch_id)
         if found is None:
             return self.holder.committed(batch_id)  # the staging went meanwhile: published, or discarded
