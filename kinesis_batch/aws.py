@@ -221,8 +221,12 @@ def aws_call(operation: str, resource: str, call: Callable[[], T], *, codes: Map
         raise from_botocore(exc, operation=operation, resource=resource) from exc
 
 
-#: The control plane's reads: about 3 s of waits at most before the error is the caller's.
-CONTROL_PLANE_BACKOFF = Backoff(base=0.1, cap=2.0, attempts=6)
+#: The control plane's calls: 10 tries, waits of up to 0.2 s doubling to 5 s with full jitter
+#: (about 13 s in all on average, 26 s at most), before the error is the caller's. AWS counts
+#: a limit per second (DescribeStreamSummary: 20 a second per account), and a throttled call
+#: counts against it too: many runs started at once must spread their tries over several
+#: seconds, which six tries within about 1.5 s (the budget before) often did not.
+CONTROL_PLANE_BACKOFF = Backoff(base=0.2, cap=5.0, attempts=10)
 
 
 def retried(
@@ -234,15 +238,25 @@ def retried(
     backoff: Backoff = CONTROL_PLANE_BACKOFF,
     sleep: Callable[[float], None] = time.sleep,
 ) -> T:
-    """:func:`aws_call` for a call that reads and may be made again: tried again with backoff
-    while it fails retryably (throttled; the endpoint dropped the connection, timed out or failed
-    on its side), at most ``backoff.attempts`` times, then that error is raised. Any other error,
-    and the errors ``codes`` handle, are raised at once."""
+    """:func:`aws_call` for a call that reads and may be made again (:func:`retrying`). The
+    errors ``codes`` handle are raised at once."""
+    return retrying(lambda: aws_call(operation, resource, call, codes=codes), backoff=backoff, sleep=sleep)
+
+
+def retrying(
+    call: Callable[[], T], *, backoff: Backoff = CONTROL_PLANE_BACKOFF, sleep: Callable[[float], None] = time.sleep
+) -> T:
+    """``call`` (one AWS call, its errors already this package's) tried again with backoff and
+    full jitter while it fails retryably (throttled; the endpoint dropped the connection, timed
+    out or failed on its side), at most ``backoff.attempts`` times, then that error is raised.
+    Any other error is raised at once. The one retry loop of the control plane's calls: many
+    runs started at the top of the hour spread their calls instead of failing on the first
+    throttle."""
     attempt = 0
     while True:
         attempt += 1
         try:
-            return aws_call(operation, resource, call, codes=codes)
+            return call()
         except RetryableError:
             if attempt >= backoff.attempts:
                 raise

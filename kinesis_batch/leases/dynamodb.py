@@ -2,6 +2,11 @@
 own life (create, status, wait). botocore's errors leave as this package's: a missing table as
 LeaseTableNotFoundError, a lost condition as :class:`ConditionFailed`, which the stores turn
 into a return value.
+
+The tables' own calls (CreateTable, DescribeTable) are the control plane's: at the top of the
+hour many runs make them at once, so a throttle (LimitExceededException: too many table
+operations at a time; ThrottlingException) or a dropped connection is ridden out with backoff
+and jitter (kinesis_batch.aws.retrying), beyond botocore's few quick retries, not a failed run.
 """
 
 from __future__ import annotations
@@ -12,6 +17,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from kinesis_batch._backoff import Backoff
+from kinesis_batch.aws import CONTROL_PLANE_BACKOFF, retrying
 from kinesis_batch.errors import InvalidStateError, LeaseTableNotFoundError, error_code, from_botocore
 
 if TYPE_CHECKING:
@@ -70,28 +77,46 @@ def transact_write(client: DynamoDBClient, table_name: str, items: list[Any]) ->
 KeySpec = tuple[str, Literal["S", "N", "B"], Literal["HASH", "RANGE"]]
 
 
-def create_table(client: DynamoDBClient, table_name: str, keys: list[KeySpec]) -> bool:
-    """Create an on-demand table with ``keys`` as (name, type, HASH|RANGE); False if it existed."""
-    try:
-        call_dynamodb(
-            "CreateTable",
-            table_name,
-            lambda: client.create_table(
-                TableName=table_name,
-                AttributeDefinitions=[{"AttributeName": n, "AttributeType": t} for n, t, _ in keys],
-                KeySchema=[{"AttributeName": n, "KeyType": k} for n, _, k in keys],
-                BillingMode="PAY_PER_REQUEST",
-            ),
+def create_table(
+    client: DynamoDBClient,
+    table_name: str,
+    keys: list[KeySpec],
+    *,
+    backoff: Backoff = CONTROL_PLANE_BACKOFF,
+    sleep: Callable[[float], None] = time.sleep,
+) -> bool:
+    """Create an on-demand table with ``keys`` as (name, type, HASH|RANGE); False if it existed
+    (also when a try that was dropped had created it: the next one finds it in use)."""
+
+    def create() -> Any:
+        return client.create_table(
+            TableName=table_name,
+            AttributeDefinitions=[{"AttributeName": n, "AttributeType": t} for n, t, _ in keys],
+            KeySchema=[{"AttributeName": n, "KeyType": k} for n, _, k in keys],
+            BillingMode="PAY_PER_REQUEST",
         )
+
+    try:
+        retrying(lambda: call_dynamodb("CreateTable", table_name, create), backoff=backoff, sleep=sleep)
     except _TableInUse:
         return False
     return True
 
 
-def table_status(client: DynamoDBClient, table_name: str) -> str | None:
+def table_status(
+    client: DynamoDBClient,
+    table_name: str,
+    *,
+    backoff: Backoff = CONTROL_PLANE_BACKOFF,
+    sleep: Callable[[float], None] = time.sleep,
+) -> str | None:
     """The table's status, or ``None`` if it does not exist."""
+
+    def describe() -> Any:
+        return call_dynamodb("DescribeTable", table_name, lambda: client.describe_table(TableName=table_name))
+
     try:
-        described = call_dynamodb("DescribeTable", table_name, lambda: client.describe_table(TableName=table_name))
+        described = retrying(describe, backoff=backoff, sleep=sleep)
     except LeaseTableNotFoundError:
         return None
     return str(described["Table"]["TableStatus"])

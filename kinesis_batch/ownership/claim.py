@@ -42,10 +42,18 @@ class Claim:
                          dead_letter_output)  # fmt: skip
 
 
-def check(kinesis: KinesisClient, store: LeaseStore, stream_name: str, *, recreated_ok: bool = False) -> Claim:
+def check(
+    kinesis: KinesisClient,
+    store: LeaseStore,
+    stream_name: str,
+    *,
+    recreated_ok: bool = False,
+    described: StreamDescription | None = None,
+) -> Claim:
     """Read-only. Raises ForeignTableError or StreamRecreatedError (unless ``recreated_ok``: the
-    reset that is its way out) with one line; StreamNotFoundError for an unknown stream."""
-    stream = describe_stream(kinesis, stream_name)
+    reset that is its way out) with one line; StreamNotFoundError for an unknown stream.
+    ``described``: the stream as the caller described it already (else described here)."""
+    stream = described or describe_stream(kinesis, stream_name)
     table = store.table_name
     mark = read_mark(HistoryTable(store.client, table))
     if mark is not None:

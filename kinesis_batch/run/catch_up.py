@@ -158,7 +158,9 @@ class CatchUpRun(RunContext):
         )
         if self.place.job_run:
             job_run.check(self)  # the job's application, environment, role and output
-        claim = self.claim or ownership.check(self.kinesis, self.store, config.stream)  # before anything is made
+        claim = self.claim or ownership.check(  # before anything is made
+            self.kinesis, self.store, config.stream, described=self.described()
+        )
         outputs = binding.Outputs.of(config)
         # Read only when the outputs differ: may the output bound lack nothing if left?
         progressed = (

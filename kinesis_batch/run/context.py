@@ -32,6 +32,7 @@ from kinesis_batch.openlineage.origin import Origin
 from kinesis_batch.output.composite import RunSink
 from kinesis_batch.planning import RunPlan, plan_from_json
 from kinesis_batch.run.observe import Observer
+from kinesis_batch.shards.listing import StreamDescription, describe_stream
 from kinesis_batch.spark.place import ReadPlace
 from kinesis_batch.stopping import StopRequest
 
@@ -130,8 +131,21 @@ class RunContext:
         # The table's claim once it was checked and marked in this process (by the start, or by a
         # backfill's seed before it): the start and the teardown do not check it again.
         self.claim: Claim | None = None
+        self._described: StreamDescription | None = None
         #: What the run tells the outside (OpenLineage, metrics), sent by its steps.
-        self.observer = Observer(config, self.run_id, kinesis=kinesis, cloudwatch=self.cloudwatch, origin=origin)
+        self.observer = Observer(
+            config, self.run_id, arn=lambda: self.described().arn, cloudwatch=self.cloudwatch, origin=origin
+        )
+
+    def described(self) -> StreamDescription:
+        """The stream as DescribeStreamSummary says, asked once per run and process (the claim's,
+        when the start checked it here): a control-plane call limited per account (20 a second),
+        which a run that asked it per need would spend several times at the top of the hour."""
+        if self._described is None:
+            self._described = (
+                self.claim.stream if self.claim is not None else describe_stream(self.kinesis, self.config.stream)
+            )
+        return self._described
 
     def emit(self, step: str) -> None:
         emit(Event(step, self.run_id))

@@ -25,26 +25,26 @@ from kinesis_batch.config import RunConfig
 from kinesis_batch.metrics.send import send_metrics
 from kinesis_batch.openlineage.emit import Fields, RunLineage
 from kinesis_batch.openlineage.origin import Origin
-from kinesis_batch.shards.listing import describe_stream
 from kinesis_batch.storage.records import CommitRecord
 
 
 class Observer:
     """The observability of run ``run_id`` of ``config`` in this process. ``origin``: who drives
     it, as its driver says (None: the standard ``OPENLINEAGE_PARENT_*`` variables say, read
-    when the first event is made); ``kinesis`` names the stream's ARN, ``cloudwatch`` makes
-    the client ``--metrics cloudwatch`` sends with."""
+    when the first event is made); ``arn`` names the stream's ARN (asked when the first event
+    is made: the run's one description of its stream), ``cloudwatch`` makes the client
+    ``--metrics cloudwatch`` sends with."""
 
     def __init__(
         self,
         config: RunConfig,
         run_id: str,
         *,
-        kinesis: Any,
+        arn: Callable[[], str],
         cloudwatch: Callable[[], Any],
         origin: Origin | None = None,
     ) -> None:
-        self.config, self.run_id, self.kinesis, self.cloudwatch = config, run_id, kinesis, cloudwatch
+        self.config, self.run_id, self.arn, self.cloudwatch = config, run_id, arn, cloudwatch
         self.origin = origin
         self.completed = False
 
@@ -71,13 +71,10 @@ class Observer:
     def lineage(self) -> RunLineage | None:
         """The run's OpenLineage events in this process (one sender: one warning at most)."""
 
-        def arn() -> str:
-            return describe_stream(self.kinesis, self.config.stream).arn
-
         def origin() -> Origin:
             return self.origin if self.origin is not None else Origin.from_environ(os.environ)
 
-        return RunLineage.of(self.config, self.run_id, arn, origin)
+        return RunLineage.of(self.config, self.run_id, self.arn, origin)
 
 
 __all__ = ["Observer"]

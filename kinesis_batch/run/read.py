@@ -2,6 +2,9 @@
 (kinesis_batch.grouping), or the same step run elsewhere (a spark-submit) while this process
 holds and renews the leases.
 
+- Before a read starts anywhere (a Spark job here, a job run, a submit), the held shards are
+  probed (kinesis_batch.shards.probe): when none has a record past its checkpoint, the run
+  starts no read, so a quiet hour costs no JVM, no job run and no cluster time.
 - A child is read once every parent reached SHARD_END, in the same task (no wave barrier).
 - Rows go to the batch's data place, what each range read to its ``_results``; the files of
   failed task attempts are deleted. Nothing is kept when the leases were lost meanwhile (a run
@@ -17,6 +20,8 @@ from __future__ import annotations
 
 import contextlib
 import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from datetime import datetime
 from typing import Any, NoReturn, Protocol
 
 from kinesis_batch.decoding.spec import DecodeSpec
@@ -27,9 +32,13 @@ from kinesis_batch.planning import ShardRange, parents_ended, readable, shard_co
 from kinesis_batch.run import job_run, route
 from kinesis_batch.run.context import Cancellable, RunContext
 from kinesis_batch.run.retention import check_gaps, warn_if_at_risk
-from kinesis_batch.shards.listing import retention_hours
+from kinesis_batch.shards.positions import EndBound
+from kinesis_batch.shards.probe import has_news
 from kinesis_batch.storage.place import Place
 from kinesis_batch.storage.staged import RangeResult, staged
+
+#: Shards probed at once before a read (one GetShardIterator and one GetRecords each).
+PROBES_AT_ONCE = 8
 
 
 class Read(Cancellable, Protocol):
@@ -53,7 +62,7 @@ def _read(context: RunContext) -> None:
     context.manager.adopt()
     plan = context.manifest("while reading")
     ranges = readable(plan.ranges, set(context.manager.held()))
-    if not ranges:  # nothing this worker may read: no Spark, no job run
+    if not ranges or not anything_new(context, plan.until, ranges):  # no Spark, no job run
         context.emit("read")
         return
     if context.place.job_run:
@@ -115,6 +124,33 @@ def _read(context: RunContext) -> None:
     context.emit("read")
 
 
+def anything_new(context: RunContext, until: datetime | None, ranges: tuple[ShardRange, ...]) -> bool:
+    """Whether any of ``ranges`` has a record to read or an end to record
+    (kinesis_batch.shards.probe), asked of the shards side by side and answered at the first
+    yes; said in one line when none has, the run then starting no read anywhere."""
+    config, end = context.config, EndBound(until=until)
+
+    def probe(shard_range: ShardRange) -> bool:
+        start = shard_range.start.start_position()
+        return start is not None and has_news(
+            context.kinesis,
+            config.stream,
+            shard_range.shard_id,
+            start,
+            closed=shard_range.closed,
+            end=end,
+            limits=config.read_limits,
+        )
+
+    with ThreadPoolExecutor(max_workers=min(PROBES_AT_ONCE, len(ranges))) as pool:
+        for news in as_completed([pool.submit(probe, r) for r in ranges]):
+            if news.result():
+                pool.shutdown(cancel_futures=True)
+                return True
+    context.progress(f"read: nothing new on {len(ranges)} shards since their checkpoints; no read started")
+    return False
+
+
 def _read_as_job_run(context: RunContext, ranges: tuple[ShardRange, ...]) -> None:
     """The read as an EMR Serverless job run; what it read, said from its results."""
     step = job_run.job_run_read(context)
@@ -154,6 +190,12 @@ def read_elsewhere(context: RunContext, step: Read) -> None:
 
 
 def _read_elsewhere(context: RunContext, step: Read) -> None:
+    context.manager.adopt()
+    plan = context.manifest("while reading")
+    ranges = readable(plan.ranges, set(context.manager.held()))
+    if not ranges or not anything_new(context, plan.until, ranges):  # nothing submitted
+        context.emit("read")
+        return
     context.current_read = step
     try:
         context.stop.check("before reading")
@@ -201,7 +243,7 @@ def _report(
     check_gaps(
         {shard: r.trimmed_after for shard, r in results.items()}, allow_gaps=config.allow_gaps, progress=progress
     )
-    hours = retention_hours(context.kinesis, config.stream)
+    hours = context.described().retention_hours
     for shard_range in ranges:
         result = results.get(shard_range.shard_id)
         if result is None:

@@ -14,6 +14,7 @@ from kinesis_batch.aws import cloudwatch_client
 from kinesis_batch.errors import ShutdownError
 from kinesis_batch.openlineage.origin import Origin, ParentRun, RunRef
 from kinesis_batch.run.observe import Observer
+from kinesis_batch.shards.listing import describe_stream
 from tests.metrics.test_cloudwatch import sums
 from tests.openlineage.support import events, file_transport
 from tests.output.support import run_config
@@ -25,7 +26,9 @@ DAG = RunRef("default", "hourly", "0193a1b2-0000-7000-8000-0000000000d0")
 
 def observer(name: str, tmp_path: Path, kinesis: Any, origin: Origin | None = None, **settings: Any) -> Observer:
     config = run_config(name, ("--output", str(tmp_path / "out"), "--format", "parquet"), "w1", **settings)
-    return Observer(config, "batch-1", kinesis=kinesis, cloudwatch=cloudwatch_client, origin=origin)
+    return Observer(
+        config, "batch-1", arn=lambda: describe_stream(kinesis, name).arn, cloudwatch=cloudwatch_client, origin=origin
+    )
 
 
 def test_a_run_ends_once_and_a_stop_after_its_commit_sends_nothing_more(

@@ -11,9 +11,19 @@ an emulator (kinesalite) and holds GetRecords to what AWS allows per shard:
   resumes after the last record returned);
 - shard iterators expire 5 minutes after they were handed out (ExpiredIteratorException).
 
+It also holds the control plane to its limits (:class:`ControlLimits`, AWS's figures by
+default): DescribeStreamSummary 20 calls a second per account, DescribeStream 10 and
+ListStreams 5 per account, ListShards 1,000 a second per stream, GetShardIterator 5 a second
+per shard. A call past its limit is answered as AWS answers it (LimitExceededException;
+ProvisionedThroughputExceededException for GetShardIterator) and counted
+(:attr:`LimitsProxy.throttles`): many runs started in the same second show what they rode out.
+In front of DynamoDB (moto_server) the same limits apply by table (``ControlLimits.dynamodb``).
+
 It can also drop connections (:meth:`LimitsProxy.drop`): the next calls of an operation are
 read and then answered by closing the connection, as an endpoint (or a load balancer in front
-of it) closes a kept-alive connection a client was reusing.
+of it) closes a kept-alive connection a client was reusing. And it can gather calls
+(:meth:`LimitsProxy.gather`): the first calls of an operation wait for each other and then go on
+together, as the calls of many runs started by one schedule in the same second arrive.
 
 Throttled calls count against the calls-per-second limit too, as on AWS. The limits are
 settings (:class:`ShardLimits`): a benchmark models many shards on one machine at a reduced
@@ -25,11 +35,13 @@ serves from a thread (Spark workers and other processes reach it over HTTP).
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -65,6 +77,62 @@ class ShardLimits:
         return cls(calls_per_second, bytes_per_second, burst, MAX_RECORDS_PER_CALL)
 
 
+ACCOUNT, STREAM, SHARD, TABLE = "account", "stream", "shard", "table"
+
+
+@dataclass(frozen=True)
+class Rate:
+    """At most ``per_second`` calls in any second, counted apart for each ``scope``: the
+    account (all calls), a stream, a shard, or a DynamoDB table."""
+
+    per_second: int
+    scope: str
+    error: str = "LimitExceededException"
+
+
+@dataclass(frozen=True)
+class ControlLimits:
+    """The control plane's limits by operation (its API name). The defaults are AWS's
+    (Kinesis Data Streams quotas, https://docs.aws.amazon.com/streams/latest/dev/service-sizes-and-limits.html)."""
+
+    rates: tuple[tuple[str, Rate], ...] = (
+        ("DescribeStreamSummary", Rate(20, ACCOUNT)),
+        ("DescribeStream", Rate(10, ACCOUNT)),
+        ("ListStreams", Rate(5, ACCOUNT)),
+        ("ListShards", Rate(1000, STREAM)),
+        ("GetShardIterator", Rate(5, SHARD, "ProvisionedThroughputExceededException")),
+    )
+
+    @classmethod
+    def none(cls) -> ControlLimits:
+        return cls(())
+
+    @classmethod
+    def dynamodb(cls, per_second: int) -> ControlLimits:
+        """The lease and history tables' own calls at ``per_second`` per table. AWS states no
+        rate for them (it allows 500 table operations at a time per account); a test picks one
+        low enough for many runs at once to meet it."""
+        return cls(
+            (
+                ("CreateTable", Rate(per_second, TABLE)),
+                ("DescribeTable", Rate(per_second, TABLE, "ThrottlingException")),
+            )
+        )
+
+    def of(self, operation: str) -> Rate | None:
+        return dict(self.rates).get(operation)
+
+    @staticmethod
+    def scope_key(rate: Rate, request: dict[str, Any]) -> str:
+        stream = str(request.get("StreamARN") or request.get("StreamName") or "")
+        return {
+            ACCOUNT: "",
+            STREAM: stream,
+            SHARD: f"{stream}/{request.get('ShardId', '')}",
+            TABLE: str(request.get("TableName", "")),
+        }[rate.scope]
+
+
 @dataclass
 class ShardStats:
     """What one shard's readers got from the proxy."""
@@ -92,16 +160,31 @@ class LimitsProxy:
     """``with LimitsProxy(upstream_url) as proxy:`` point clients at ``proxy.url``."""
 
     def __init__(
-        self, upstream: str, *, limits: ShardLimits = ShardLimits(), iterator_lifetime: float = ITERATOR_LIFETIME
+        self,
+        upstream: str,
+        *,
+        limits: ShardLimits = ShardLimits(),
+        control: ControlLimits = ControlLimits(),
+        iterator_lifetime: float = ITERATOR_LIFETIME,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        """``clock``: the control plane's seconds (a test in this process may pass the clock its
+        code under test sleeps on, so waiting out a limit takes no wall time)."""
         self.upstream = urlsplit(upstream)
+        self.clock = clock
         self.limits = limits
+        self.control = control
+        self._calls: dict[tuple[str, str], deque[float]] = {}  # (operation, scope key) -> recent calls
+        self.throttles: dict[str, int] = {}  # operation -> control-plane calls refused so far
+        self.calls: dict[str, int] = {}  # operation -> calls answered or refused (dropped ones aside)
         self.iterator_lifetime = iterator_lifetime
         self._lock = threading.Lock()
-        self._shards: dict[str, ShardStats] = {}
+        self._shards: dict[tuple[str, str], ShardStats] = {}  # (stream, shard id) -> what it served
         self._iterators: dict[str, tuple[str, str, float]] = {}  # iterator -> stream, shard, issued at
         self._local = threading.local()
         self._drops: dict[str, int] = {}  # operation -> calls still to drop
+        self._gathering: dict[str, threading.Barrier] = {}  # operation -> the calls it holds
+        self._gathered_calls: dict[str, int] = {}  # operation -> calls held so far
         self.dropped: dict[str, int] = {}  # operation -> calls dropped so far
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
@@ -125,6 +208,24 @@ class LimitsProxy:
         with self._lock:
             self._drops[operation] = self._drops.get(operation, 0) + calls
 
+    def gather(self, operation: str, calls: int, *, timeout: float = 60.0) -> None:
+        """Hold the next ``calls`` calls of ``operation`` until all of them arrived (at most
+        ``timeout`` seconds), then serve them at once."""
+        with self._lock:
+            self._gathering[operation] = threading.Barrier(calls, timeout=timeout)
+            self._gathered_calls[operation] = 0
+
+    def _gathered(self, operation: str) -> None:
+        with self._lock:
+            barrier = self._gathering.get(operation)
+            if barrier is not None and self._gathered_calls.get(operation, 0) + 1 >= barrier.parties:
+                del self._gathering[operation]  # the last of them: later calls go straight on
+            if barrier is not None:
+                self._gathered_calls[operation] = self._gathered_calls.get(operation, 0) + 1
+        if barrier is not None:
+            with contextlib.suppress(threading.BrokenBarrierError):  # not all came: serve those that did
+                barrier.wait()
+
     def dropping(self, target: str) -> bool:
         """Whether this call (its X-Amz-Target) is one to drop; counted if so."""
         operation = target.rsplit(".", 1)[-1]
@@ -135,29 +236,57 @@ class LimitsProxy:
             self.dropped[operation] = self.dropped.get(operation, 0) + 1
             return True
 
-    def stats(self) -> dict[str, ShardStats]:
+    def stats(self, stream: str | None = None) -> dict[str, ShardStats]:
+        """Each shard's statistics by shard id: of ``stream``, or of the one stream read so far."""
         with self._lock:
-            return dict(self._shards)
+            streams = {name for name, _ in self._shards}
+            if stream is None and len(streams) > 1:
+                raise ValueError(f"shards of {len(streams)} streams were read: name the stream")
+            return {shard: stats for (name, shard), stats in self._shards.items() if stream in (None, name)}
 
     # -- the calls ---------------------------------------------------------------------------
 
     def handle(self, target: str, body: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
         operation = target.rsplit(".", 1)[-1]
+        self._gathered(operation)
+        with self._lock:
+            self.calls[operation] = self.calls.get(operation, 0) + 1
+        refusal = self._control(operation, body)
+        if refusal is not None:
+            return 400, json.dumps({"__type": refusal, "message": f"Rate exceeded for {operation}"}).encode()
         if operation == "GetRecords":
             return self._get_records(json.loads(body), headers)
         status, answer = self.forward(body, headers)
         if operation == "GetShardIterator" and status == 200:
             request = json.loads(body)
             iterator = json.loads(answer)["ShardIterator"]
-            self._remember(iterator, request["StreamName"], request["ShardId"])
+            self._remember(iterator, request.get("StreamName") or request.get("StreamARN", ""), request["ShardId"])
         return status, answer
+
+    def _control(self, operation: str, body: bytes) -> str | None:
+        """The error a call past its control-plane limit is answered with, or None to serve it.
+        Refused calls count against the limit too, as on AWS."""
+        rate = self.control.of(operation)
+        if rate is None:
+            return None
+        key = (operation, ControlLimits.scope_key(rate, json.loads(body or b"{}")))
+        now = self.clock()
+        with self._lock:
+            recent = self._calls.setdefault(key, deque())
+            while recent and now - recent[0] >= 1.0:
+                recent.popleft()
+            recent.append(now)
+            if len(recent) <= rate.per_second:
+                return None
+            self.throttles[operation] = self.throttles.get(operation, 0) + 1
+        return rate.error
 
     def _get_records(self, request: dict[str, Any], headers: dict[str, str]) -> tuple[int, bytes]:
         iterator = request["ShardIterator"]
         with self._lock:
             stream, shard, issued = self._iterators.get(iterator, ("", "unknown", time.monotonic()))
             stats = self._shards.setdefault(
-                shard, ShardStats(_credit=self.limits.max_bytes_per_call, _credit_at=time.monotonic())
+                (stream, shard), ShardStats(_credit=self.limits.max_bytes_per_call, _credit_at=time.monotonic())
             )
             now = time.monotonic()
             refusal = self._admit(stats, now, issued)
@@ -220,7 +349,7 @@ class LimitsProxy:
         if kept < len(page.get("Records", [])):
             page["Records"] = page["Records"][:kept]
             resume = {
-                "StreamName": stream,
+                "StreamARN" if stream.startswith("arn:") else "StreamName": stream,
                 "ShardId": shard,
                 "ShardIteratorType": "AFTER_SEQUENCE_NUMBER",
                 "StartingSequenceNumber": page["Records"][-1]["SequenceNumber"],
