@@ -175,5 +175,12 @@ def _runs(args: argparse.Namespace, table: str) -> int:
             counts += "  changes: " + ", ".join(f"{n} {kind}" for kind, n in landing.all_changes.items())
         cost = ReadCost.from_json(row.get("cost"))
         billed = f"  EMR Serverless job run {cost.job_run_id}: {cost.said()}" if cost else ""
+        for job in row.get("job_runs", []):  # the others billed to the run: cancelled, failed, read nothing
+            if cost is None or job["job_run_id"] != cost.job_run_id:
+                other = ReadCost.from_json(job)
+                assert other is not None
+                billed += f"  EMR Serverless job run {other.job_run_id} {job['state']}: {other.said()}"
+        if not row["committed"]:
+            counts, began = "nothing committed", ""
         print(f"{row['committed_at']}  {row['run']:<28} {counts}  {began}{billed}")
     return 0

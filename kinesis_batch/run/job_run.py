@@ -7,15 +7,20 @@ in the steps of the run that holds the leases:
 - the read step starts one job run and waits for it with the leases renewed meanwhile; a lost
   lease or a stop cancels it (:func:`job_run_read`, through read.read_elsewhere); the job run
   that read is kept in the batch's staging (:func:`record`) for the publish step, whose commit
-  record carries its bill into the history (:func:`cost`).
+  record carries its bill into the history (:func:`cost`);
+- every job run that ended, whatever its outcome (read, failed, cancelled by a stop, a lost
+  lease or the next run, or read nothing new), has its bill kept in the history as it ends
+  (:func:`bill`), so ``history --runs`` shows what each run cost, also one that committed nothing.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from kinesis_batch.aws import s3_settings
+from kinesis_batch.checkpoints.bills import Bill, record_bill
 from kinesis_batch.cost import ReadCost
 from kinesis_batch.leases.model import Lease
 from kinesis_batch.serverless import checks, orphans
@@ -49,14 +54,15 @@ def check(context: RunContext) -> None:
 
 def cancel_left_behind(context: RunContext, leases: dict[str, Lease]) -> list[str]:
     """Cancel the table's job runs whose batch no other worker holds live, and wait for them to
-    end, before their batches are settled. Returns their job run ids."""
+    end, before their batches are settled; their bills go into the history. Returns their job
+    run ids."""
     now = context.manager.now_ms()
     live = {
         lease.pending_batch_id
         for lease in leases.values()
         if lease.pending_batch_id and lease.lease_owner != context.config.worker_id and lease.is_live(now)
     }
-    return orphans.cancel_left_behind(
+    cancelled = orphans.cancel_left_behind(
         context.emr_serverless(),
         settings_of(context).application_id,
         context.config.table,
@@ -64,6 +70,9 @@ def cancel_left_behind(context: RunContext, leases: dict[str, Lease]) -> list[st
         progress=context.progress,
         poll_seconds=poll_seconds(),
     )
+    for batch_id, info in cancelled:
+        bill(context, info, batch_id)
+    return [info.job_run_id for _, info in cancelled]
 
 
 def job_run_read(context: RunContext) -> JobRunRead:
@@ -91,6 +100,13 @@ def record(context: RunContext, info: JobRunInfo) -> None:
     record_job_run(context.output.staging(context.run_id), info)
 
 
+def bill(context: RunContext, info: JobRunInfo, batch_id: str | None = None) -> None:
+    """Keep what job run ``info`` of batch ``batch_id`` (default: this run's) was billed, whatever
+    its outcome, in the checkpoint history (kinesis_batch.checkpoints.bills)."""
+    ended = Bill(batch_id or context.run_id, info.state, datetime.now(UTC), info.cost)
+    record_bill(context.checkpoints.history, ended)
+
+
 def cost(context: RunContext) -> ReadCost | None:
     """What the batch's read was billed (None: read here, or on a cluster that bills nothing per read)."""
     if not context.place.job_run:
@@ -99,4 +115,4 @@ def cost(context: RunContext) -> ReadCost | None:
     return info.cost if info else None
 
 
-__all__ = ["cancel_left_behind", "check", "cost", "job_run_read", "record", "settings_of"]
+__all__ = ["bill", "cancel_left_behind", "check", "cost", "job_run_read", "record", "settings_of"]

@@ -161,7 +161,10 @@ def _read_as_job_run(context: RunContext, ranges: tuple[ShardRange, ...]) -> Non
         context.job_run = step.info
         if step.result is not None:
             context.tasks, context.failed_task_attempts = step.result.tasks, step.result.failed_task_attempts
-        if step.info is not None:
+        for batch_id, info in step.cancelled:  # earlier attempts of this read
+            job_run.bill(context, info, batch_id)
+        if step.info is not None:  # billed whatever its outcome
+            job_run.bill(context, step.info)
             context.progress(f"job run {step.info.job_run_id}: {step.info.said()}")
     if step.info is not None:  # read: its bill goes with the batch
         job_run.record(context, step.info)

@@ -17,7 +17,7 @@ from typing import Any
 from kinesis_batch.aws import aws_call
 from kinesis_batch.errors import DependencyError
 from kinesis_batch.serverless import states
-from kinesis_batch.serverless.job import cancel_job_run, get_job_run
+from kinesis_batch.serverless.job import JobRunInfo, cancel_job_run, get_job_run
 from kinesis_batch.serverless.naming import JobName
 
 #: How long the job runs cancelled may take to end.
@@ -50,18 +50,22 @@ def cancel_left_behind(
     progress: Callable[[str], None],
     poll_seconds: float,
     clock: Callable[[], float] = time.monotonic,
-) -> list[str]:
+) -> list[tuple[str, JobRunInfo]]:
     """Cancel the active read steps of ``table`` that ``left_behind`` says were left behind, and
-    wait until they ended. Returns their job run ids."""
+    wait until they ended. Returns each one's batch and what it was, as it ended (its bill:
+    billed whatever its outcome), by job run id."""
     left = {job: name for job, name in active(client, application_id, table).items() if left_behind(name)}
     for job, name in sorted(left.items()):
         progress(f"cancelling job run {job} of batch {name.batch_id}: a run left it behind")
         cancel_job_run(client, application_id, job)
     deadline = clock() + WAIT_SECONDS
     waiting = set(left)
+    ended: dict[str, JobRunInfo] = {}
     while waiting:
         for job in sorted(waiting):
-            if get_job_run(client, application_id, job)["state"] in states.ENDED:
+            answer = get_job_run(client, application_id, job)
+            if answer["state"] in states.ENDED:
+                ended[job] = JobRunInfo.of(answer)
                 waiting.discard(job)
         if waiting and clock() > deadline:
             raise DependencyError(
@@ -70,7 +74,7 @@ def cancel_left_behind(
             )
         if waiting:
             time.sleep(poll_seconds)
-    return sorted(left)
+    return [(left[job].batch_id, ended[job]) for job in sorted(left)]
 
 
 __all__ = ["WAIT_SECONDS", "active", "cancel_left_behind"]

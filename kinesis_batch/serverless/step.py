@@ -54,7 +54,8 @@ class JobRunRead:
     """The read step of batch ``batch_id`` of lease table ``table``: ``config`` is the
     RunConfig JSON the job's read step runs with (without ``emr_serverless``), ``staging`` the
     batch's staging. ``run`` reads (raises as above), ``cancel`` stops it from any thread;
-    afterwards ``info`` and ``result`` say what the job run was and did."""
+    afterwards ``info`` and ``result`` say what the job run was and did, and ``cancelled``
+    which earlier attempts it cancelled."""
 
     def __init__(
         self,
@@ -84,13 +85,15 @@ class JobRunRead:
         self.job: JobRun | None = None
         self.info: JobRunInfo | None = None
         self.result: JobResult | None = None
+        #: Earlier attempts of this read it cancelled, as they ended: (batch id, job run).
+        self.cancelled: list[tuple[str, JobRunInfo]] = []
         self._cancelled = False
 
     def run(self) -> None:
         attempt = Attempt.new(self.staging)
         name = JobName(self.table, self.batch_id, attempt.id)
         target = checks.check(self.client, self.settings, s3=self.s3, staging=self.staging.uri, name=str(name))
-        orphans.cancel_left_behind(
+        self.cancelled = orphans.cancel_left_behind(
             self.client,
             self.settings.application_id,
             self.table,

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from kinesis_batch import defaults, ownership
 from kinesis_batch.binding import moves
+from kinesis_batch.checkpoints.bills import bills
 from kinesis_batch.checkpoints.history import HistoryEntry, HistoryTable
 from kinesis_batch.checkpoints.runs import summarize_runs
 from kinesis_batch.errors import LeaseTableNotFoundError
@@ -175,19 +176,23 @@ def history_rows(
 def run_rows(
     kinesis: KinesisClient, dynamodb: DynamoDBClient, stream: str, table: str, *, last: int = RUNS_SHOWN
 ) -> list[dict[str, Any]]:
-    """The newest ``last`` runs over the history, oldest first: records and lag at each run."""
+    """The newest ``last`` runs over the history, oldest first: records and lag at each run, and
+    every job run billed to it (``job_runs``, also a run's that committed nothing)."""
     ownership.check(kinesis, _lease_table(dynamodb, table, stream), stream)
+    entries = _history(dynamodb, table, None)
     return [
         {
             "run": run.run,
             "committed_at": run.committed_at.isoformat(),
+            "committed": run.committed,
             "records": run.records,
             "shards": run.shards,
             **json_fields(run.landing),
             "lag_at_start_ms": run.lag_at_start_ms,
             **({"cost": run.cost.to_json()} if run.cost else {}),
+            **({"job_runs": [bill.to_json() for bill in run.billed]} if run.billed else {}),
         }
-        for run in summarize_runs(_history(dynamodb, table, None), last=last)
+        for run in summarize_runs(entries, bills=bills(HistoryTable(dynamodb, table)), last=last)
     ]
 
 

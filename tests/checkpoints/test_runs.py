@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from kinesis_batch.checkpoints.bills import Bill
 from kinesis_batch.checkpoints.history import HistoryEntry
 from kinesis_batch.checkpoints.runs import RunSummary, summarize_runs
+from kinesis_batch.cost import ReadCost
 from kinesis_batch.shards.checkpoint import Checkpoint
 
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
@@ -81,3 +84,35 @@ def summary(run: str, minute: int, records: int, shards: int, lag_ms: int | None
 )
 def test_summarize_runs(entries: list[HistoryEntry], last: int | None, expected: list[RunSummary]) -> None:
     assert summarize_runs(entries, last=last) == expected
+
+
+def bill(run: str, job: str, minute: int, state: str, vcpu_hours: float) -> Bill:
+    return Bill(run, state, T0 + timedelta(minutes=minute), ReadCost(job, "app", vcpu_hours, 4 * vcpu_hours, 0.0))
+
+
+@pytest.mark.parametrize(
+    ("entries", "bills", "expected"),
+    [
+        pytest.param(
+            [], [bill("r1", "j1", 3, "CANCELLED", 0.1)],
+            [RunSummary("r1", T0 + timedelta(minutes=3), 0, 0, None, billed=(bill("r1", "j1", 3, "CANCELLED", 0.1),))],
+            id="a run that committed nothing is a run of its bills: records 0, its time the last bill's",
+        ),
+        pytest.param(
+            [entry("s0", "r1", 5, 4, 0)], [bill("r1", "j1", 1, "CANCELLED", 0.1), bill("r1", "j2", 4, "SUCCESS", 0.2)],
+            [replace(summary("r1", 5, 4, 1, 0), billed=(bill("r1", "j1", 1, "CANCELLED", 0.1),
+                                                       bill("r1", "j2", 4, "SUCCESS", 0.2)))],
+            id="a committed run keeps its commits' time and every job run billed to it",
+        ),
+        pytest.param(
+            [entry("s0", "r2", 9, 1, 0)], [bill("r1", "j1", 1, "FAILED", 0.1)],
+            [RunSummary("r1", T0 + timedelta(minutes=1), 0, 0, None, billed=(bill("r1", "j1", 1, "FAILED", 0.1),)),
+             summary("r2", 9, 1, 1, 0)],
+            id="runs with and without commits in one order, by time",
+        ),
+    ],
+)  # fmt: skip
+def test_summarize_runs_with_bills(entries: list[HistoryEntry], bills: list[Bill], expected: list[RunSummary]) -> None:
+    summaries = summarize_runs(entries, bills=bills)
+    assert summaries == expected
+    assert [s.committed for s in summaries] == [bool(s.shards) for s in expected]

@@ -53,6 +53,25 @@ def wait_for(ready: Callable[[], bool], timeout: float = 120.0) -> None:
         time.sleep(0.2)
 
 
+def billed_runs(stream: str) -> list[dict[str, Any]]:
+    """``history --runs --json``: every run, with the job runs billed to it."""
+    runs = cli("history", "--stream", stream, "--runs", "--json")
+    assert runs.returncode == 0, runs.stderr
+    listed: list[dict[str, Any]] = json.loads(runs.stdout)
+    return listed
+
+
+def bill_of(runs: list[dict[str, Any]], job: dict[str, Any]) -> tuple[bool, str, float]:
+    """Whether the run billed for ``job`` committed, the job's state and vCPU-hours, as the history says."""
+    ((committed, billed),) = [
+        (run["committed"], bill)
+        for run in runs
+        for bill in run.get("job_runs", [])
+        if bill["job_run_id"] == job["jobRunId"]
+    ]
+    return committed, billed["state"], billed["vcpu_hours"]
+
+
 def checkpoints(stream: str) -> dict[str, str]:
     store = LeaseStore(dynamodb_client(), default_table(stream))
     return {lease.lease_key: str(lease.checkpoint) for lease in store.list_leases()}
@@ -119,6 +138,11 @@ def test_a_lease_lost_mid_job_cancels_the_job_run_publishes_nothing_and_the_next
     ran = cli(*args, "--read-limits", "none")
     assert ran.returncode == 0, ran.stderr[-3000:]
     assert_exactly_once(read_rows(sink), sent)
+    # Both job runs are in the history with their bills: the cancelled one's run committed nothing.
+    runs, jobs = billed_runs(name), emr_serverless.job_runs(application)
+    assert bill_of(runs, job) == (False, "CANCELLED", job["billedResourceUtilization"]["vCPUHour"])
+    (read,) = [j for j in jobs if j["jobRunId"] != job["jobRunId"]]
+    assert bill_of(runs, read) == (True, "SUCCESS", read["billedResourceUtilization"]["vCPUHour"])
 
 
 def start_cli(*args: str) -> subprocess.Popen[str]:
@@ -157,6 +181,8 @@ def test_after_a_kill_9_of_the_orchestrator_the_next_run_cancels_the_job_run_lef
     assert jobs.pop(orphan["jobRunId"])["state"] == "CANCELLED"
     assert [job["state"] for job in jobs.values()] == ["SUCCESS"]
     assert_exactly_once(read_rows(sink_of(output, app=default_table(name), stream=name)), sent)
+    # The orphan's bill was kept by the run that cancelled it, under the dead run's batch.
+    assert bill_of(billed_runs(name), orphan)[:2] == (False, "CANCELLED")
 
 
 def test_sigterm_of_the_cli_cancels_the_job_run_and_releases_the_leases(
@@ -178,6 +204,7 @@ def test_sigterm_of_the_cli_cancels_the_job_run_and_releases_the_leases(
     assert read_rows(sink_of(output, app=default_table(name), stream=name)) == {}
     store = LeaseStore(dynamodb_client(), default_table(name))
     assert [lease.lease_owner for lease in store.list_leases()] == [None]
+    assert bill_of(billed_runs(name), job) == (False, "CANCELLED", job["billedResourceUtilization"]["vCPUHour"])
 
 
 def test_a_job_run_that_says_success_without_running_fails_the_run_in_one_line_and_moves_nothing(
@@ -196,6 +223,30 @@ def test_a_job_run_that_says_success_without_running_fails_the_run_in_one_line_a
     assert "says SUCCESS but left no result for this attempt" in line and "nothing was published" in line, line
     assert read_rows(sink_of(output, app=default_table(name), stream=name)) == {}
     assert set(checkpoints(name).values()) == {"TRIM_HORIZON"}
+    (job,) = emr_serverless.job_runs(application)
+    assert bill_of(billed_runs(name), job)[:2] == (False, "SUCCESS")  # billed, though it ran nothing
+
+
+def test_an_hour_with_nothing_new_starts_no_job_run_and_every_billed_one_is_in_the_history(
+    emr_serverless: StandIn, kinesis: Any, streams: StreamFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = streams.create(shards=2)
+    sent = put_kib(kinesis, name, 20)
+    output = output_args("delta", "s3", tmp_path, monkeypatch)
+    application = emr_serverless.application()
+    args = run_args(emr_serverless, application, name, output, "--read-limits", "none")
+    first = cli(*args)
+    assert first.returncode == 0, first.stderr[-3000:]
+
+    quiet = cli(*args)
+
+    assert quiet.returncode == 0, quiet.stderr[-3000:]
+    assert "read: nothing new on 2 shards since their checkpoints; no read started" in quiet.stderr
+    (job,) = emr_serverless.job_runs(application)  # the first run's only
+    assert_exactly_once(read_rows(sink_of(output, app=default_table(name), stream=name)), sent)
+    runs = billed_runs(name)
+    assert [run["committed"] for run in runs] == [True]  # the quiet run committed and cost nothing
+    assert bill_of(runs, job) == (True, "SUCCESS", job["billedResourceUtilization"]["vCPUHour"])
 
 
 def test_the_archive_package_uploads_to_s3_is_the_one_a_job_run_reads_a_resharded_stream_with(

@@ -32,7 +32,7 @@ def test_only_the_tables_job_runs_left_behind_are_cancelled_and_ended(emr_server
         progress=said.append, poll_seconds=0.2,
     )  # fmt: skip
 
-    assert cancelled == [left]
+    assert [(batch, info.job_run_id, info.state) for batch, info in cancelled] == [("run-1", left, "CANCELLED")]
     assert said == [f"cancelling job run {left} of batch run-1: a run left it behind"]
     states = {job["jobRunId"]: job["state"] for job in emr_serverless.job_runs(application)}
     assert states == {left: "CANCELLED", live: "QUEUED", other_table: "QUEUED", not_ours: "QUEUED"}
