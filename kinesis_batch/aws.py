@@ -18,6 +18,7 @@ instead of failing the run.
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from collections.abc import Callable, Mapping
@@ -32,7 +33,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from botocore.parsers import ResponseParserFactory
 
 from kinesis_batch._backoff import Backoff
-from kinesis_batch.errors import KinesisBatchError, RetryableError, error_code, from_botocore
+from kinesis_batch.errors import IllegalArgumentError, KinesisBatchError, RetryableError, error_code, from_botocore
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -88,6 +89,53 @@ def kinesis_client(session: boto3.Session | None = None, *, endpoint_url: str | 
     factory.set_parser_defaults(timestamp_parser=_epoch_timestamp)
     client._endpoint._response_parser_factory = factory  # type: ignore[attr-defined]
     return client
+
+
+def as_role(client: KinesisClient, role_arn: str, external_id: str = "") -> KinesisClient:
+    """A Kinesis client like ``client`` (its endpoint and region) that calls with ``role_arn``'s
+    credentials (a stream of another account), assumed with ``client``'s own credentials and
+    renewed by botocore before they expire, so a read longer than a role session keeps
+    reading. Only Kinesis is reached so: the lease and history tables, the outputs and the
+    registry stay the consumer's, with its own clients. The role is first assumed on the first
+    call (:func:`assume_now` asks at once)."""
+    from botocore.credentials import AssumeRoleCredentialFetcher, DeferredRefreshableCredentials
+
+    region = client.meta.region_name
+    own = client._request_signer._credentials  # type: ignore[attr-defined]  # the caller's: a hook's, a task's
+    session = new_session(region_name=region)
+    asked: dict[str, Any] = {"RoleSessionName": "kinesis-batch"}
+    if external_id:
+        asked["ExternalId"] = external_id
+    fetcher = AssumeRoleCredentialFetcher(
+        session._session.create_client,
+        own,
+        role_arn,
+        extra_args=asked,
+        cache={},  # one process's own
+    )
+    # What botocore's session resolves its credentials to (as its own assume-role provider makes them).
+    session._session._credentials = DeferredRefreshableCredentials(  # type: ignore[attr-defined]
+        refresh_using=fetcher.fetch_credentials, method="assume-role"
+    )
+    return kinesis_client(session, endpoint_url=client.meta.endpoint_url)
+
+
+def assume_now(client: KinesisClient, role_arn: str) -> None:
+    """Assume the role of a client :func:`as_role` made, now: a role that cannot be assumed is
+    one line (IllegalArgumentError: bad input, exit 2), before the run takes a lease."""
+    said_by_botocore = logging.getLogger("botocore.credentials")
+    level = said_by_botocore.level
+    said_by_botocore.setLevel(logging.ERROR)  # its warning and traceback would repeat the one line said here
+    try:
+        client._request_signer._credentials.get_frozen_credentials()  # type: ignore[attr-defined]
+    except (ClientError, BotoCoreError) as exc:
+        said = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise IllegalArgumentError(
+            f"--role-arn {role_arn}: cannot be assumed with this account's credentials ({said}); "
+            "its trust policy must allow them (and --external-id when it asks one)"
+        ) from exc
+    finally:
+        said_by_botocore.setLevel(level)
 
 
 def dynamodb_client(session: boto3.Session | None = None, *, endpoint_url: str | None = None) -> DynamoDBClient:

@@ -107,6 +107,11 @@ class RunConfig:
         return self.settings.stream
 
     @property
+    def stream_id(self) -> str:
+        """What Kinesis calls name the stream by: its ARN when given, else its name."""
+        return self.settings.stream_id
+
+    @property
     def output(self) -> str:
         return self.settings.output
 

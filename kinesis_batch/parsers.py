@@ -14,6 +14,8 @@ from kinesis_batch.errors import IllegalArgumentError
 from kinesis_batch.shards.checkpoint import Checkpoint
 
 _STREAM_NAME = re.compile(r"^[a-zA-Z0-9_.-]{1,128}$")
+_STREAM_ARN = re.compile(r"^arn:aws[a-z-]*:kinesis:[a-z0-9-]+:\d{12}:stream/([a-zA-Z0-9_.-]{1,128})$")
+_ROLE_ARN = re.compile(r"^arn:aws[a-z-]*:iam::\d{12}:role/[\w+=,.@/-]{1,512}$")
 _TABLE_NAME = re.compile(r"^[a-zA-Z0-9_.-]{3,255}$")
 _RUN_ID = re.compile(r"^[a-zA-Z0-9_-][a-zA-Z0-9_.-]{0,127}$")  # a folder name: batch_id=<run id>
 
@@ -26,6 +28,22 @@ def validate_stream_name(stream: str) -> str:
     if not _STREAM_NAME.match(stream or ""):
         raise IllegalArgumentError(f"--stream: {stream!r} is not a Kinesis stream name (1-128 of a-z A-Z 0-9 _ . -)")
     return stream
+
+
+def stream_of_arn(arn: str, *, setting: str = "--stream-arn") -> str:
+    """The stream's name in a Kinesis stream ARN (arn:aws:kinesis:REGION:ACCOUNT:stream/NAME)."""
+    matched = _STREAM_ARN.match(arn or "")
+    if not matched:
+        raise IllegalArgumentError(
+            f"{setting}: {arn!r} is not a Kinesis stream ARN (arn:aws:kinesis:REGION:ACCOUNT:stream/NAME)"
+        )
+    return matched.group(1)
+
+
+def validate_role_arn(arn: str) -> str:
+    if not _ROLE_ARN.match(arn or ""):
+        raise IllegalArgumentError(f"--role-arn: {arn!r} is not an IAM role ARN (arn:aws:iam::ACCOUNT:role/NAME)")
+    return arn
 
 
 def validate_table_name(table: str) -> str:

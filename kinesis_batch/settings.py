@@ -28,6 +28,8 @@ from kinesis_batch.parsers import (
     default_table,
     parse_connect_url,
     parse_initial_position,
+    stream_of_arn,
+    validate_role_arn,
     validate_stream_name,
     validate_table_name,
 )
@@ -43,7 +45,7 @@ class StreamSettings:
     """Everything a stream's consumer is configured with, whoever runs it. Empty strings and 0
     mean "not set" (the defaults the help names), as a form or a TOML file writes them."""
 
-    stream: str = _option(MISSING, "Kinesis stream name")
+    stream: str = _option(MISSING, "Kinesis stream name (or its ARN: a stream of another account)")
     output: str = _option(
         MISSING,
         "parquet: a folder (hive-style batch_id=... folders); delta: a path or s3:// URI of the table; "
@@ -52,6 +54,19 @@ class StreamSettings:
     format: str = _option(defaults.FORMAT, f"{', '.join(FORMATS)} (default {defaults.FORMAT})", choices=FORMATS)
     catalog: str = _option("", "iceberg: a pyiceberg catalog name (default: 'default', or the embedded one)")
     table: str = _option("", "DynamoDB lease table (default: kinesis-batch-STREAM)")
+    stream_arn: str = _option(
+        "",
+        "a stream of another account, shared with this one through its resource policy: its ARN, by which every "
+        "Kinesis call names it (--stream may be the ARN itself)",
+        group="account",
+    )
+    role_arn: str = _option(
+        "",
+        "a role of the stream's account to read it with: the run's start and every Spark task read with the "
+        "role's credentials, renewed before they expire; leases, checkpoints and outputs stay in this account",
+        group="account",
+    )
+    external_id: str = _option("", "--role-arn: the external id the role's trust policy asks for", group="account")
     initial_position: str = _option(
         defaults.INITIAL_POSITION,
         "where a shard without a checkpoint starts: trim_horizon | latest | at_timestamp=ISO8601",
@@ -190,7 +205,18 @@ class StreamSettings:
     def __post_init__(self) -> None:
         for option in fields(self):
             coerce(self, option)  # its type and bounds
+        if self.stream.startswith("arn:"):  # named by its ARN: the name, and the ARN every call passes
+            if self.stream_arn and self.stream_arn != self.stream:
+                raise IllegalArgumentError(f"--stream-arn {self.stream_arn} differs from --stream {self.stream}")
+            object.__setattr__(self, "stream_arn", self.stream)
+            object.__setattr__(self, "stream", stream_of_arn(self.stream, setting="--stream"))
         validate_stream_name(self.stream)
+        if self.stream_arn and stream_of_arn(self.stream_arn) != self.stream:
+            raise IllegalArgumentError(f"--stream-arn {self.stream_arn} names another stream than {self.stream}")
+        if self.role_arn:
+            validate_role_arn(self.role_arn)
+        if self.external_id and not self.role_arn:
+            raise IllegalArgumentError("--external-id goes with --role-arn")
         if not self.output:
             raise IllegalArgumentError("--output: an output root is needed")
         if self.table:
@@ -244,6 +270,11 @@ class StreamSettings:
         body = asdict(self)
         body["emr_serverless"] = self.emr_serverless.to_json() if self.emr_serverless else None
         return body
+
+    @property
+    def stream_id(self) -> str:
+        """What Kinesis calls name the stream by: its ARN when given, else its name."""
+        return self.stream_arn or self.stream
 
     @property
     def lease_table(self) -> str:

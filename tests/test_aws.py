@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from datetime import UTC
+from datetime import UTC, datetime, timedelta
 
 import pytest
+from devkit.limits_proxy import LimitsProxy
+from devkit.stack import LocalStack
 
 from kinesis_batch import aws
 from kinesis_batch.errors import IllegalArgumentError
+from kinesis_batch.shards.listing import describe_stream
 from tests.streams import StreamFactory, put
 
 
@@ -56,3 +59,26 @@ def test_fast_timestamp_parser_agrees_with_botocore_on_both_forms() -> None:
 
     assert aws._epoch_timestamp(1700000000.123) == parse_timestamp(1700000000.123)
     assert aws._epoch_timestamp("2026-11-22T03:00:00Z") == parse_timestamp("2026-11-22T03:00:00Z")
+
+
+ROLE = "arn:aws:iam::111111111111:role/kinesis-reader"
+
+
+def test_a_roles_client_keeps_the_endpoint_and_renews_its_credentials_before_they_expire(
+    stack: LocalStack, emulator: str, streams: StreamFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AWS_ENDPOINT_URL_STS", stack.dynamodb.url)  # moto_server's STS
+    name = streams.create(shards=1)
+    with LimitsProxy(stack.kinesis[emulator].url) as proxy:
+        client = aws.as_role(aws.kinesis_client(endpoint_url=proxy.url), ROLE, "lake-1")
+        aws.assume_now(client, ROLE)
+        assert describe_stream(client, name).name == name
+        credentials = client._request_signer._credentials  # type: ignore[attr-defined]
+        # 55 minutes on: five minutes left, inside botocore's mandatory refresh window (the fetcher's
+        # cached answer lapses with them), as after a long read.
+        credentials._expiry_time = datetime.now(UTC) + timedelta(minutes=5)
+        credentials._refresh_using.__self__._cache.clear()
+        assert describe_stream(client, name).name == name
+    keys = proxy.access_keys["DescribeStreamSummary"]
+    assert len(keys) == 2 and all(key.startswith("ASIA") for key in keys), keys
+    assert client.meta.endpoint_url == proxy.url

@@ -17,6 +17,7 @@ JOB_RUN = {
     "execution_role_arn": "arn:aws:iam::123456789012:role/job",
     "environment": "s3://b/env.tar.gz",
 }
+ARN = "arn:aws:kinesis:eu-west-1:123456789012:stream/clicks"
 ROUTED_DMS = {"format": "delta", "output": "/d/{route}", "route_by": "metadata.table-name", "changes": "dms"}
 
 
@@ -41,6 +42,15 @@ ROUTED_DMS = {"format": "delta", "output": "/d/{route}", "route_by": "metadata.t
         ({"decode": "yaml"}, "yaml"),
         ({"retries": 3}, "retries: not a setting (the settings: "),
         ({"lease_secs": 30}, "lease_secs: not a setting (did you mean lease_seconds?)"),
+        # Another account's stream: its ARN, a role of its account.
+        ({"stream": "arn:aws:kinesis:eu-west-1:12345:stream/x"}, "is not a Kinesis stream ARN"),
+        ({"stream_arn": "arn:aws:kinesis:eu-west-1:123456789012:stream/orders"}, "names another stream than clicks"),
+        (
+            {"stream": ARN, "stream_arn": "arn:aws:kinesis:eu-west-1:123456789012:stream/other"},
+            "--stream-arn arn:aws:kinesis:eu-west-1:123456789012:stream/other differs from --stream",
+        ),
+        ({"role_arn": "arn:aws:iam::123456789012:user/me"}, "--role-arn: 'arn:aws:iam::123456789012:user/me' is not"),
+        ({"external_id": "x"}, "--external-id goes with --role-arn"),
         # Where the read runs: one place, said in a form that works.
         ({"spark_remote": "http://h:15002"}, "--spark-remote: 'http://h:15002' is not a Spark Connect URL"),
         ({"spark_remote": "sc://h:notaport"}, "--spark-remote: 'sc://h:notaport': its port is not a number"),
@@ -86,6 +96,21 @@ def test_a_bad_setting_is_refused_in_one_line_naming_it(changed: dict[str, Any],
     with pytest.raises(IllegalArgumentError) as refused:
         StreamSettings.from_mapping(GOOD | changed)
     assert says in str(refused.value) and "\n" not in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    "named",
+    [
+        pytest.param({"stream": ARN}, id="the stream named by its ARN"),
+        pytest.param({"stream": "clicks", "stream_arn": ARN}, id="its name and its ARN"),
+        pytest.param({"stream": ARN, "stream_arn": ARN}, id="its ARN twice"),
+    ],
+)
+def test_another_accounts_stream_is_named_by_its_arn_and_keeps_its_name_for_the_rest(named: dict[str, Any]) -> None:
+    settings = StreamSettings.from_mapping(GOOD | named | {"role_arn": "arn:aws:iam::123456789012:role/r"})
+    assert (settings.stream, settings.stream_arn, settings.stream_id) == ("clicks", ARN, ARN)
+    assert settings.lease_table == "kinesis-batch-clicks"  # this account's table, by the stream's name
+    assert StreamSettings.from_mapping(settings.to_json()) == settings
 
 
 def test_unset_settings_take_the_defaults_the_help_names_and_json_goes_round() -> None:

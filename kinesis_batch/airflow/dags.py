@@ -112,7 +112,7 @@ def catch_up_dag(
             run = make_run()
             params = get_current_context()["params"]
             threshold = float(params["lag_threshold_seconds"])
-            status = step(lambda: stream_status(run.kinesis, run.store.client, run.config.stream, run.config.table))
+            status = step(lambda: stream_status(run.kinesis, run.store.client, run.config.stream_id, run.config.table))
             judged = judge_lag(status, threshold)
             problems = [] if judged.ok else [judged.message()]
             checked: dict[str, Any] = {}

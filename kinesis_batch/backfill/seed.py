@@ -23,7 +23,7 @@ def seed_backfill(run: CatchUpRun, plan: Backfill, *, start: str, shards: Iterab
     main checkpoints before that run, from the main table's history) or ``after_sequence=N``.
     Returns shard -> start checkpoint. Checks every value before creating anything; creating is
     idempotent (a retried seed changes nothing)."""
-    stream = run.config.stream
+    stream = run.config.stream_id
     main = LeaseStore(run.store.client, plan.main_table)
     ownership.check(run.kinesis, main, stream)  # its history is read: it must be this stream's
     claim = ownership.check(run.kinesis, run.store, stream)

@@ -191,6 +191,7 @@ def _settings(parser: argparse.ArgumentParser, table_help: str = "") -> None:
     """Every stream setting the command line offers (kinesis_batch.settings), as ``--flag``s with
     no default: a flag not given leaves the setting's own default."""
     groups = {
+        "account": parser.add_argument_group("a stream of another account (this account's by default)"),
         "decoding": parser.add_argument_group("decoding (raw bytes by default)"),
         "routing": parser.add_argument_group("routing (one table per kind of record; all to --output by default)"),
         "metrics": parser.add_argument_group("metrics (none by default)"),

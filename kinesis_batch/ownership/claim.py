@@ -18,6 +18,7 @@ from kinesis_batch.leases.store import LeaseStore
 from kinesis_batch.ownership.foreign import looks_like
 from kinesis_batch.ownership.table_mark import FORMAT_VERSION, TableMark, read_mark, write_mark
 from kinesis_batch.shards.listing import StreamDescription, describe_stream, list_shards
+from kinesis_batch.shards.model import stream_argument
 
 if TYPE_CHECKING:
     from mypy_boto3_kinesis import KinesisClient
@@ -69,7 +70,7 @@ def check(
         raise ForeignTableError(
             f"lease table {table} holds {len(items)} leases but is not kinesis-batch's: it looks like {looks}; "
             "nothing in it was touched. Name a table of this consumer's own with --table "
-            f"(default kinesis-batch-{stream_name}), or hand a stopped KCL application's over with import-kcl"
+            f"(default kinesis-batch-{stream.name}), or hand a stopped KCL application's over with import-kcl"
         )
     check_sequences(kinesis, stream, table, store.list_leases())
     return Claim(stream, table, None, adopt=True)
@@ -138,7 +139,7 @@ def _check_mark(mark: TableMark, stream: StreamDescription, table: str, recreate
 def check_sequences(kinesis: KinesisClient, stream: StreamDescription, table: str, leases: list[Lease]) -> None:
     """Every stored sequence number is one of this stream's: the stream hands out an iterator
     after it (AWS refuses a sequence number of another stream or incarnation)."""
-    shards = {shard.shard_id for shard in list_shards(kinesis, stream.name)}
+    shards = {shard.shard_id for shard in list_shards(kinesis, stream.stream_id)}
     for lease in leases:
         for checkpoint in (lease.checkpoint, lease.pending_checkpoint):
             if checkpoint is None or checkpoint.sentinel is not None:
@@ -158,7 +159,7 @@ def check_sequences(kinesis: KinesisClient, stream: StreamDescription, table: st
                 stream.name,
                 partial(
                     kinesis.get_shard_iterator,
-                    StreamName=stream.name,
+                    **stream_argument(stream.stream_id),
                     ShardId=lease.lease_key,
                     ShardIteratorType="AFTER_SEQUENCE_NUMBER",
                     StartingSequenceNumber=checkpoint.value,

@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from typing import TypeVar
 
 from kinesis_batch import binding, ownership
+from kinesis_batch.aws import assume_now
 from kinesis_batch.columns import RAW, decoded
 from kinesis_batch.config import NONE
 from kinesis_batch.decoding.resolve import resolve
@@ -156,10 +157,12 @@ class CatchUpRun(RunContext):
         decode = (
             resolve(config.decoding, self.glue, config.changes, config.routing) if config.decoding.decoding else None
         )
+        if config.settings.role_arn:
+            assume_now(self.kinesis, config.settings.role_arn)  # before anything is made
         if self.place.job_run:
             job_run.check(self)  # the job's application, environment, role and output
         claim = self.claim or ownership.check(  # before anything is made
-            self.kinesis, self.store, config.stream, described=self.described()
+            self.kinesis, self.store, config.stream_id, described=self.described()
         )
         outputs = binding.Outputs.of(config)
         # Read only when the outputs differ: may the output bound lack nothing if left?
@@ -193,7 +196,7 @@ class CatchUpRun(RunContext):
         return recovered, plan, elsewhere
 
     def survey(self) -> tuple[Lineage, dict[str, Lease]]:
-        return surveying.survey(self.kinesis, self.store, self.config.stream)
+        return surveying.survey(self.kinesis, self.store, self.config.stream_id)
 
     def plan(self) -> RunPlan:
         """What a run would read now, without reading, leasing or creating anything."""
@@ -201,7 +204,7 @@ class CatchUpRun(RunContext):
         return surveying.plan_now(
             self.kinesis,
             self.store.client,
-            config.stream,
+            config.stream_id,
             table=config.table,
             worker_id=config.worker_id,
             initial=config.initial_position,

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import pyarrow as pa
 
-from kinesis_batch.aws import S3Settings, cloudwatch_client, emr_serverless_client, glue_client, s3_settings
+from kinesis_batch.aws import S3Settings, as_role, cloudwatch_client, emr_serverless_client, glue_client, s3_settings
 from kinesis_batch.checkpoints.store import DynamoDBCheckpointStore
 from kinesis_batch.config import RunConfig
 from kinesis_batch.decoding.resolve import resolve
@@ -106,7 +106,12 @@ class RunContext:
         where the read step runs, as the adapter decided it (kinesis_batch.spark.place; default:
         as ``config`` says, with no cluster to submit to)."""
         self.config = config
-        self.kinesis = kinesis
+        # A stream of another account is read with its role; everything else stays this account's.
+        self.kinesis = (
+            as_role(kinesis, config.settings.role_arn, config.settings.external_id)
+            if (config.settings.role_arn)
+            else kinesis
+        )
         self.spark = spark
         self.place = place or ReadPlace.of(config)
         self.progress = progress
@@ -143,7 +148,7 @@ class RunContext:
         which a run that asked it per need would spend several times at the top of the hour."""
         if self._described is None:
             self._described = (
-                self.claim.stream if self.claim is not None else describe_stream(self.kinesis, self.config.stream)
+                self.claim.stream if self.claim is not None else describe_stream(self.kinesis, self.config.stream_id)
             )
         return self._described
 

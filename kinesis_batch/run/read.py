@@ -134,7 +134,7 @@ def anything_new(context: RunContext, until: datetime | None, ranges: tuple[Shar
         start = shard_range.start.start_position()
         return start is not None and has_news(
             context.kinesis,
-            config.stream,
+            config.stream_id,
             shard_range.shard_id,
             start,
             closed=shard_range.closed,

@@ -23,7 +23,7 @@ def finish(context: RunContext) -> list[str]:
         if not context.store.table_exists():
             return []  # the run failed before it created or leased anything
         try:
-            ownership.check(context.kinesis, context.store, context.config.stream)
+            ownership.check(context.kinesis, context.store, context.config.stream_id)
         except (ForeignTableError, StreamRecreatedError):
             return []  # refused at its start: nothing of that table is this run's
     manager, batch_id = context.manager, context.run_id

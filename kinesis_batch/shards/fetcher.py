@@ -31,6 +31,7 @@ from kinesis_batch._backoff import Backoff
 from kinesis_batch.aws import Handler, aws_call
 from kinesis_batch.errors import DependencyError, KinesisBatchError, StreamNotFoundError, ThrottledError
 from kinesis_batch.shards.limits import ReadLimits
+from kinesis_batch.shards.model import stream_argument
 from kinesis_batch.shards.page import Page, chosen, parse_pages
 from kinesis_batch.shards.positions import StartKind, StartPosition
 
@@ -126,7 +127,9 @@ class PageFetcher:
             try:
                 response = self._call(
                     "GetShardIterator",
-                    lambda: self._client.get_shard_iterator(StreamName=self._stream, ShardId=self._shard_id, **request),
+                    lambda: self._client.get_shard_iterator(
+                        **stream_argument(self._stream), ShardId=self._shard_id, **request
+                    ),
                 )
                 return str(response["ShardIterator"])
             except (ThrottledError, DependencyError) as exc:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from kinesis_batch._backoff import Backoff
 from kinesis_batch.aws import CONTROL_PLANE_BACKOFF, Handler, retried
 from kinesis_batch.errors import KinesisBatchError, StreamNotFoundError
-from kinesis_batch.shards.model import Shard
+from kinesis_batch.shards.model import Shard, stream_argument
 
 if TYPE_CHECKING:
     from mypy_boto3_kinesis import KinesisClient
@@ -50,7 +50,7 @@ def _list_once(
 ) -> list[Shard]:
     shards: list[Shard] = []
     # The first page is asked by stream name, the next ones by NextToken alone (AWS rejects both).
-    request: dict[str, Any] = {"StreamName": stream_name, "MaxResults": PAGE_SIZE}
+    request: dict[str, Any] = {**stream_argument(stream_name), "MaxResults": PAGE_SIZE}
     codes = {"ExpiredNextTokenException": _TokenExpired, "ResourceNotFoundException": _missing(stream_name)}
     while True:
         call = partial(client.list_shards, **request)
@@ -81,6 +81,12 @@ class StreamDescription:
     arn: str
     created_at: datetime
     retention_hours: int
+    addressed: str = ""  # what it was described by: its ARN (another account's stream), else its name
+
+    @property
+    def stream_id(self) -> str:
+        """What Kinesis calls name it by (kinesis_batch.shards.model.stream_argument)."""
+        return self.addressed or self.name
 
     @property
     def account(self) -> str:
@@ -99,7 +105,7 @@ def describe_stream(
     described = retried(
         "DescribeStreamSummary",
         stream_name,
-        lambda: client.describe_stream_summary(StreamName=stream_name),
+        lambda: client.describe_stream_summary(**stream_argument(stream_name)),
         codes={"ResourceNotFoundException": _missing(stream_name)},
         backoff=backoff,
         sleep=sleep,
@@ -111,6 +117,7 @@ def describe_stream(
         arn=summary["StreamARN"],
         created_at=created.astimezone(UTC) if isinstance(created, datetime) else datetime.fromtimestamp(created, UTC),
         retention_hours=int(summary["RetentionPeriodHours"]),
+        addressed=stream_name,
     )
 
 

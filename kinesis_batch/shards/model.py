@@ -19,6 +19,12 @@ MAX_SEQUENCE_NUMBER = 10**MAX_SEQUENCE_DIGITS - 1
 MAX_HASH_KEY = 2**128 - 1
 
 
+def stream_argument(stream: str) -> dict[str, Any]:
+    """How a Kinesis call names ``stream``: by its ARN when it is one (a stream of another
+    account, shared through its resource policy, is reached only so), else by its name."""
+    return {"StreamARN": stream} if stream.startswith("arn:") else {"StreamName": stream}
+
+
 def sequence_key(sequence_number: str) -> int:
     """The integer a sequence number stands for; raises on anything Kinesis cannot send."""
     if not isinstance(sequence_number, str) or not sequence_number.isascii() or not sequence_number.isdigit():

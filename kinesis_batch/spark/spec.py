@@ -63,6 +63,8 @@ class GroupSpec:
     decode: dict[str, Any] | None = None  # kinesis_batch.decoding.spec.DecodeSpec as JSON; None: raw rows
     dead_files: dict[str, Any] | None = None  # the dead-letter output's FileLayout as JSON
     reader: str = page.DEFAULT_READER  # how GetRecords pages are parsed (shards.page): the driver's choice
+    role_arn: str = ""  # the stream's account's role the task reads with (its own credentials assume it)
+    external_id: str = ""
 
     @classmethod
     def of(
@@ -80,7 +82,7 @@ class GroupSpec:
         dead_files: FileLayout | None = None,
     ) -> GroupSpec:
         return cls(
-            stream=config.stream,
+            stream=config.stream_id,
             ranges=tuple(
                 RangeSpec(r.shard_id, r.closed, r.depth, r.start.to_json(), tuple(r.planned_parents)) for r in ranges
             ),
@@ -95,6 +97,8 @@ class GroupSpec:
             decode=decode.to_json() if decode else None,
             dead_files=dead_files.to_json() if dead_files else None,
             reader=page.chosen(),
+            role_arn=config.settings.role_arn,
+            external_id=config.settings.external_id,
         )
 
     def to_json(self) -> str:

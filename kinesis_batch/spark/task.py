@@ -81,9 +81,11 @@ def _as_the_executors(exc: Exception) -> Exception:
 
 def read_group(group: GroupSpec, observers: Sequence[Observer] = ()) -> dict[str, RangeResult]:
     """Read every range of ``group`` that its parents allow; results by shard, in group order."""
-    from kinesis_batch.aws import kinesis_client, new_session
+    from kinesis_batch.aws import as_role, kinesis_client, new_session
 
     client = kinesis_client(new_session(region_name=group.region), endpoint_url=group.endpoint_url)
+    if group.role_arn:  # a stream of another account: read with its role, assumed with the task's credentials
+        client = as_role(client, group.role_arn, group.external_id)
     stop = threading.Event()
     results: dict[str, RangeResult] = {}
     settled: set[str] = set()  # read, or skipped because a parent stopped short

@@ -19,6 +19,12 @@ ProvisionedThroughputExceededException for GetShardIterator) and counted
 (:attr:`LimitsProxy.throttles`): many runs started in the same second show what they rode out.
 In front of DynamoDB (moto_server) the same limits apply by table (``ControlLimits.dynamodb``).
 
+It records who called and how the stream was named (:attr:`LimitsProxy.access_keys`, the
+access key of each call's signature, and :attr:`LimitsProxy.named_by`: ``StreamName`` or
+``StreamARN``), so a test can check which account's credentials reached which service. In front
+of STS it can refuse a call as AWS does (:meth:`LimitsProxy.refuse`: a role whose trust policy
+does not allow the caller).
+
 It can also drop connections (:meth:`LimitsProxy.drop`): the next calls of an operation are
 read and then answered by closing the connection, as an endpoint (or a load balancer in front
 of it) closes a kept-alive connection a client was reusing. And it can gather calls
@@ -45,7 +51,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 MIB = 1024 * 1024
 CALLS_PER_SECOND = 5
@@ -177,6 +183,9 @@ class LimitsProxy:
         self._calls: dict[tuple[str, str], deque[float]] = {}  # (operation, scope key) -> recent calls
         self.throttles: dict[str, int] = {}  # operation -> control-plane calls refused so far
         self.calls: dict[str, int] = {}  # operation -> calls answered or refused (dropped ones aside)
+        self.access_keys: dict[str, set[str]] = {}  # operation -> the access keys its calls were signed with
+        self.named_by: dict[str, set[str]] = {}  # operation -> StreamName / StreamARN, as its calls named the stream
+        self._refusals: dict[str, tuple[str, str]] = {}  # operation -> (error code, message) it is answered with
         self.iterator_lifetime = iterator_lifetime
         self._lock = threading.Lock()
         self._shards: dict[tuple[str, str], ShardStats] = {}  # (stream, shard id) -> what it served
@@ -226,6 +235,22 @@ class LimitsProxy:
             with contextlib.suppress(threading.BrokenBarrierError):  # not all came: serve those that did
                 barrier.wait()
 
+    def refuse(self, operation: str, code: str, message: str) -> None:
+        """Answer every call of ``operation`` (from now on) with error ``code`` (HTTP 403), in the
+        protocol the call speaks (JSON, or the query protocol's XML: STS)."""
+        with self._lock:
+            self._refusals[operation] = (code, message)
+
+    def _record(self, operation: str, body: bytes, headers: dict[str, str]) -> None:
+        signed = {k.lower(): v for k, v in headers.items()}.get("authorization", "")
+        key = signed.partition("Credential=")[2].partition("/")[0]
+        named = [name for name in ("StreamARN", "StreamName") if f'"{name}"'.encode() in body]
+        with self._lock:
+            self.calls[operation] = self.calls.get(operation, 0) + 1
+            self.access_keys.setdefault(operation, set()).add(key)
+            if named:
+                self.named_by.setdefault(operation, set()).update(named)
+
     def dropping(self, target: str) -> bool:
         """Whether this call (its X-Amz-Target) is one to drop; counted if so."""
         operation = target.rsplit(".", 1)[-1]
@@ -247,10 +272,12 @@ class LimitsProxy:
     # -- the calls ---------------------------------------------------------------------------
 
     def handle(self, target: str, body: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
-        operation = target.rsplit(".", 1)[-1]
+        operation = operation_of(target, body)
         self._gathered(operation)
-        with self._lock:
-            self.calls[operation] = self.calls.get(operation, 0) + 1
+        self._record(operation, body, headers)
+        refused = self._refusals.get(operation)
+        if refused is not None:
+            return 403, _error(target, *refused)
         refusal = self._control(operation, body)
         if refusal is not None:
             return 400, json.dumps({"__type": refusal, "message": f"Rate exceeded for {operation}"}).encode()
@@ -389,6 +416,23 @@ class LimitsProxy:
         raise AssertionError("unreachable")
 
 
+def operation_of(target: str, body: bytes) -> str:
+    """A call's operation: its X-Amz-Target's (JSON protocols), else its form's Action (the query
+    protocol: STS)."""
+    if target:
+        return target.rsplit(".", 1)[-1]
+    return parse_qs(body.decode(errors="replace")).get("Action", [""])[0]
+
+
+def _error(target: str, code: str, message: str) -> bytes:
+    if target:
+        return json.dumps({"__type": code, "message": message}).encode()
+    return (
+        f"<ErrorResponse><Error><Type>Sender</Type><Code>{code}</Code><Message>{message}</Message></Error>"
+        "<RequestId>0</RequestId></ErrorResponse>"
+    ).encode()
+
+
 def _decoded_length(data: str) -> int:
     return len(data) * 3 // 4 - data[-2:].count("=") if data else 0
 
@@ -400,7 +444,7 @@ def _handler(proxy: LimitsProxy) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
             headers = dict(self.headers.items())
-            if proxy.dropping(self.headers.get("X-Amz-Target", "")):
+            if proxy.dropping(self.headers.get("X-Amz-Target", "") or operation_of("", body)):
                 self.close_connection = True  # no answer: the client sees the connection closed
                 return
             try:
@@ -408,7 +452,7 @@ def _handler(proxy: LimitsProxy) -> type[BaseHTTPRequestHandler]:
             except (OSError, http.client.HTTPException) as exc:
                 status, answer = 500, json.dumps({"__type": "InternalFailure", "message": str(exc)}).encode()
             self.send_response(status)
-            self.send_header("Content-Type", _JSON)
+            self.send_header("Content-Type", _JSON if self.headers.get("X-Amz-Target") else "text/xml")
             self.send_header("Content-Length", str(len(answer)))
             self.end_headers()
             self.wfile.write(answer)
