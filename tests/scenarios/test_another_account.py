@@ -6,7 +6,6 @@ StreamARN.)"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,25 +22,15 @@ ROLE = "arn:aws:iam::111111111111:role/kinesis-reader"
 ON_KINESIS_LOCAL = pytest.mark.parametrize("emulator", ["kinesis-local"], indirect=True)
 
 
-@pytest.fixture
-def recorded(stack: LocalStack, emulator: str) -> Iterator[tuple[LimitsProxy, LimitsProxy]]:
-    """Recording endpoints in front of Kinesis and DynamoDB."""
-    with (
-        LimitsProxy(stack.kinesis[emulator].url) as kinesis,
-        LimitsProxy(stack.dynamodb.url, control=ControlLimits.none()) as dynamodb,
-    ):
-        yield kinesis, dynamodb
-
-
 def arn_of(kinesis: Any, name: str) -> str:
     return str(kinesis.describe_stream_summary(StreamName=name)["StreamDescriptionSummary"]["StreamARN"])
 
 
 @ON_KINESIS_LOCAL
 def test_a_stream_named_by_arn_is_read_with_its_roles_credentials_and_the_tables_with_ours(
-    recorded: tuple[LimitsProxy, LimitsProxy], kinesis: Any, streams: StreamFactory, stack: LocalStack, tmp_path: Path
+    proxies: tuple[LimitsProxy, LimitsProxy], kinesis: Any, streams: StreamFactory, stack: LocalStack, tmp_path: Path
 ) -> None:
-    kinesis_proxy, dynamodb_proxy = recorded
+    kinesis_proxy, dynamodb_proxy = proxies
     name = streams.create(shards=2)
     sent = put(kinesis, name, 60)
     output = tmp_path / "out"

@@ -12,12 +12,9 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-from devkit.limits_proxy import ControlLimits, LimitsProxy
-from devkit.stack import LocalStack
+from devkit.limits_proxy import LimitsProxy
 
 from kinesis_batch.aws import dynamodb_client
 from kinesis_batch.leases.store import LeaseStore
@@ -39,15 +36,6 @@ LAUNCHER = textwrap.dedent(
     sys.exit(main(sys.argv[3:]))
     """
 )
-
-
-@pytest.fixture
-def proxies(stack: LocalStack, emulator: str) -> Iterator[tuple[LimitsProxy, LimitsProxy]]:
-    with (
-        LimitsProxy(stack.kinesis[emulator].url) as kinesis,
-        LimitsProxy(stack.dynamodb.url, control=ControlLimits.none()) as dynamodb,
-    ):
-        yield kinesis, dynamodb
 
 
 def start_together(commands: list[list[str]], tmp_path: Path, env: dict[str, str]) -> list[subprocess.Popen[str]]:
