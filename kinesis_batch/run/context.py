@@ -107,11 +107,8 @@ class RunContext:
         as ``config`` says, with no cluster to submit to)."""
         self.config = config
         # A stream of another account is read with its role; everything else stays this account's.
-        self.kinesis = (
-            as_role(kinesis, config.settings.role_arn, config.settings.external_id)
-            if (config.settings.role_arn)
-            else kinesis
-        )
+        role, external_id = config.settings.role_arn, config.settings.external_id
+        self.kinesis = as_role(kinesis, role, external_id) if role else kinesis
         self.spark = spark
         self.place = place or ReadPlace.of(config)
         self.progress = progress

@@ -28,7 +28,7 @@ from kinesis_batch.decoding.spec import DecodeSpec
 from kinesis_batch.errors import InvalidStateError, KinesisBatchError, before_publishing
 from kinesis_batch.events import task_observers
 from kinesis_batch.grouping import group_ranges
-from kinesis_batch.planning import ShardRange, parents_ended, readable, shard_commit
+from kinesis_batch.planning import RunPlan, ShardRange, parents_ended, readable, shard_commit
 from kinesis_batch.run import job_run, route
 from kinesis_batch.run.context import Cancellable, RunContext
 from kinesis_batch.run.retention import check_gaps, warn_if_at_risk
@@ -59,12 +59,10 @@ def _read(context: RunContext) -> None:
     from kinesis_batch.spark.job import ReadJob, ship_module, warm_up
     from kinesis_batch.spark.spec import GroupSpec
 
-    context.manager.adopt()
-    plan = context.manifest("while reading")
-    ranges = readable(plan.ranges, set(context.manager.held()))
-    if not ranges or not anything_new(context, plan.until, ranges):  # no Spark, no job run
-        context.emit("read")
+    found = _to_read(context)
+    if found is None:  # no Spark, no job run
         return
+    plan, ranges = found
     if context.place.job_run:
         _read_as_job_run(context, ranges)
         return
@@ -122,6 +120,18 @@ def _read(context: RunContext) -> None:
         route.decide(context, output, decode, dead_files)
     _report(context, ranges, staged(output.results(batch_id)), seconds, len(specs))
     context.emit("read")
+
+
+def _to_read(context: RunContext) -> tuple[RunPlan, tuple[ShardRange, ...]] | None:
+    """The plan and the ranges of it this worker holds, or None (the step then done) when it
+    holds none or none of them has anything new: no read is started anywhere."""
+    context.manager.adopt()
+    plan = context.manifest("while reading")
+    ranges = readable(plan.ranges, set(context.manager.held()))
+    if not ranges or not anything_new(context, plan.until, ranges):
+        context.emit("read")
+        return None
+    return plan, ranges
 
 
 def anything_new(context: RunContext, until: datetime | None, ranges: tuple[ShardRange, ...]) -> bool:
@@ -193,11 +203,7 @@ def read_elsewhere(context: RunContext, step: Read) -> None:
 
 
 def _read_elsewhere(context: RunContext, step: Read) -> None:
-    context.manager.adopt()
-    plan = context.manifest("while reading")
-    ranges = readable(plan.ranges, set(context.manager.held()))
-    if not ranges or not anything_new(context, plan.until, ranges):  # nothing submitted
-        context.emit("read")
+    if _to_read(context) is None:  # nothing submitted
         return
     context.current_read = step
     try:

@@ -10,11 +10,11 @@ there is nothing, never on a guess.
 =====================================================  ======================================
 what Kinesis answers                                   news?
 =====================================================  ======================================
-the checkpoint's own record, an aggregate with user     yes
-records past the checkpoint's sub-sequence number
-the checkpoint's own record, else                      look at the next record
-a record within the run's bound                       yes
-a record past the bound                               no: the read would stop before it
+a user record past the checkpoint, within the run's   yes (as the reader sees them: aggregates
+bound                                                  unpacked, the checkpoint's own record and
+                                                       its sub-records up to the checkpoint
+                                                       skipped)
+a user record past the bound                          no: the read would stop before it
 no record and no next iterator (the shard ended)       yes: its end must be recorded
 a closed shard (the listing says so)                  yes, without a call: the same (Kinesis
                                                        says so only past its last record)
@@ -33,7 +33,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from kinesis_batch._backoff import Backoff
-from kinesis_batch.shards.deaggregation import sub_records
+from kinesis_batch.shards.chunk import unpack
 from kinesis_batch.shards.fetcher import PageFetcher
 from kinesis_batch.shards.limits import ReadLimits
 from kinesis_batch.shards.page import arrival
@@ -66,14 +66,11 @@ def has_news(
     two = replace(limits, records_per_call=2)
     fetcher = PageFetcher(client, stream, shard_id, start, limits=two, backoff=backoff, sleep=sleep)
     page = fetcher.fetch(fetcher.first_iterator())
-    records, first, done = page.records, 0, start.skip_through()
-    if len(records) and done is not None and int(records.sequence_numbers[0]) == done[0]:
-        inside = sub_records(records.data[0])
-        if inside is not None and len(inside) - 1 > done[1]:
-            return True
-        first = 1
-    if len(records) > first:
-        return not end.excludes(records.sequence_numbers[first], arrival(records.arrivals_ms[first]))
+    done = start.skip_through()
+    unread = unpack(shard_id, page.records)  # what the reader would hand on of this page
+    unread = unread.after(done) if done is not None else unread
+    if len(unread):
+        return not end.excludes(unread.sequence_numbers[0], arrival(unread.arrivals_ms[0]))
     if page.next_shard_iterator is None:
         return True
     return page.millis_behind_latest != 0
