@@ -61,10 +61,15 @@ class RunConfig:
     output_binding: str = KEEP  # one of OUTPUT_BINDINGS
     # Checkpoint commits in flight at once within a lineage generation (DynamoDB transactions).
     commit_concurrency: int = field(default_factory=lambda: _env_int(COMMIT_CONCURRENCY, 16))
+    # The runs that share this process's Spark session at once (a group's, kinesis_batch.run.group):
+    # the read takes at most its share of the session's task slots, so no stream holds them all.
+    slot_share: int = 1
 
     def __post_init__(self) -> None:
         if self.until is not None and self.until.tzinfo is None:
             raise IllegalArgumentError("--until must carry a time zone (or end in Z)")
+        if self.slot_share < 1:
+            raise IllegalArgumentError(f"slot_share must be at least 1, not {self.slot_share}")
         if self.commit_concurrency < 1:
             raise IllegalArgumentError(f"{COMMIT_CONCURRENCY} must be at least 1, not {self.commit_concurrency}")
         if self.output_binding not in OUTPUT_BINDINGS:
@@ -201,4 +206,4 @@ class RunConfig:
         return self.settings.change_settings
 
 
-_RUN_FIELDS = ("worker_id", "until", "allow_gaps", "output_binding", "commit_concurrency")
+_RUN_FIELDS = ("worker_id", "until", "allow_gaps", "output_binding", "commit_concurrency", "slot_share")

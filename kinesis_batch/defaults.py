@@ -44,6 +44,9 @@ DEAD_LETTER_THRESHOLD = 1.0
 AWS_CONN_ID = "aws_default"
 #: How often a stream's consumer runs: Airflow's preset, and the same as a cron expression (Dagster).
 SCHEDULE = "@hourly"
+#: A group's streams read side by side in one run (kinesis_batch.run.group), each a Spark job of
+#: its own in the run's one session; the others wait their turn.
+STREAMS_AT_ONCE = 8
 CRON_SCHEDULE = "0 * * * *"
 #: Seconds between two polls of an EMR Serverless job run's state (GetJobRun).
 EMR_SERVERLESS_POLL_SECONDS = 15.0

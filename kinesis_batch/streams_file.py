@@ -10,26 +10,60 @@ definitions). Each adapter says what an entry becomes and which settings it take
     output = "s3://lake/tables/clicks"
     format = "delta"
 
+    [[groups]]               # optional: streams read together in one run, each still its own
+    name = "small"
+    streams = ["clicks", "orders"]   # streams of the [[streams]] entries, each in one group at most
+    schedule = "@hourly"             # the group's (default @hourly)
+
 - A file that cannot be read, is not TOML, or has no ``[[streams]]`` tables raises
   IllegalArgumentError naming the file: no consumer can be made from it.
 - Each entry is checked on its own: a missing or unknown setting, a value the adapter refuses,
   or a stream listed twice makes a :class:`BrokenEntry` (its number, its stream, what is wrong,
   starting with the field), and the other entries still load.
+- A group is checked when it is asked for (:meth:`StreamsFile.group`): a group that is not
+  there, one without streams, or a stream in two groups is one IllegalArgumentError naming the
+  file and the group. A member without an entry is the run's line for that stream alone.
 """
 
 from __future__ import annotations
 
 import tomllib
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from kinesis_batch import defaults
 from kinesis_batch.errors import IllegalArgumentError
 from kinesis_batch.options import not_a_setting
 
 T = TypeVar("T")
 REQUIRED = ("stream", "output")
+GROUP_FIELDS = ("name", "streams", "schedule")
+#: What the orchestrators add to an entry beside the stream's settings (Airflow's DAG fields:
+#: kinesis_batch.airflow.streams.OWN; Dagster's definitions': kinesis_batch.dagster.defs.OWN),
+#: so one file serves all of them: a command-line run of a group leaves them to their owners.
+ORCHESTRATION = (
+    "schedule",
+    "spark_conn_id",
+    "aws_conn_id",
+    "maintain_schedule",
+    "retain_hours",
+    "small_file_mb",
+    "cron_schedule",
+    "checks_cron_schedule",
+    "maintain_cron_schedule",
+)
+
+
+@dataclass(frozen=True)
+class StreamGroup:
+    """Streams read together, in one run (``kinesis-batch run --streams-file F --group G``):
+    each keeps its own entry's settings; the group has a name and a schedule."""
+
+    name: str
+    streams: tuple[str, ...]
+    schedule: str = defaults.SCHEDULE
 
 
 @dataclass(frozen=True)
@@ -49,6 +83,7 @@ class StreamsFile:
     path: Path
     sections: dict[str, Any]  # the file's other top-level tables
     tables: list[dict[str, Any]]  # the [[streams]] tables, as written
+    group_tables: list[dict[str, Any]] = field(default_factory=list)  # the [[groups]] tables, as written
 
     @classmethod
     def read(cls, path: Path) -> StreamsFile:
@@ -59,14 +94,50 @@ class StreamsFile:
         tables = body.pop("streams", None)
         if not isinstance(tables, list) or not tables or not all(isinstance(table, dict) for table in tables):
             raise IllegalArgumentError(f"{path}: no [[streams]] tables (each with at least stream and output)")
-        return cls(path, body, tables)
+        groups = body.pop("groups", [])
+        if not isinstance(groups, list) or not all(isinstance(group, dict) for group in groups):
+            raise IllegalArgumentError(f"{path}: groups: not a list of [[groups]] tables")
+        return cls(path, body, tables, groups)
+
+    def group(self, name: str) -> StreamGroup:
+        """The group ``name``, checked: its fields, its streams, and that none of them is in
+        another group too (two group runs would then contend for its leases every hour)."""
+        names = [table.get("name") for table in self.group_tables]
+        if name not in names:
+            have = ", ".join(sorted(str(n) for n in names)) or "none"
+            raise IllegalArgumentError(f"{self.path}: no group {name!r} (its [[groups]]: {have})")
+        table = self.group_tables[names.index(name)]
+        said = f"{self.path}: group {name!r}"
+        unknown = sorted(set(table) - set(GROUP_FIELDS))
+        if unknown:
+            raise IllegalArgumentError(f"{said}: {not_a_setting(unknown[0], GROUP_FIELDS)}")
+        streams = table.get("streams")
+        if not isinstance(streams, list) or not streams or not all(isinstance(s, str) and s for s in streams):
+            raise IllegalArgumentError(f"{said}: streams: a list of the streams of its [[streams]] entries")
+        if len(set(streams)) < len(streams):
+            twice = next(stream for stream in streams if streams.count(stream) > 1)
+            raise IllegalArgumentError(f"{said}: streams: {twice!r} is listed twice")
+        for other in self.group_tables:
+            shared = sorted(set(streams) & set(other.get("streams") or ())) if other is not table else []
+            if shared:
+                raise IllegalArgumentError(f"{said}: stream {shared[0]!r} is in group {other.get('name')!r} too")
+        schedule = table.get("schedule", defaults.SCHEDULE)
+        if not isinstance(schedule, str) or not schedule.strip():
+            raise IllegalArgumentError(f"{said}: schedule: a cron expression or a preset such as @hourly")
+        return StreamGroup(name, tuple(streams), schedule)
 
     def entries(
-        self, make: Callable[..., T], settings: Collection[str], *, key: Callable[[T], str] = str
+        self,
+        make: Callable[..., T],
+        settings: Collection[str],
+        *,
+        key: Callable[[T], str] = str,
+        only: Collection[str] | None = None,
     ) -> tuple[list[T], list[BrokenEntry]]:
         """The entries as ``make(**table)`` made them, and the broken ones. ``settings``: the
         names an entry may use; ``make`` raises IllegalArgumentError (or TypeError, for a value
-        of the wrong type) naming the field; ``key``: what a stream listed twice has twice."""
+        of the wrong type) naming the field; ``key``: what a stream listed twice has twice;
+        ``only``: the entries of these streams (a group's), the others left unread."""
         entries: list[T] = []
         broken: list[BrokenEntry] = []
         seen: set[str] = set()
@@ -75,6 +146,8 @@ class StreamsFile:
             missing = [name for name in REQUIRED if name not in table]
             named = table.get("stream")
             stream = named if isinstance(named, str) else ""
+            if only is not None and stream not in only:
+                continue
             try:
                 if unknown:
                     raise not_a_setting(unknown[0], settings)
@@ -91,4 +164,4 @@ class StreamsFile:
         return entries, broken
 
 
-__all__ = ["BrokenEntry", "StreamsFile"]
+__all__ = ["ORCHESTRATION", "BrokenEntry", "StreamGroup", "StreamsFile"]

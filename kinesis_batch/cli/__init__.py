@@ -50,17 +50,24 @@ def exit_code(command: Callable[[], int], *, verbose: bool = False) -> int:
     line names."""
     try:
         return command()
-    except KinesisBatchError as exc:
-        return _fail(str(exc), classify(exc).exit_code)
-    except Exception as exc:  # e.g. a Spark failure: one line for the user, the details where it says
-        first = str(exc).splitlines()[0] if str(exc) else ""
-        told = traceback.format_exc()
-        if verbose:
-            print(told, end="", file=sys.stderr)
-            where = "traceback above"
-        else:
-            where = f"traceback in {_kept(told)}; --verbose prints it"
-        return _fail(f"{type(exc).__name__}: {first} ({where})", classify(exc).exit_code)
+    except Exception as exc:
+        return _fail(error_line(exc, verbose=verbose), classify(exc).exit_code)
+
+
+def error_line(exc: Exception, *, verbose: bool = False) -> str:
+    """An error's one line: ours as it says itself; an unexpected one (e.g. a Spark failure)
+    as its type and first line, its traceback on stderr first with ``verbose``, else in a log
+    file the line names."""
+    if isinstance(exc, KinesisBatchError):
+        return str(exc)
+    first = str(exc).splitlines()[0] if str(exc) else ""
+    told = "".join(traceback.format_exception(exc))
+    if verbose:
+        print(told, end="", file=sys.stderr)
+        where = "traceback above"
+    else:
+        where = f"traceback in {_kept(told)}; --verbose prints it"
+    return f"{type(exc).__name__}: {first} ({where})"
 
 
 def _kept(told: str) -> str:
@@ -99,4 +106,4 @@ def _command(name: str) -> Command:
     return commands[name]
 
 
-__all__ = ["build_parser", "exit_code", "main"]
+__all__ = ["build_parser", "error_line", "exit_code", "main"]

@@ -36,7 +36,16 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     run = commands.add_parser("run", help="read every shard from its checkpoint to a bound, publish, commit")
-    _settings(run)
+    _settings(run, optional=GROUPED)
+    grouped = run.add_argument_group("a group of streams (each with its own settings in the streams file)")
+    grouped.add_argument("--streams-file", metavar="F", help="a streams file ([[streams]] and [[groups]] tables)")
+    grouped.add_argument("--group", metavar="G", help="--streams-file: the group whose streams this run reads")
+    grouped.add_argument(
+        "--streams-at-once",
+        type=_positive_int,
+        default=defaults.STREAMS_AT_ONCE,
+        help=f"--group: streams read side by side, sharing the run's Spark (default {defaults.STREAMS_AT_ONCE})",
+    )
     run.add_argument("--until", help="read records that arrived up to this ISO 8601 time (default: now)")
     _reading(run)
     run.add_argument(
@@ -187,9 +196,14 @@ def _help(name: str) -> str:
     return str(next(option for option in OPTIONS if option.name == name).metadata["help"])
 
 
-def _settings(parser: argparse.ArgumentParser, table_help: str = "") -> None:
+#: The settings a group's run (--streams-file) takes from each stream's entry, not from a flag.
+GROUPED = ("stream", "output")
+
+
+def _settings(parser: argparse.ArgumentParser, table_help: str = "", optional: tuple[str, ...] = ()) -> None:
     """Every stream setting the command line offers (kinesis_batch.settings), as ``--flag``s with
-    no default: a flag not given leaves the setting's own default."""
+    no default: a flag not given leaves the setting's own default. ``optional``: required
+    settings the command may take from elsewhere (``run``: a group's from its streams file)."""
     groups = {
         "account": parser.add_argument_group("a stream of another account (this account's by default)"),
         "decoding": parser.add_argument_group("decoding (raw bytes by default)"),
@@ -217,7 +231,7 @@ def _settings(parser: argparse.ArgumentParser, table_help: str = "") -> None:
         where.add_argument(
             flag(option),
             type=kind(option),
-            required=option.default is MISSING,
+            required=option.default is MISSING and option.name not in optional,
             choices=option.metadata["choices"] or None,
             help=help,
             action="append" if option.metadata["repeat"] else "store",
@@ -303,6 +317,12 @@ def _stop_timeout(parser: argparse.ArgumentParser, where: str) -> None:
         help=f"the first SIGINT (Ctrl-C) or SIGTERM stops cleanly {where}; past this many seconds, or at a "
         f"second signal, it exits at once (default {defaults.STOP_TIMEOUT_SECONDS:g})",
     )
+
+
+def _positive_int(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return int(text)
 
 
 def _positive_seconds(text: str) -> float:

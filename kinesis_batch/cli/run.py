@@ -9,8 +9,9 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from kinesis_batch.cli.args import lease_table, stream_settings
+from kinesis_batch.cli.args import GROUPED, lease_table, stream_settings
 from kinesis_batch.config import KEEP, MOVE, RunConfig
+from kinesis_batch.errors import IllegalArgumentError
 from kinesis_batch.parsers import parse_initial_position, parse_time, validate_run_id
 from kinesis_batch.planning import plan_report
 from kinesis_batch.stopping import StopRequest
@@ -24,6 +25,15 @@ def run_command(
 ) -> int:
     """``run``; ``spark`` gives the Spark session (spark-submit's own), else one is started lazily;
     ``stop``: the signals' request to stop (kinesis_batch.stopping)."""
+    if args.streams_file or args.group:
+        from kinesis_batch.cli.group import group_command
+
+        return group_command(args, _until(args.until), spark, stop or StopRequest(), verbose=args.verbose)
+    if args.stream is None or args.output is None:
+        missing = ", ".join(f"--{name}" for name in GROUPED if getattr(args, name) is None)
+        raise IllegalArgumentError(
+            f"run: the following arguments are required: {missing} (or --streams-file and --group)"
+        )
     config = run_config(args, until=_until(args.until), output_binding=MOVE if args.move_output else KEEP)
     run = catch_up_run(args, config, validate_run_id(args.run_id) if args.run_id else None, spark, stop)
     return print_report(args, run.run(), "run")

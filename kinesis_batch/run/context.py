@@ -186,6 +186,9 @@ class RunContext:
             return plan_from_json(body)
         if self.manager.held():
             self.still_ours(when)
+        elif lost := self.manager.lost_leases():
+            # The renewer found them lost first (a thawed run): name them, as every lost run does.
+            raise self.lost(lost, when)
         else:
             raise LeaseLostError(
                 f"run {self.run_id} holds none of its leases and its plan is gone from {self.output.uri}: another "

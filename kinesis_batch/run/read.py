@@ -75,6 +75,7 @@ def _read(context: RunContext) -> None:
         with context.timings.step("spark_start"):  # once, outside the read's timing
             spark = context.spark()
             slots = warm_up(spark)  # its tasks need what the read's do: their failure is the read's
+        slots = max(1, slots // context.config.slot_share)  # the runs reading beside it have theirs
     except Exception as exc:
         _raise_failure(context, exc)
     if decode is not None and decode.settings.transform:

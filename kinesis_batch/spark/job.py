@@ -111,13 +111,15 @@ def warm_up(engine: Engine) -> int:
     so that cost is paid once with Spark's start-up, not inside the read. Once per session: one
     a process reuses (a library user's, Dagster's resource) keeps its workers (about 0.2 s a run)."""
     session = engine.session
-    slots = _SLOTS.get(session)
-    if slots is None:
-        slots = _SLOTS[session] = engine.jobs.slots(_imports)
+    with _WARMING:  # a group's runs start their reads side by side: one warm-up job for all
+        slots = _SLOTS.get(session)
+        if slots is None:
+            slots = _SLOTS[session] = engine.jobs.slots(_imports)
     return slots
 
 
 _SLOTS: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()  # by session (gone with it)
+_WARMING = threading.Lock()
 
 
 def _imports() -> None:

@@ -23,6 +23,7 @@ settings refuse ``emr_serverless`` beside ``spark_remote`` or a master
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -90,10 +91,12 @@ class ReadPlace:
             return lambda: session
         master = self.master if self.where == LOCAL else defaults.SPARK_MASTER
         engine: list[Engine] = []
+        starting = threading.Lock()  # a group's runs may ask for it side by side: one session
 
         def get() -> Engine:
-            if not engine:
-                engine.append(spark_session(master))
+            with starting:
+                if not engine:
+                    engine.append(spark_session(master))
             return engine[0]
 
         return get

@@ -1,0 +1,187 @@
+"""``run --streams-file F --group G``: every stream of a group in one run (kinesis_batch.run.group),
+each with its own entry's settings; one line per stream, the exit code the worst of them.
+
+The command line gives what is the group's, not a stream's: where Spark runs (--spark-master,
+--spark-remote), the bound (--until), the worker id, --allow-gaps, the stop's timeout. A stream
+setting's flag beside --streams-file is refused (it would say which stream it is for), and so
+is an entry of the group that names its own Spark: the group's streams share one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from kinesis_batch.cli.args import FLAGS
+from kinesis_batch.config import KEEP, RunConfig
+from kinesis_batch.errors import IllegalArgumentError
+from kinesis_batch.options import flag
+from kinesis_batch.run.group import GroupReport, StreamRun, run_group
+from kinesis_batch.settings import CLI, NAMES, StreamSettings, as_field_message, offered
+from kinesis_batch.stopping import StopRequest
+from kinesis_batch.streams_file import ORCHESTRATION, StreamsFile
+
+if TYPE_CHECKING:
+    from kinesis_batch.spark.engine import Engine
+    from kinesis_batch.spark.place import ReadPlace
+
+#: The stream settings a group's run takes from its command line, for every stream alike.
+GROUP_WIDE = ("spark_master", "spark_remote")
+
+
+def group_command(
+    args: argparse.Namespace, until: Any, spark: Callable[[], Any] | None, stop: StopRequest, *, verbose: bool
+) -> int:
+    """Run the group; print each stream's lines (its errors on stderr, as the command line's one
+    line each), then the group's; the worst exit code."""
+    from kinesis_batch.cli import error_line
+
+    _refuse_stream_flags(args)
+    if not args.streams_file or not args.group:
+        raise IllegalArgumentError("run: --streams-file and --group go together (the group's streams and settings)")
+    streams = StreamsFile.read(Path(args.streams_file))
+    group = streams.group(args.group)
+    runs = _stream_runs(args, streams, group.streams, until, spark, stop)
+    report = run_group(group.name, runs, at_once=args.streams_at_once, stop=stop)
+    said = {id(o.error): error_line(o.error, verbose=verbose) for o in report.outcomes if o.error is not None}
+    if args.json:
+        print(json.dumps(report.to_json(lambda exc: said[id(exc)]), indent=1))
+    else:
+        _print_lines(report, said)
+    return report.exit_code
+
+
+def _print_lines(report: GroupReport, said: dict[int, str]) -> None:
+    for outcome in report.outcomes:
+        if outcome.report is not None:
+            print("\n".join(f"{outcome.stream}: {line}" for line in outcome.report.lines("run")))
+    for outcome in report.failed:
+        print(f"kinesis-batch: error: {outcome.stream}: {said[id(outcome.error)]}", file=sys.stderr)
+    print(report.summary())
+
+
+def _refuse_stream_flags(args: argparse.Namespace) -> None:
+    for option in offered(CLI):
+        if option.name not in GROUP_WIDE and getattr(args, option.name) is not None:
+            raise IllegalArgumentError(
+                f"{flag(option)}: a group's streams take their settings from their entries in the streams file"
+            )
+    alone = [*FLAGS.values(), "--move-output", "--run-id"]  # argparse's attribute is the flag's name
+    given = [name for name in alone if getattr(args, name.removeprefix("--").replace("-", "_")) not in (None, False)]
+    if given:
+        raise IllegalArgumentError(f"{given[0]}: a stream's alone, not a group's (run that stream with --stream)")
+
+
+def _stream_runs(
+    args: argparse.Namespace,
+    streams: StreamsFile,
+    members: tuple[str, ...],
+    until: Any,
+    spark: Callable[[], Any] | None,
+    stop: StopRequest,
+) -> dict[str, StreamRun]:
+    """Each member's run, in the group's order: one that cannot be made (no entry, a broken one,
+    its own Spark) raises its line when its turn comes, so it fails alone."""
+    from kinesis_batch.aws import dynamodb_client, kinesis_client
+
+    made, broken = streams.entries(_settings, (*NAMES, *ORCHESTRATION), key=_stream, only=members)
+    by_stream = {settings.stream: settings for settings in made}
+    lines = {entry.stream: entry.describe(streams.path) for entry in broken}
+    kinesis, dynamodb = kinesis_client(), dynamodb_client()  # thread-safe: one of each for the group
+    engines = _Engines()
+    share = max(1, min(args.streams_at_once, len(members)))
+
+    def run_of(stream: str) -> StreamRun:
+        settings = by_stream.get(stream)
+        if settings is None:
+            line = lines.get(stream) or f"{streams.path}: group {args.group!r}: {stream!r} has no [[streams]] entry"
+            return _raising(IllegalArgumentError(line))
+        try:
+            config = _config(args, settings, until, share)
+        except IllegalArgumentError as exc:
+            return _raising(IllegalArgumentError(f"{streams.path}: {stream}: {as_field_message(str(exc))}"))
+        return lambda: _run(args, config, kinesis, dynamodb, spark, engines, stop)
+
+    return {stream: run_of(stream) for stream in members}
+
+
+def _settings(**table: Any) -> StreamSettings:
+    """An entry's stream settings (the orchestrators' own fields are theirs); its own Spark is
+    refused: the group's streams share the run's."""
+    for name in GROUP_WIDE:
+        if table.get(name):
+            raise IllegalArgumentError(
+                f"{name}: a group's streams share the run's Spark (give it with --{name.replace('_', '-')} on the "
+                "command line)"
+            )
+    return StreamSettings.from_mapping({name: value for name, value in table.items() if name in NAMES})
+
+
+def _stream(settings: StreamSettings) -> str:
+    return settings.stream
+
+
+def _config(args: argparse.Namespace, settings: StreamSettings, until: Any, share: int) -> RunConfig:
+    spark = {name: getattr(args, name) for name in GROUP_WIDE if getattr(args, name) is not None}
+    run: dict[str, Any] = {"worker_id": args.worker_id} if args.worker_id is not None else {}
+    return RunConfig(
+        dataclasses.replace(settings, **spark),
+        allow_gaps=args.allow_gaps,
+        until=until,
+        output_binding=KEEP,
+        slot_share=share,
+        **run,
+    )
+
+
+def _run(
+    args: argparse.Namespace,
+    config: RunConfig,
+    kinesis: Any,
+    dynamodb: Any,
+    spark: Callable[[], Any] | None,
+    engines: _Engines,
+    stop: StopRequest,
+) -> Any:
+    from kinesis_batch.run import CatchUpRun
+    from kinesis_batch.spark.place import ReadPlace
+
+    place = ReadPlace.of(config)
+    spark = spark or engines.of(place)
+    stream = config.stream
+    progress = (lambda _: None) if args.json else (lambda line: print(f"{stream}: {line}", file=sys.stderr, flush=True))
+    return CatchUpRun(
+        config, kinesis=kinesis, dynamodb=dynamodb, spark=spark, progress=progress, stop=stop, place=place
+    ).run()
+
+
+class _Engines:
+    """The group's Spark sessions, one per place the reads run (each stream's run asks from its
+    own thread): one JVM, or one Spark Connect session, for every stream of the group."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._engines: dict[tuple[str, str, str], Callable[[], Engine]] = {}
+
+    def of(self, place: ReadPlace) -> Callable[[], Engine]:
+        with self._lock:  # a Spark Connect place connects here: once
+            key = (place.where, place.master, place.remote)
+            if key not in self._engines:
+                self._engines[key] = place.engine()
+            return self._engines[key]
+
+
+def _raising(error: Exception) -> StreamRun:
+    def run() -> Any:
+        raise error
+
+    return run
+
+
+__all__ = ["group_command"]

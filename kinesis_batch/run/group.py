@@ -1,0 +1,117 @@
+"""A group of streams in one run (``kinesis-batch run --streams-file F --group G``): every
+stream's catch-up run in this process, side by side, sharing its Spark session (one JVM, or one
+Spark Connect session, for the whole group), each still the run of that stream alone.
+
+- A stream's run is :class:`~kinesis_batch.run.catch_up.CatchUpRun`'s, unchanged: its own
+  leases, checkpoints, output, dead letters, history, lineage events and metrics, its own
+  publish and commit. Nothing of one stream's run is another's, so its state is what a run of
+  it alone leaves, and a run of that stream alone beside the group never reads a shard twice
+  (its lease table says so, as for any two runs).
+- Its read is a Spark job of its own in the shared session, tagged and cancelled alone (a lost
+  lease, a stop), taking at most its share of the session's task slots
+  (``RunConfig.slot_share``): a big backlog cannot hold every slot while the small streams
+  wait, and a task's error fails that stream's job only.
+- A stream that fails is that stream's outcome, never the group's: the others publish and
+  commit. The group's exit code is the worst of its streams' (:func:`worst`).
+- A stop (SIGINT, SIGTERM) reaches every stream's run: each stops as a run alone does, and a
+  stream not begun yet does not begin.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from kinesis_batch.errors import classify
+from kinesis_batch.run.report import RunReport
+from kinesis_batch.stopping import StopRequest
+
+#: One stream's run: builds its CatchUpRun and runs it (its construction's errors are its own too).
+StreamRun = Callable[[], RunReport]
+
+
+@dataclass(frozen=True)
+class StreamOutcome:
+    """What one stream of the group did: its report, or the error it ended with."""
+
+    stream: str
+    report: RunReport | None = None
+    error: Exception | None = None
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.error is None else classify(self.error).exit_code
+
+    def to_json(self, error_line: Callable[[Exception], str] = str) -> dict[str, Any]:
+        said = {"stream": self.stream, "exit_code": self.exit_code}
+        if self.error is not None:
+            return {**said, "error": error_line(self.error)}
+        assert self.report is not None
+        return {**said, **self.report.to_json()}
+
+
+@dataclass(frozen=True)
+class GroupReport:
+    group: str
+    outcomes: tuple[StreamOutcome, ...]  # in the group's order
+    seconds: float
+
+    @property
+    def exit_code(self) -> int:
+        return worst(outcome.exit_code for outcome in self.outcomes)
+
+    @property
+    def failed(self) -> tuple[StreamOutcome, ...]:
+        return tuple(outcome for outcome in self.outcomes if outcome.error is not None)
+
+    def summary(self) -> str:
+        records = sum(outcome.report.records for outcome in self.outcomes if outcome.report is not None)
+        failed = f"; {len(self.failed)} failed: {', '.join(o.stream for o in self.failed)}" if self.failed else ""
+        return (
+            f"group {self.group}: {len(self.outcomes) - len(self.failed)} of {len(self.outcomes)} streams "
+            f"ran, {records} records in {self.seconds:.1f} s{failed}"
+        )
+
+    def to_json(self, error_line: Callable[[Exception], str] = str) -> dict[str, Any]:
+        return {
+            "group": self.group,
+            "exit_code": self.exit_code,
+            "seconds": round(self.seconds, 3),
+            "streams": [outcome.to_json(error_line) for outcome in self.outcomes],
+        }
+
+
+def worst(codes: Iterable[int]) -> int:
+    """The exit code that says most of several: a stop (128 + its signal) first, then anything
+    unexpected (1), bad input or state (2: someone must act), a lost lease (3), retryable (4);
+    0 when every one is 0."""
+
+    def rank(code: int) -> int:
+        return 0 if code >= 128 else code if code else 99
+
+    return min(codes, key=rank, default=0)
+
+
+def run_group(group: str, runs: Mapping[str, StreamRun], *, at_once: int, stop: StopRequest) -> GroupReport:
+    """Run every stream's run, ``at_once`` side by side; each one's outcome, in ``runs``' order.
+    A stream's error is caught as its outcome (any Exception: one stream's bug is not the
+    group's); one whose turn comes after a stop was asked for is not begun."""
+    started = time.monotonic()
+
+    def outcome(stream: str, run: StreamRun) -> StreamOutcome:
+        try:
+            stop.check(f"before stream {stream} began")
+            return StreamOutcome(stream, report=run())
+        except Exception as exc:
+            return StreamOutcome(stream, error=exc)
+
+    with ThreadPoolExecutor(max_workers=max(1, min(at_once, len(runs))), thread_name_prefix="stream") as pool:
+        futures = [pool.submit(outcome, stream, run) for stream, run in runs.items()]
+        outcomes = tuple(future.result() for future in futures)
+    return GroupReport(group, outcomes, time.monotonic() - started)
+
+
+__all__ = ["GroupReport", "StreamOutcome", "StreamRun", "run_group", "worst"]

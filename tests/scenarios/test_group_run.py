@@ -1,0 +1,190 @@
+"""A group of streams in one run (``kinesis-batch run --streams-file F --group G``): each stream
+lands exactly once into its own output, in its own format, and is left as its run alone would
+leave it (a run of it alone afterwards finds nothing new); a broken stream fails alone, with its
+own line, while the others publish and commit; a kill -9 mid-read loses nothing on the rerun;
+and a group run beside a run of one of its streams alone never reads a shard twice."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kinesis_batch.aws import dynamodb_client
+from kinesis_batch.leases.store import LeaseStore
+from tests import faultpoints
+from tests.output.support import output_args, read_rows, sink_of
+from tests.runs import REPO, assert_exactly_once, cli, diamond_stream
+from tests.scenarios.test_foreign_outputs import make_target
+from tests.streams import StreamFactory, put
+
+#: The formats of a group's streams, one stream each (the first with a reshard history).
+FORMATS = (("parquet", "local"), ("delta", "local"), ("iceberg", "local"), ("delta", "s3"))
+
+
+def entry(stream: str, output: tuple[str, ...], **settings: Any) -> dict[str, Any]:
+    """A [[streams]] entry: ``output`` is output_args' flags, as the entry's fields."""
+    fields = {flag.removeprefix("--"): value for flag, value in zip(output[::2], output[1::2], strict=True)}
+    return {"stream": stream, **fields, **settings}
+
+
+def streams_file(path: Path, entries: list[dict[str, Any]], members: list[str], group: str = "g") -> Path:
+    def value(v: Any) -> str:
+        return json.dumps(v)  # a TOML basic string, number or array of strings is JSON's too
+
+    tables = ["[[streams]]\n" + "".join(f"{k} = {value(v)}\n" for k, v in e.items()) for e in entries]
+    tables.append(f"[[groups]]\nname = {value(group)}\nstreams = {value(members)}\n")
+    path.write_text("\n".join(tables))
+    return path
+
+
+def run_group(path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    return cli("run", "--streams-file", str(path), "--group", "g", "--json", *extra)
+
+
+def made(
+    kinesis: Any, streams: StreamFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[list[dict[str, Any]], dict[str, list[str]], dict[str, tuple[str, ...]]]:
+    """A group's streams, one per format: (entries, what was sent to each, each one's output flags)."""
+    entries, sent, outputs = [], {}, {}
+    for number, (format, where) in enumerate(FORMATS):
+        name = streams.create(shards=3 if number == 0 else 2)
+        sent[name] = diamond_stream(kinesis, name, 25) if number == 0 else put(kinesis, name, 80)
+        outputs[name] = output_args(format, where, tmp_path, monkeypatch)
+        entries.append(entry(name, outputs[name], read_limits="none"))
+    return entries, sent, outputs
+
+
+def rows_of(name: str, output: tuple[str, ...]) -> dict[str, list[Any]]:
+    return read_rows(sink_of(output, app=f"kinesis-batch-{name}", stream=name))
+
+
+def assert_left_as_alone(name: str, output: tuple[str, ...]) -> None:
+    """A run of the stream alone after the group's finds nothing new: the group moved every
+    checkpoint to the stream's end and left no lease held, no batch pending."""
+    alone = cli("run", "--stream", name, *output, "--read-limits", "none", "--json")
+    assert alone.returncode == 0, alone.stderr[-3000:]
+    report = json.loads(alone.stdout)
+    assert (report["records"], report["recovered"], report["leased_elsewhere"]) == (0, {}, {}), report
+    leases = LeaseStore(dynamodb_client(), f"kinesis-batch-{name}").list_leases()
+    assert leases and all(lease.pending_batch_id is None and lease.lease_owner is None for lease in leases)
+
+
+def test_a_group_run_lands_every_stream_exactly_once_and_leaves_each_as_its_run_alone_would(
+    kinesis: Any, streams: StreamFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    entries, sent, outputs = made(kinesis, streams, tmp_path, monkeypatch)
+    path = streams_file(tmp_path / "streams.toml", entries, list(sent))
+
+    ran = run_group(path)
+
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    report = json.loads(ran.stdout)
+    assert [s["stream"] for s in report["streams"]] == list(sent) and report["exit_code"] == 0
+    for stream in report["streams"]:
+        name = stream["stream"]
+        assert (stream["exit_code"], stream["published"], stream["records"]) == (0, True, len(sent[name]))
+        rows = rows_of(name, outputs[name])
+        assert_exactly_once(rows, sent[name])
+        assert set(rows["batch_id"]) == {stream["batch_id"]}  # its own batch, in its own output
+        assert_left_as_alone(name, outputs[name])
+    assert len({s["batch_id"] for s in report["streams"]}) == len(sent), "two streams shared a batch"
+
+
+def test_a_broken_stream_of_a_group_fails_alone_with_its_own_line_while_the_others_commit(
+    kinesis: Any, streams: StreamFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    good = streams.create(shards=2)
+    sent = put(kinesis, good, 50)
+    good_output = output_args("parquet", "local", tmp_path, monkeypatch)
+    foreign = streams.create(shards=1)  # its output holds another format's table
+    put(kinesis, foreign, 5)
+    foreign_output = output_args("parquet", "local", tmp_path, monkeypatch)
+    make_target("delta table", Path(foreign_output[3]), tmp_path)
+    gone = streams.create(shards=1)  # deleted before the group's run reaches it
+    kinesis.delete_stream(StreamName=gone)
+    entries = [
+        entry(good, good_output, read_limits="none"),
+        entry(foreign, foreign_output),
+        entry(gone, output_args("parquet", "local", tmp_path, monkeypatch)),
+        {"stream": "typo", "output": str(tmp_path / "typo"), "fromat": "delta"},
+    ]
+    path = streams_file(tmp_path / "streams.toml", entries, [foreign, good, gone, "typo", "nowhere"])
+
+    ran = cli("run", "--streams-file", str(path), "--group", "g")
+
+    assert ran.returncode == 2, ran.stderr[-3000:]
+    errors = [line for line in ran.stderr.splitlines() if line.startswith("kinesis-batch: error:")]
+    by_stream = {line.removeprefix("kinesis-batch: error: ").split(": ", 1)[0]: line for line in errors}
+    assert sorted(by_stream) == sorted([foreign, gone, "typo", "nowhere"]), errors
+    assert len(errors) == 4 and "Traceback" not in ran.stderr
+    assert "delta" in by_stream[foreign] and gone in by_stream[gone] and "does not exist" in by_stream[gone]
+    assert "fromat: not a setting (did you mean format?)" in by_stream["typo"]
+    assert "'nowhere' has no [[streams]] entry" in by_stream["nowhere"]
+    assert f"{good}: run " in ran.stdout and "4 failed" in ran.stdout.splitlines()[-1], ran.stdout
+    assert_exactly_once(rows_of(good, good_output), sent)
+    assert_left_as_alone(good, good_output)
+    assert not LeaseStore(dynamodb_client(), f"kinesis-batch-{foreign}").table_exists()
+    assert not (Path(foreign_output[3]) / "_kinesis_batch").exists()
+
+
+def test_a_group_killed_mid_read_loses_nothing_and_duplicates_nothing_when_run_again(
+    kinesis: Any, streams: StreamFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    entries, sent, outputs = made(kinesis, streams, tmp_path, monkeypatch)
+    path = streams_file(tmp_path / "streams.toml", entries, list(sent))
+
+    killed = subprocess.run(
+        faultpoints.command("crash", "reading", "run", "--streams-file", str(path), "--group", "g"),
+        capture_output=True, text=True, timeout=300, start_new_session=True, cwd=REPO,
+    )  # fmt: skip
+    assert killed.returncode == -9, killed.stderr[-3000:]
+    pending = 0
+    for name in sent:  # the dead worker's leases, evicted as an operator would (or as they lapse)
+        store = LeaseStore(dynamodb_client(), f"kinesis-batch-{name}")
+        for lease in store.list_leases() if store.table_exists() else []:
+            pending += lease.pending_batch_id is not None
+            store.evict_lease(lease)
+    assert pending, "the kill came before any stream's batch was under way"
+
+    ran = run_group(path)
+
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    for name in sent:
+        assert_exactly_once(rows_of(name, outputs[name]), sent[name])
+        assert_left_as_alone(name, outputs[name])
+
+
+def test_a_group_run_beside_a_run_of_one_of_its_streams_alone_never_reads_a_shard_twice(
+    kinesis: Any, streams: StreamFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    entries, sent, outputs = made(kinesis, streams, tmp_path, monkeypatch)
+    path = streams_file(tmp_path / "streams.toml", entries, list(sent))
+    shared = entries[0]["stream"]
+
+    def started(*args: str) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            [sys.executable, "-m", "kinesis_batch.cli", *args],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, cwd=REPO,
+        )  # fmt: skip
+
+    group = started("run", "--streams-file", str(path), "--group", "g", "--json")
+    alone = started("run", "--stream", shared, *outputs[shared], "--read-limits", "none", "--json")
+    group_out, group_err = group.communicate(timeout=300)
+    alone_out, alone_err = alone.communicate(timeout=300)
+
+    assert group.returncode == 0, group_err[-3000:]
+    assert alone.returncode == 0, alone_err[-3000:]
+    read_by_group = next(s for s in json.loads(group_out)["streams"] if s["stream"] == shared)
+    read_alone = json.loads(alone_out)
+    shards = [s["shard_id"] for s in read_by_group["shards"]] + [s["shard_id"] for s in read_alone["shards"]]
+    assert len(shards) == len(set(shards)), f"a shard was read by both: {sorted(shards)}"
+    # What one skipped (leased by the other) the next run reads: then every record is there once.
+    finish = cli("run", "--streams-file", str(path), "--group", "g")
+    assert finish.returncode == 0, finish.stderr[-3000:]
+    for name in sent:
+        assert_exactly_once(rows_of(name, outputs[name]), sent[name])
