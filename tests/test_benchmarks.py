@@ -121,6 +121,15 @@ def run_benchmark(name: str) -> str:
                 r"both read 2,000 records: 2,000 and 2,000",
             ),
         ),
+        # A fleet of small streams, each its own run and then one group run: both read every record.
+        (
+            "fleet",
+            (
+                r"\| 6 single runs, 4 at a time \| [\d.]+ \| [\d.]+ \| [\d,]+ \| 6 \| 1,200 \|",
+                r"\| one group run of 6 \| [\d.]+ \| [\d.]+ \| [\d,]+ \| 1 \| 1,200 \|",
+                r"both read 1,200 records: 1,200 and 1,200",
+            ),
+        ),
         # DuckDB counted the same rows in each layout (the benchmark asserts it) and maintain compacted.
         (
             "tables",

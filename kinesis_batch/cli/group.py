@@ -120,7 +120,10 @@ def _settings(**table: Any) -> StreamSettings:
                 f"{name}: a group's streams share the run's Spark (give it with --{name.replace('_', '-')} on the "
                 "command line)"
             )
-    return StreamSettings.from_mapping({name: value for name, value in table.items() if name in NAMES})
+    try:
+        return StreamSettings.from_mapping({name: value for name, value in table.items() if name in NAMES})
+    except IllegalArgumentError as exc:  # named as the file names it: lease_seconds, not --lease-seconds
+        raise IllegalArgumentError(as_field_message(str(exc))) from exc
 
 
 def _stream(settings: StreamSettings) -> str:

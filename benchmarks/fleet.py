@@ -1,0 +1,134 @@
+"""A fleet of small streams: each its own ``kinesis-batch run`` (as one DAG per stream runs them,
+``--at-once`` at a time) against one run of them all as a group (``run --streams-file F --group
+G``): wall seconds, CPU seconds of every process, peak resident memory, Spark starts.
+
+    .venv/bin/python -m benchmarks.fleet            # 50 streams of 2 shards, 2,000 records each
+    .venv/bin/python -m benchmarks.fleet --quick    # 6 streams of 2 shards, 200 records each (CI)
+
+Both read the same backlog: the streams are made twice over, one set for the single runs and
+one for the group, with the same records, into parquet folders. Every process of each way is
+watched (benchmarks.processes); the single runs' peaks are those of the largest run, their sum
+at once is at most ``--at-once`` times it. Each way is checked to have read every record.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from devkit.stack import STATIC_ENV, local_stack, wait_active
+
+from benchmarks.common import machine, plain_client, put_records
+from benchmarks.processes import ProcessTree
+
+REPO = Path(__file__).resolve().parents[1]
+MIB = 1 << 20
+
+
+def watched(args: list[str]) -> tuple[float, ProcessTree, str]:
+    """``kinesis-batch ARGS`` watched: wall seconds, its process tree, its stdout."""
+    started = time.monotonic()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "kinesis_batch.cli", *args],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO, start_new_session=True,
+    )  # fmt: skip
+    with ProcessTree(process.pid) as tree:
+        out, err = process.communicate()
+    if process.returncode != 0:
+        raise SystemExit(f"kinesis-batch {' '.join(args[:5])} ... failed ({process.returncode}): {err[-2000:]}")
+    return time.monotonic() - started, tree, out
+
+
+def make_streams(kinesis: Any, prefix: str, count: int, shards: int, records: int) -> list[str]:
+    names = [f"{prefix}-{number:03d}" for number in range(count)]
+    for name in names:
+        kinesis.create_stream(StreamName=name, ShardCount=shards)
+    for name in names:
+        wait_active(kinesis, name)
+        put_records(kinesis, name, records)
+    return names
+
+
+def singles(names: list[str], scratch: Path, at_once: int) -> dict[str, Any]:
+    started = time.monotonic()
+
+    def one(name: str) -> tuple[float, ProcessTree, str]:
+        return watched(["run", "--stream", name, "--output", str(scratch / name), "--read-limits", "none", "--json"])
+
+    with ThreadPoolExecutor(max_workers=at_once) as pool:
+        done = list(pool.map(one, names))
+    trees = [tree for _, tree, _ in done]
+    return {
+        "wall": time.monotonic() - started,
+        "cpu": sum(tree.cpu_seconds for tree in trees),
+        "peak": max(sum(rss for _, rss in tree.peaks.values()) for tree in trees),
+        "jvms": sum(any(role == "jvm" for role, _ in tree.peaks.values()) for tree in trees),
+        "records": sum(json.loads(out)["records"] for _, _, out in done),
+    }
+
+
+def group(names: list[str], scratch: Path, at_once: int) -> dict[str, Any]:
+    path = scratch / "streams.toml"
+    entries = "".join(
+        f'[[streams]]\nstream = "{name}"\noutput = "{scratch / name}"\nread_limits = "none"\n\n' for name in names
+    )
+    path.write_text(entries + f'[[groups]]\nname = "fleet"\nstreams = {json.dumps(names)}\n')
+    seconds, tree, out = watched(
+        ["run", "--streams-file", str(path), "--group", "fleet", "--streams-at-once", str(at_once), "--json"]
+    )
+    report = json.loads(out)
+    assert report["exit_code"] == 0, report
+    return {
+        "wall": seconds,
+        "cpu": tree.cpu_seconds,
+        "peak": sum(rss for _, rss in tree.peaks.values()),
+        "jvms": int(any(role == "jvm" for role, _ in tree.peaks.values())),
+        "records": sum(stream["records"] for stream in report["streams"]),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="6 streams of 200 records (CI)")
+    parser.add_argument("--streams", type=int, help="streams (default 50; --quick 6)")
+    parser.add_argument("--records", type=int, help="records per stream (default 2,000; --quick 200)")
+    parser.add_argument("--at-once", type=int, default=4, help="single runs at once (default 4)")
+    args = parser.parse_args(argv)
+    count, records = args.streams or (6 if args.quick else 50), args.records or (200 if args.quick else 2_000)
+    print(f"# fleet: {machine()}; {count} streams of 2 shards, {records:,} records of 1 KiB each", flush=True)
+    with tempfile.TemporaryDirectory(prefix="kinesis-batch-bench-") as scratch, local_stack(("kinesalite",)) as stack:
+        os.environ.update({**STATIC_ENV, **stack.env("kinesalite")})
+        kinesis = plain_client("kinesis")
+        alone = make_streams(kinesis, "alone", count, 2, records)
+        grouped = make_streams(kinesis, "grouped", count, 2, records)
+        figures = {
+            f"{count} single runs, {args.at_once} at a time": singles(alone, Path(scratch), args.at_once),
+            f"one group run of {count}": group(grouped, Path(scratch), 8),
+        }
+    print("| way | wall s | CPU s | peak MiB | Spark JVMs | records |")
+    print("|---|---|---|---|---|---|")
+    for way, f in figures.items():
+        print(f"| {way} | {f['wall']:.1f} | {f['cpu']:.1f} | {f['peak'] / MIB:,.0f} | {f['jvms']} | {f['records']:,} |")
+    single, one = figures.values()
+    print(
+        f"the group: {one['wall'] / single['wall']:.2f} of the wall time, {one['cpu'] / single['cpu']:.2f} of the "
+        f"CPU seconds, {one['jvms']} Spark start against {single['jvms']}; the largest single run's peak "
+        f"{single['peak'] / MIB:,.0f} MiB, {args.at_once} of them at once up to "
+        f"{args.at_once * single['peak'] / MIB:,.0f}"
+    )
+    expected = count * records
+    print(f"both read {expected:,} records: {single['records']:,} and {one['records']:,}")
+    assert single["records"] == one["records"] == expected
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
