@@ -36,6 +36,7 @@ from typing import Any, TypeVar
 from kinesis_batch import defaults
 from kinesis_batch.errors import IllegalArgumentError
 from kinesis_batch.options import not_a_setting
+from kinesis_batch.parsers import stream_of_arn
 
 T = TypeVar("T")
 REQUIRED = ("stream", "output")
@@ -54,6 +55,15 @@ ORCHESTRATION = (
     "checks_cron_schedule",
     "maintain_cron_schedule",
 )
+
+
+def stream_name(written: str) -> str:
+    """A stream as an entry or a group may write it, by name or by ARN: its name (the stream's
+    identity everywhere: its lease table, its outputs' paths, its metrics)."""
+    try:
+        return stream_of_arn(written) if written.startswith("arn:") else written
+    except IllegalArgumentError:
+        return written  # not an ARN: the entry's own check says so
 
 
 @dataclass(frozen=True)
@@ -114,17 +124,19 @@ class StreamsFile:
         streams = table.get("streams")
         if not isinstance(streams, list) or not streams or not all(isinstance(s, str) and s for s in streams):
             raise IllegalArgumentError(f"{said}: streams: a list of the streams of its [[streams]] entries")
-        if len(set(streams)) < len(streams):
-            twice = next(stream for stream in streams if streams.count(stream) > 1)
+        named = [stream_name(stream) for stream in streams]
+        if len(set(named)) < len(named):
+            twice = next(stream for stream in named if named.count(stream) > 1)
             raise IllegalArgumentError(f"{said}: streams: {twice!r} is listed twice")
         for other in self.group_tables:
-            shared = sorted(set(streams) & set(other.get("streams") or ())) if other is not table else []
+            theirs = {stream_name(stream) for stream in other.get("streams") or () if isinstance(stream, str)}
+            shared = sorted(set(named) & theirs) if other is not table else []
             if shared:
                 raise IllegalArgumentError(f"{said}: stream {shared[0]!r} is in group {other.get('name')!r} too")
         schedule = table.get("schedule", defaults.SCHEDULE)
         if not isinstance(schedule, str) or not schedule.strip():
             raise IllegalArgumentError(f"{said}: schedule: a cron expression or a preset such as @hourly")
-        return StreamGroup(name, tuple(streams), schedule)
+        return StreamGroup(name, tuple(stream_name(stream) for stream in streams), schedule)
 
     def entries(
         self,
@@ -137,7 +149,7 @@ class StreamsFile:
         """The entries as ``make(**table)`` made them, and the broken ones. ``settings``: the
         names an entry may use; ``make`` raises IllegalArgumentError (or TypeError, for a value
         of the wrong type) naming the field; ``key``: what a stream listed twice has twice;
-        ``only``: the entries of these streams (a group's), the others left unread."""
+        ``only``: the entries of these streams, by name (a group's), the others left unread."""
         entries: list[T] = []
         broken: list[BrokenEntry] = []
         seen: set[str] = set()
@@ -146,7 +158,7 @@ class StreamsFile:
             missing = [name for name in REQUIRED if name not in table]
             named = table.get("stream")
             stream = named if isinstance(named, str) else ""
-            if only is not None and stream not in only:
+            if only is not None and stream_name(stream) not in only:
                 continue
             try:
                 if unknown:
@@ -164,4 +176,4 @@ class StreamsFile:
         return entries, broken
 
 
-__all__ = ["ORCHESTRATION", "BrokenEntry", "StreamGroup", "StreamsFile"]
+__all__ = ["ORCHESTRATION", "BrokenEntry", "StreamGroup", "StreamsFile", "stream_name"]

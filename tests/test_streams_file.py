@@ -122,3 +122,26 @@ def test_the_orchestrators_own_fields_are_theirs_exactly() -> None:
     from kinesis_batch.streams_file import ORCHESTRATION
 
     assert sorted(ORCHESTRATION) == sorted(set(AIRFLOW_OWN) | set(DAGSTER_OWN))
+
+
+def test_a_group_and_its_entries_may_name_a_stream_by_its_arn(tmp_path: Path) -> None:
+    arn = "arn:aws:kinesis:eu-west-1:222222222222:stream/orders"
+    path = tmp_path / "streams.toml"
+    path.write_text(
+        f'[[streams]]\nstream = "{arn}"\noutput = "/o"\n\n[[streams]]\nstream = "b"\noutput = "/b"\n\n'
+        f'[[groups]]\nname = "g"\nstreams = ["orders", "b"]\n[[groups]]\nname = "h"\nstreams = ["{arn}"]\n'
+    )
+    read = StreamsFile.read(path)
+    with pytest.raises(IllegalArgumentError, match="stream 'orders' is in group 'h' too"):
+        read.group("g")
+    with pytest.raises(IllegalArgumentError, match="stream 'orders' is in group 'g' too"):
+        read.group("h")
+    path.write_text(path.read_text().replace('streams = ["orders", "b"]', 'streams = ["b"]'))
+    read = StreamsFile.read(path)
+    assert read.group("h").streams == ("orders",)
+
+    def make(**table: Any) -> StreamSettings:
+        return StreamSettings.from_mapping(table)
+
+    good, _ = read.entries(make, NAMES, key=lambda settings: settings.stream, only=("orders",))
+    assert [(settings.stream, settings.stream_arn) for settings in good] == [("orders", arn)]

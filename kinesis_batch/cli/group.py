@@ -25,7 +25,7 @@ from kinesis_batch.options import flag
 from kinesis_batch.run.group import GroupReport, StreamRun, run_group
 from kinesis_batch.settings import CLI, NAMES, StreamSettings, as_field_message, offered
 from kinesis_batch.stopping import StopRequest
-from kinesis_batch.streams_file import ORCHESTRATION, StreamsFile
+from kinesis_batch.streams_file import ORCHESTRATION, StreamsFile, stream_name
 
 if TYPE_CHECKING:
     from kinesis_batch.spark.engine import Engine
@@ -92,7 +92,7 @@ def _stream_runs(
 
     made, broken = streams.entries(_settings, (*NAMES, *ORCHESTRATION), key=_stream, only=members)
     by_stream = {settings.stream: settings for settings in made}
-    lines = {entry.stream: entry.describe(streams.path) for entry in broken}
+    lines = {stream_name(entry.stream): entry.describe(streams.path) for entry in broken}
     kinesis, dynamodb = kinesis_client(), dynamodb_client()  # thread-safe: one of each for the group
     engines = _Engines()
     share = max(1, min(args.streams_at_once, len(members)))

@@ -7,6 +7,7 @@ and a group run beside a run of one of its streams alone never reads a shard twi
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -88,6 +89,8 @@ def test_a_group_run_lands_every_stream_exactly_once_and_leaves_each_as_its_run_
     for stream in report["streams"]:
         name = stream["stream"]
         assert (stream["exit_code"], stream["published"], stream["records"]) == (0, True, len(sent[name]))
+        # local[*]'s slots shared by the 4 streams read at once: none takes them all
+        assert stream["tasks"] <= max(1, (os.cpu_count() or 1) // len(FORMATS)), stream
         rows = rows_of(name, outputs[name])
         assert_exactly_once(rows, sent[name])
         assert set(rows["batch_id"]) == {stream["batch_id"]}  # its own batch, in its own output
