@@ -37,6 +37,7 @@ from kinesis_batch import defaults
 from kinesis_batch.errors import IllegalArgumentError
 from kinesis_batch.options import not_a_setting
 from kinesis_batch.parsers import stream_of_arn
+from kinesis_batch.settings import NAMES, StreamSettings, as_field_message
 
 T = TypeVar("T")
 REQUIRED = ("stream", "output")
@@ -55,6 +56,20 @@ ORCHESTRATION = (
     "checks_cron_schedule",
     "maintain_cron_schedule",
 )
+
+
+#: What an entry may hold for a command-line reader of the file (a group's run, the fleet's status).
+ENTRY_FIELDS = (*NAMES, *ORCHESTRATION)
+
+
+def entry_settings(**table: Any) -> StreamSettings:
+    """An entry's stream settings, as a command-line reader of the file takes them: the
+    orchestrators' own fields left to them, a bad value named as the file names it
+    (``lease_seconds``, not ``--lease-seconds``)."""
+    try:
+        return StreamSettings.from_mapping({name: value for name, value in table.items() if name in NAMES})
+    except IllegalArgumentError as exc:
+        raise IllegalArgumentError(as_field_message(str(exc))) from exc
 
 
 def stream_name(written: str) -> str:
@@ -176,4 +191,12 @@ class StreamsFile:
         return entries, broken
 
 
-__all__ = ["ORCHESTRATION", "BrokenEntry", "StreamGroup", "StreamsFile", "stream_name"]
+__all__ = [
+    "ENTRY_FIELDS",
+    "ORCHESTRATION",
+    "BrokenEntry",
+    "StreamGroup",
+    "StreamsFile",
+    "entry_settings",
+    "stream_name",
+]

@@ -64,7 +64,12 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("--json", action="store_true")
 
     status = commands.add_parser("status", help="shards, lineage, leases and checkpoints")
-    _stream_and_table(status)
+    _stream_and_table(status, required=False)
+    status.add_argument(
+        "--streams-file",
+        metavar="F",
+        help="instead of --stream: every stream of a streams file and its group, one line each, worst first",
+    )
     _output(status, required=False)  # given: the output's last batch too, beside the checkpoints
     status.add_argument(
         "--small-file-mb",
@@ -187,8 +192,8 @@ def output_sink(args: argparse.Namespace, table: str) -> Stored | None:
     return output_of(args).open(app=table, stream=args.stream, s3=s3_settings())
 
 
-def _stream_and_table(parser: argparse.ArgumentParser, table_help: str = "") -> None:
-    parser.add_argument("--stream", required=True, help=_help("stream"))
+def _stream_and_table(parser: argparse.ArgumentParser, table_help: str = "", *, required: bool = True) -> None:
+    parser.add_argument("--stream", required=required, help=_help("stream"))
     parser.add_argument("--table", help=table_help or _help("table"))
 
 

@@ -23,9 +23,9 @@ from kinesis_batch.config import KEEP, RunConfig
 from kinesis_batch.errors import IllegalArgumentError
 from kinesis_batch.options import flag
 from kinesis_batch.run.group import GroupReport, StreamRun, run_group
-from kinesis_batch.settings import CLI, NAMES, StreamSettings, as_field_message, offered
+from kinesis_batch.settings import CLI, StreamSettings, as_field_message, offered
 from kinesis_batch.stopping import StopRequest
-from kinesis_batch.streams_file import ORCHESTRATION, StreamsFile, stream_name
+from kinesis_batch.streams_file import ENTRY_FIELDS, StreamsFile, entry_settings, stream_name
 
 if TYPE_CHECKING:
     from kinesis_batch.spark.engine import Engine
@@ -90,7 +90,7 @@ def _stream_runs(
     its own Spark) raises its line when its turn comes, so it fails alone."""
     from kinesis_batch.aws import dynamodb_client, kinesis_client
 
-    made, broken = streams.entries(_settings, (*NAMES, *ORCHESTRATION), key=_stream, only=members)
+    made, broken = streams.entries(_settings, ENTRY_FIELDS, key=_stream, only=members)
     by_stream = {settings.stream: settings for settings in made}
     lines = {stream_name(entry.stream): entry.describe(streams.path) for entry in broken}
     kinesis, dynamodb = kinesis_client(), dynamodb_client()  # thread-safe: one of each for the group
@@ -120,10 +120,7 @@ def _settings(**table: Any) -> StreamSettings:
                 f"{name}: a group's streams share the run's Spark (give it with --{name.replace('_', '-')} on the "
                 "command line)"
             )
-    try:
-        return StreamSettings.from_mapping({name: value for name, value in table.items() if name in NAMES})
-    except IllegalArgumentError as exc:  # named as the file names it: lease_seconds, not --lease-seconds
-        raise IllegalArgumentError(as_field_message(str(exc))) from exc
+    return entry_settings(**table)
 
 
 def _stream(settings: StreamSettings) -> str:

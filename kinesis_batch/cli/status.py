@@ -22,6 +22,12 @@ def status_command(args: argparse.Namespace) -> int:
     from kinesis_batch.aws import dynamodb_client, kinesis_client
     from kinesis_batch.status import stream_status
 
+    if args.streams_file:
+        from kinesis_batch.cli.fleet import fleet_command
+
+        return fleet_command(args)
+    if args.stream is None:
+        raise IllegalArgumentError("status: the following arguments are required: --stream (or --streams-file)")
     table = lease_table(args)
     status = stream_status(
         kinesis_client(), dynamodb_client(), args.stream, table, output=output_sink(args, table),

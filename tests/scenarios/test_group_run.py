@@ -134,6 +134,18 @@ def test_a_broken_stream_of_a_group_fails_alone_with_its_own_line_while_the_othe
     assert not LeaseStore(dynamodb_client(), f"kinesis-batch-{foreign}").table_exists()
     assert not (Path(foreign_output[3]) / "_kinesis_batch").exists()
 
+    # The fleet at a glance: the group's failed streams first, each with its line; the good one last.
+    fleet = cli("status", "--streams-file", str(path), "--json")
+    assert fleet.returncode == 0, fleet.stderr[-3000:]
+    lines = json.loads(fleet.stdout)
+    assert sorted(line["stream"] for line in lines[:4]) == sorted([foreign, gone, "typo", "nowhere"]), lines
+    assert all(line["error"] and line["group"] == "g" for line in lines[:4]), lines
+    last = lines[-1]
+    assert (last["stream"], last["group"], last["error"], last["outcome"]) == (good, "g", None, "committed"), last
+    assert (last["records"], last["pending_batches"], last["retention_risk"]) == (len(sent), [], "ok"), last
+    said = cli("status", "--streams-file", str(path))
+    assert said.returncode == 0 and said.stdout.splitlines()[0].endswith("worst first: 4 that cannot be read")
+
 
 def test_a_group_killed_mid_read_loses_nothing_and_duplicates_nothing_when_run_again(
     kinesis: Any, streams: StreamFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
