@@ -9,55 +9,21 @@ from pathlib import Path
 
 from kinesis_batch.alerts import duration
 from kinesis_batch.errors import IllegalArgumentError
-from kinesis_batch.status.fleet import FleetLine, read_fleet
-from kinesis_batch.status.values import StreamStatus
-from kinesis_batch.streams_file import ENTRY_FIELDS, StreamsFile, entry_settings, stream_name
+from kinesis_batch.status.fleet import FleetLine, fleet_of_file
 
 
 def fleet_command(args: argparse.Namespace) -> int:
-    from kinesis_batch.aws import as_role, dynamodb_client, kinesis_client, s3_settings
-    from kinesis_batch.status import stream_status
+    from kinesis_batch.aws import dynamodb_client, kinesis_client, s3_settings
 
     if args.stream is not None or args.table is not None or args.output is not None:
         raise IllegalArgumentError("status: --streams-file reads each stream's settings from its entry: no --stream")
     path = Path(args.streams_file)
-    streams = StreamsFile.read(path)
-    entries, broken = streams.entries(entry_settings, ENTRY_FIELDS, key=lambda settings: settings.stream)
-    groups = _groups(streams)
-    by_stream = {settings.stream: settings for settings in entries}
-    kinesis, dynamodb, s3 = kinesis_client(), dynamodb_client(), s3_settings()
-
-    def read(stream: str) -> StreamStatus:
-        settings = by_stream[stream]
-        theirs = as_role(kinesis, settings.role_arn, settings.external_id) if settings.role_arn else kinesis
-        output = settings.destination.open(app=settings.lease_table, stream=stream, s3=s3)
-        output.check_place()  # another format's table there is the stream's failure, run or not
-        return stream_status(
-            theirs, dynamodb, settings.stream_id, settings.lease_table, output=output, small_file_mb=args.small_file_mb
-        )
-
-    broken_lines = {stream_name(entry.stream) or f"entry {entry.number}": entry.describe(path) for entry in broken}
-    for stream, group in groups.items():  # a group's stream the file has no entry for
-        if stream not in by_stream and stream not in broken_lines:
-            broken_lines[stream] = f"{path}: group {group!r}: {stream!r} has no [[streams]] entry"
-    lines = read_fleet(by_stream, groups, read, broken=broken_lines)
+    lines = fleet_of_file(path, kinesis_client(), dynamodb_client(), s3=s3_settings(), small_file_mb=args.small_file_mb)
     if args.json:
         print(json.dumps([line.to_json() for line in lines], indent=1))
         return 0
     _print(path, lines)
     return 0
-
-
-def _groups(streams: StreamsFile) -> dict[str, str]:
-    """Stream -> its group, over the groups that read (a broken group is the run's line)."""
-    member: dict[str, str] = {}
-    for table in streams.group_tables:
-        try:
-            group = streams.group(str(table.get("name")))
-        except IllegalArgumentError:
-            continue
-        member.update(dict.fromkeys(group.streams, group.name))
-    return member
 
 
 def _print(path: Path, lines: list[FleetLine]) -> None:

@@ -1,6 +1,8 @@
 """The fleet at a glance: every stream of a streams file, its group, and what its status says
-(kinesis_batch.status.values), one line each, worst first. Pure: a stream's status is read by
-the caller (``kinesis-batch status --streams-file F``), or its error kept as its line.
+(kinesis_batch.status.values), one line each, worst first. :func:`read_fleet` judges and sorts
+what a reader it is given returns (pure but for running the reads side by side);
+:func:`fleet_of_file` reads a streams file's streams with clients, for the command line's
+``status --streams-file`` and the Airflow page alike. A stream's error is its line.
 
 The worst first: a stream whose status cannot be read (its entry is broken, its output holds
 another format's table, it was deleted, its role cannot be assumed) first, then by retention
@@ -12,13 +14,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from kinesis_batch.errors import LeaseTableNotFoundError
+from kinesis_batch import defaults
+from kinesis_batch.aws import S3Settings
+from kinesis_batch.errors import IllegalArgumentError, LeaseTableNotFoundError
 from kinesis_batch.shards.lag import RetentionRisk
 from kinesis_batch.status.values import StreamStatus
+from kinesis_batch.streams_file import ENTRY_FIELDS, StreamsFile, entry_settings, stream_name
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_kinesis import KinesisClient
 
 NOT_RUN = "not run yet"
 #: Streams whose status is read side by side: each is a few control-plane calls and a lag probe a shard.
@@ -34,6 +44,11 @@ class FleetLine:
     stream: str
     group: str = ""  # "" when in none
     error: str = ""
+    # Where the stream's page is: its lease table and output as its entry names them.
+    table: str = ""
+    output: str = ""
+    format: str = ""
+    catalog: str = ""
     lag_seconds: float = 0.0
     retention_risk: RetentionRisk = RetentionRisk.OK
     outcome: str = NOT_RUN  # NOT_RUN, RUNNING (a lease held now), PENDING (a batch pending, none held), COMMITTED
@@ -58,6 +73,10 @@ class FleetLine:
             "stream": self.stream,
             "group": self.group or None,
             "error": self.error or None,
+            "table": self.table or None,
+            "output": self.output or None,
+            "format": self.format or None,
+            "catalog": self.catalog or None,
             "lag_seconds": self.lag_seconds,
             "retention_risk": self.retention_risk.value,
             "outcome": self.outcome,
@@ -122,4 +141,60 @@ def read_fleet(
     return sorted(lines, key=FleetLine.rank)
 
 
-__all__ = ["COMMITTED", "NOT_RUN", "PENDING", "RUNNING", "FleetLine", "fleet_line", "read_fleet"]
+def fleet_of_file(
+    path: Path,
+    kinesis: KinesisClient,
+    dynamodb: DynamoDBClient,
+    *,
+    s3: S3Settings | None = None,
+    small_file_mb: float = defaults.SMALL_FILE_MB,
+) -> list[FleetLine]:
+    """Every stream of the streams file at ``path`` (kinesis_batch.streams_file), its group, and
+    its status read with these clients (a stream's role, when its entry names one, for its
+    Kinesis calls), worst first: the command line's ``status --streams-file`` and the Airflow
+    page's fleet. An entry that does not read, or a group's stream without one, is an error line."""
+    from kinesis_batch.aws import as_role
+    from kinesis_batch.status.read import stream_status
+
+    streams = StreamsFile.read(path)
+    entries, broken = streams.entries(entry_settings, ENTRY_FIELDS, key=lambda settings: settings.stream)
+    groups = _groups(streams)
+    by_stream = {settings.stream: settings for settings in entries}
+    unread = {stream_name(entry.stream) or f"entry {entry.number}": entry.describe(path) for entry in broken}
+    for stream, group in groups.items():
+        if stream not in by_stream and stream not in unread:
+            unread[stream] = f"{path}: group {group!r}: {stream!r} has no [[streams]] entry"
+
+    def read(stream: str) -> StreamStatus:
+        settings = by_stream[stream]
+        theirs = as_role(kinesis, settings.role_arn, settings.external_id) if settings.role_arn else kinesis
+        output = settings.destination.open(app=settings.lease_table, stream=stream, s3=s3)
+        output.check_place()  # another format's table there is the stream's failure, run or not
+        return stream_status(
+            theirs, dynamodb, settings.stream_id, settings.lease_table, output=output, small_file_mb=small_file_mb
+        )
+
+    def placed(line: FleetLine) -> FleetLine:
+        settings = by_stream.get(line.stream)
+        if settings is None:
+            return line
+        return replace(
+            line, table=settings.lease_table, output=settings.output, format=settings.format, catalog=settings.catalog
+        )
+
+    return [placed(line) for line in read_fleet(by_stream, groups, read, broken=unread)]
+
+
+def _groups(streams: StreamsFile) -> dict[str, str]:
+    """Stream -> its group, over the groups that read (a broken group is its run's line)."""
+    member: dict[str, str] = {}
+    for table in streams.group_tables:
+        try:
+            group = streams.group(str(table.get("name")))
+        except IllegalArgumentError:
+            continue
+        member.update(dict.fromkeys(group.streams, group.name))
+    return member
+
+
+__all__ = ["COMMITTED", "NOT_RUN", "PENDING", "RUNNING", "FleetLine", "fleet_line", "fleet_of_file", "read_fleet"]

@@ -7,6 +7,7 @@ cookie); anonymous requests get 401. Clients come from the Airflow AWS connectio
 
 Routes (under the plugin's ``/kinesis-batch`` prefix):
 - ``GET /``                               the page (Airflow shows it in its navigation)
+- ``GET /api/fleet``                      every stream of the streams file, its group and status, worst first
 - ``GET /api/streams``                    streams, each with its default lease table and whether it exists
 - ``GET /api/streams/{stream}``           lineage, leases, checkpoints, pending batches, lag, retention risk
 - ``GET /api/streams/{stream}/history``   checkpoint history (``?run=RUN_ID`` for one run)
@@ -95,6 +96,18 @@ def create_app() -> FastAPI:
             {"stream": name, "table": default_table(name), "consumer": default_table(name) in tables}
             for name in sorted(names)
         ]
+
+    @app.get("/api/fleet")
+    def fleet() -> dict[str, Any]:
+        """Every stream of the streams file (``[kinesis_batch] streams_file``) with its group and
+        status, worst first (kinesis_batch.status.fleet); no file, no streams."""
+        from kinesis_batch.airflow.streams import streams_file
+        from kinesis_batch.status.fleet import fleet_of_file
+
+        hook, kinesis, dynamodb = clients.get()
+        path = streams_file()
+        lines = fleet_of_file(path, kinesis, dynamodb, s3=hook.s3()) if path.exists() else []
+        return {"streams_file": str(path), "streams": [line.to_json() for line in lines]}
 
     @app.get("/api/streams/{stream}")
     def stream(

@@ -14,8 +14,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pytest
+from deltalake import write_deltalake
 from devkit.stack import LOOPBACK, LocalServer, free_port, spawn_server
+
+from tests.streams import StreamFactory
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_FLAGS = [
@@ -36,7 +40,14 @@ pytestmark = pytest.mark.skipif(
 
 
 @pytest.fixture(scope="module")
-def api_server(airflow_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def fleet_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The api-server's streams file (``[kinesis_batch] streams_file``), which a test writes: none
+    at first (the page then shows no fleet). The DAG processor's is another: no DAG is made of it."""
+    return tmp_path_factory.mktemp("fleet") / "kinesis-batch-streams.toml"
+
+
+@pytest.fixture(scope="module")
+def api_server(airflow_home: Path, tmp_path_factory: pytest.TempPathFactory, fleet_file: Path) -> Iterator[str]:
     """`airflow api-server` on a free loopback port, one admin user; stopped by its process group."""
     passwords = tmp_path_factory.mktemp("auth") / "passwords.json"
     passwords.write_text(json.dumps({"admin": PASSWORD}))
@@ -44,6 +55,7 @@ def api_server(airflow_home: Path, tmp_path_factory: pytest.TempPathFactory) -> 
     env = {
         "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": "admin:admin",
         "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(passwords),
+        "AIRFLOW__KINESIS_BATCH__STREAMS_FILE": str(fleet_file),
     }
     airflow = str(Path(sys.executable).with_name("airflow"))
     argv = [airflow, "api-server", "--host", LOOPBACK, "--port", str(port), "--workers", "1", "--apps", "core"]
@@ -141,6 +153,47 @@ def test_the_consumer_page_renders_inside_airflow_for_a_signed_in_user(
     page.get_by_role("link", name="Kinesis consumers").click()
     page.frame_locator("iframe").locator("#shards tr[data-shard]").first.wait_for(timeout=60_000)
     context.close()
+
+
+def test_the_fleet_shows_a_failed_stream_of_a_group_first_and_a_streams_link_opens_its_page(
+    api_server: str, browser: Any, stream_mid_run: str, demo_output: Path, fleet_file: Path,
+    streams: StreamFactory, tmp_path: Path, artifacts_dir: Path,
+) -> None:  # fmt: skip
+    broken = streams.create(shards=1)  # its output holds another format's table: its runs fail
+    write_deltalake(str(tmp_path / "theirs"), pa.table({"a": [1]}))
+    never = streams.create(shards=1)  # no run yet
+    fleet_file.write_text(
+        f'[[streams]]\nstream = "{stream_mid_run}"\noutput = "{demo_output}"\ndecode = "json"\n\n'
+        f'[[streams]]\nstream = "{never}"\noutput = "{tmp_path / "never"}"\n\n'
+        f'[[streams]]\nstream = "{broken}"\noutput = "{tmp_path / "theirs"}"\n\n'
+        f'[[groups]]\nname = "clicks"\nstreams = ["{stream_mid_run}", "{broken}"]\n'
+    )
+    try:
+        context = browser.new_context(viewport={"width": 1720, "height": 1400})
+        context.add_cookies([{"name": "_token", "value": _sign_in(api_server), "url": api_server}])
+        page = context.new_page()
+        page.goto(f"{api_server}/plugin/kinesis-batch")
+        frame = page.frame_locator("iframe")
+        rows = frame.locator("#fleet-streams tr[data-stream]")
+        rows.first.wait_for(timeout=60_000)
+
+        assert rows.count() == 3
+        first = rows.first
+        assert first.get_attribute("data-stream") == broken and first.get_attribute("data-failing") == "true"
+        said = first.inner_text()
+        assert "clicks" in said and "failing" in said and "delta" in said, said
+        running = frame.locator(f'#fleet-streams tr[data-stream="{stream_mid_run}"]').inner_text()
+        assert "clicks" in running and "running" in running and "run-two" in running, running
+        assert "not run yet" in frame.locator(f'#fleet-streams tr[data-stream="{never}"]').inner_text()
+        page.screenshot(path=str(artifacts_dir / "airflow-ui-fleet.png"))
+
+        frame.get_by_role("link", name=stream_mid_run).click()  # today's page of that stream
+        frame.locator("#shards tr[data-shard]").first.wait_for(timeout=60_000)
+        assert frame.locator("#stream").input_value() == stream_mid_run
+        frame.locator("#output-line", has_text="last batch run-two").wait_for(timeout=30_000)
+        context.close()
+    finally:
+        fleet_file.unlink()
 
 
 def test_an_anonymous_browser_gets_401_from_the_page_and_the_api(api_server: str, browser: Any) -> None:
