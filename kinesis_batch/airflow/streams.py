@@ -31,7 +31,7 @@ from kinesis_batch.errors import IllegalArgumentError
 from kinesis_batch.maintenance.settings import MAINTAIN_OPTIONS, MaintainSettings
 from kinesis_batch.parsers import validate_small_file_mb
 from kinesis_batch.settings import AIRFLOW, StreamSettings, as_field_message, offered
-from kinesis_batch.streams_file import BrokenEntry, StreamsFile
+from kinesis_batch.streams_file import BrokenEntry, StreamGroup, StreamsFile
 
 SECTION = "kinesis_batch"
 FILE_NAME = "kinesis-batch-streams.toml"
@@ -127,8 +127,25 @@ def read_streams(path: Path) -> tuple[list[StreamEntry], list[BrokenEntry]]:
     return StreamsFile.read(path).entries(StreamEntry.from_mapping, ENTRY_FIELDS, key=_dag_id)
 
 
+def read_groups(path: Path) -> tuple[list[StreamGroup], dict[str, str]]:
+    """The file's groups, each checked on its own (kinesis_batch.streams_file.StreamsFile.group),
+    and the broken ones: group name -> its line. A missing file has none."""
+    if not path.exists():
+        return [], {}
+    streams = StreamsFile.read(path)
+    groups: list[StreamGroup] = []
+    broken: dict[str, str] = {}
+    for table in streams.group_tables:
+        name = str(table.get("name") or "")
+        try:
+            groups.append(streams.group(name))
+        except IllegalArgumentError as exc:
+            broken[name] = str(exc)
+    return groups, broken
+
+
 def _dag_id(entry: StreamEntry) -> str:
     return entry.dag_id
 
 
-__all__ = ["BrokenEntry", "StreamEntry", "broken_dag_id", "read_streams", "streams_file"]
+__all__ = ["BrokenEntry", "StreamEntry", "broken_dag_id", "read_groups", "read_streams", "streams_file"]

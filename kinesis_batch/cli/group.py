@@ -13,7 +13,6 @@ import argparse
 import dataclasses
 import json
 import sys
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,14 +21,13 @@ from kinesis_batch.cli.args import FLAGS
 from kinesis_batch.config import KEEP, RunConfig
 from kinesis_batch.errors import IllegalArgumentError
 from kinesis_batch.options import flag
-from kinesis_batch.run.group import GroupReport, StreamRun, run_group
+from kinesis_batch.run.group import GroupReport, SharedEngines, StreamRun, in_a_group, run_group
 from kinesis_batch.settings import CLI, StreamSettings, as_field_message, offered
 from kinesis_batch.stopping import StopRequest
 from kinesis_batch.streams_file import ENTRY_FIELDS, StreamsFile, entry_settings, stream_name
 
 if TYPE_CHECKING:
-    from kinesis_batch.spark.engine import Engine
-    from kinesis_batch.spark.place import ReadPlace
+    pass
 
 #: The stream settings a group's run takes from its command line, for every stream alike.
 GROUP_WIDE = ("spark_master", "spark_remote")
@@ -90,11 +88,11 @@ def _stream_runs(
     its own Spark) raises its line when its turn comes, so it fails alone."""
     from kinesis_batch.aws import dynamodb_client, kinesis_client
 
-    made, broken = streams.entries(_settings, ENTRY_FIELDS, key=_stream, only=members)
+    made, broken = streams.entries(entry_settings, ENTRY_FIELDS, key=_stream, only=members)
     by_stream = {settings.stream: settings for settings in made}
     lines = {stream_name(entry.stream): entry.describe(streams.path) for entry in broken}
     kinesis, dynamodb = kinesis_client(), dynamodb_client()  # thread-safe: one of each for the group
-    engines = _Engines()
+    engines = SharedEngines()
     share = max(1, min(args.streams_at_once, len(members)))
 
     def run_of(stream: str) -> StreamRun:
@@ -103,24 +101,13 @@ def _stream_runs(
             line = lines.get(stream) or f"{streams.path}: group {args.group!r}: {stream!r} has no [[streams]] entry"
             return _raising(IllegalArgumentError(line))
         try:
+            in_a_group(settings)
             config = _config(args, settings, until, share)
         except IllegalArgumentError as exc:
             return _raising(IllegalArgumentError(f"{streams.path}: {stream}: {as_field_message(str(exc))}"))
         return lambda: _run(args, config, kinesis, dynamodb, spark, engines, stop)
 
     return {stream: run_of(stream) for stream in members}
-
-
-def _settings(**table: Any) -> StreamSettings:
-    """An entry's stream settings (the orchestrators' own fields are theirs); its own Spark is
-    refused: the group's streams share the run's."""
-    for name in GROUP_WIDE:
-        if table.get(name):
-            raise IllegalArgumentError(
-                f"{name}: a group's streams share the run's Spark (give it with --{name.replace('_', '-')} on the "
-                "command line)"
-            )
-    return entry_settings(**table)
 
 
 def _stream(settings: StreamSettings) -> str:
@@ -146,7 +133,7 @@ def _run(
     kinesis: Any,
     dynamodb: Any,
     spark: Callable[[], Any] | None,
-    engines: _Engines,
+    engines: SharedEngines,
     stop: StopRequest,
 ) -> Any:
     from kinesis_batch.run import CatchUpRun
@@ -159,22 +146,6 @@ def _run(
     return CatchUpRun(
         config, kinesis=kinesis, dynamodb=dynamodb, spark=spark, progress=progress, stop=stop, place=place
     ).run()
-
-
-class _Engines:
-    """The group's Spark sessions, one per place the reads run (each stream's run asks from its
-    own thread): one JVM, or one Spark Connect session, for every stream of the group."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._engines: dict[tuple[str, str, str], Callable[[], Engine]] = {}
-
-    def of(self, place: ReadPlace) -> Callable[[], Engine]:
-        with self._lock:  # a Spark Connect place connects here: once
-            key = (place.where, place.master, place.remote)
-            if key not in self._engines:
-                self._engines[key] = place.engine()
-            return self._engines[key]
 
 
 def _raising(error: Exception) -> StreamRun:

@@ -19,15 +19,22 @@ Spark Connect session, for the whole group), each still the run of that stream a
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kinesis_batch.errors import classify
+from kinesis_batch import defaults
+from kinesis_batch.errors import IllegalArgumentError, classify
 from kinesis_batch.run.report import RunReport
+from kinesis_batch.settings import StreamSettings
 from kinesis_batch.stopping import StopRequest
+
+if TYPE_CHECKING:
+    from kinesis_batch.spark.engine import Engine
+    from kinesis_batch.spark.place import ReadPlace
 
 #: One stream's run: builds its CatchUpRun and runs it (its construction's errors are its own too).
 StreamRun = Callable[[], RunReport]
@@ -84,6 +91,32 @@ class GroupReport:
         }
 
 
+def in_a_group(settings: StreamSettings) -> None:
+    """Refuse a stream whose settings name a Spark of their own: a group's streams share the
+    group's run's (one process holds one session)."""
+    if settings.spark_master != defaults.SPARK_MASTER or settings.spark_remote:
+        name = "spark_remote" if settings.spark_remote else "spark_master"
+        raise IllegalArgumentError(
+            f"{name}: a group's streams share one Spark, the group's run's (run this stream alone for its own)"
+        )
+
+
+class SharedEngines:
+    """A group's Spark sessions, one per place its reads run (each stream's run asks from its own
+    thread): one JVM, or one Spark Connect session, for every stream of the group."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._engines: dict[tuple[str, str, str], Callable[[], Engine]] = {}
+
+    def of(self, place: ReadPlace) -> Callable[[], Engine]:
+        with self._lock:  # a Spark Connect place connects here: once
+            key = (place.where, place.master, place.remote)
+            if key not in self._engines:
+                self._engines[key] = place.engine()
+            return self._engines[key]
+
+
 def worst(codes: Iterable[int]) -> int:
     """The exit code that says most of several: a stop (128 + its signal) first, then anything
     unexpected (1), bad input or state (2: someone must act), a lost lease (3), retryable (4);
@@ -114,4 +147,4 @@ def run_group(group: str, runs: Mapping[str, StreamRun], *, at_once: int, stop: 
     return GroupReport(group, outcomes, time.monotonic() - started)
 
 
-__all__ = ["GroupReport", "StreamOutcome", "StreamRun", "run_group", "worst"]
+__all__ = ["GroupReport", "SharedEngines", "StreamOutcome", "StreamRun", "in_a_group", "run_group", "worst"]

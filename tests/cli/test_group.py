@@ -73,8 +73,8 @@ def test_each_broken_stream_of_a_group_is_its_own_line_and_json_says_each(
     captured = capsys.readouterr()
     errors = captured.err.splitlines()
     assert errors == [
-        f"kinesis-batch: error: a: {path}: stream 1 (a): spark_master: a group's streams share the run's Spark "
-        "(give it with --spark-master on the command line)",
+        f"kinesis-batch: error: a: {path}: a: spark_master: a group's streams share one Spark, the group's run's "
+        "(run this stream alone for its own)",
         f"kinesis-batch: error: b: {path}: stream 2 (b): lease_seconds: -1 is not in 10..86400",
         f"kinesis-batch: error: c: {path}: stream 3 (c): fromat: not a setting (did you mean format?)",
         f"kinesis-batch: error: d: {path}: group 'g': 'd' has no [[streams]] entry",
