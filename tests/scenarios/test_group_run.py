@@ -203,3 +203,31 @@ def test_a_group_run_beside_a_run_of_one_of_its_streams_alone_never_reads_a_shar
     assert finish.returncode == 0, finish.stderr[-3000:]
     for name in sent:
         assert_exactly_once(rows_of(name, outputs[name]), sent[name])
+
+
+def test_a_group_told_to_stop_mid_read_stops_every_stream_cleanly_and_the_next_run_lands_each_once(
+    kinesis: Any, streams: StreamFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    entries, sent, outputs = made(kinesis, streams, tmp_path, monkeypatch)
+    path = streams_file(tmp_path / "streams.toml", entries, list(sent))
+
+    stopped = subprocess.run(
+        faultpoints.command("sigterm", "reading", "run", "--streams-file", str(path), "--group", "g", "--json"),
+        capture_output=True, text=True, timeout=300, start_new_session=True, cwd=REPO,
+    )  # fmt: skip
+
+    assert stopped.returncode == 143, stopped.stderr[-3000:]
+    assert "Traceback" not in stopped.stderr
+    report = json.loads(stopped.stdout)
+    # Each stream ended as a run alone told to stop does (or, read before the signal, as a run that finished).
+    assert {s["exit_code"] for s in report["streams"]} <= {0, 143} and 143 in {
+        s["exit_code"] for s in report["streams"]
+    }
+    for stream in report["streams"]:
+        leases = LeaseStore(dynamodb_client(), f"kinesis-batch-{stream['stream']}").list_leases()
+        assert all(lease.lease_owner is None and lease.pending_batch_id is None for lease in leases), stream
+
+    again = run_group(path)
+    assert again.returncode == 0, again.stderr[-3000:]
+    for name in sent:
+        assert_exactly_once(rows_of(name, outputs[name]), sent[name])
