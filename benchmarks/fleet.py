@@ -2,13 +2,16 @@
 ``--at-once`` at a time) against one run of them all as a group (``run --streams-file F --group
 G``): wall seconds, CPU seconds of every process, peak resident memory, Spark starts.
 
-    .venv/bin/python -m benchmarks.fleet            # 50 streams of 2 shards, 2,000 records each
-    .venv/bin/python -m benchmarks.fleet --quick    # 6 streams of 2 shards, 200 records each (CI)
+    .venv/bin/python -m benchmarks.fleet            # 50 streams of 2 shards, 2,000 records each; 200 to plan
+    .venv/bin/python -m benchmarks.fleet --quick    # 6 streams of 2 shards, 200 records each; 12 to plan (CI)
 
 Both read the same backlog: the streams are made twice over, one set for the single runs and
 one for the group, with the same records, into parquet folders. Every process of each way is
 watched (benchmarks.processes); the single runs' peaks are those of the largest run, their sum
 at once is at most ``--at-once`` times it. Each way is checked to have read every record.
+
+Then a group of many small streams (``--many``, default 200) is run twice: its first run, and an
+hour with nothing new, which is what planning and leasing every stream costs each hour.
 """
 
 from __future__ import annotations
@@ -76,11 +79,7 @@ def singles(names: list[str], scratch: Path, at_once: int) -> dict[str, Any]:
 
 
 def group(names: list[str], scratch: Path, at_once: int) -> dict[str, Any]:
-    path = scratch / "streams.toml"
-    entries = "".join(
-        f'[[streams]]\nstream = "{name}"\noutput = "{scratch / name}"\nread_limits = "none"\n\n' for name in names
-    )
-    path.write_text(entries + f'[[groups]]\nname = "fleet"\nstreams = {json.dumps(names)}\n')
+    path = write_group(scratch, names, "fleet")
     seconds, tree, out = watched(
         ["run", "--streams-file", str(path), "--group", "fleet", "--streams-at-once", str(at_once), "--json"]
     )
@@ -95,14 +94,42 @@ def group(names: list[str], scratch: Path, at_once: int) -> dict[str, Any]:
     }
 
 
+def write_group(scratch: Path, names: list[str], name: str) -> Path:
+    """A streams file of ``names`` (parquet folders in ``scratch``) and one group of them all."""
+    path = scratch / f"{name}.toml"
+    entries = "".join(
+        f'[[streams]]\nstream = "{stream}"\noutput = "{scratch / stream}"\nread_limits = "none"\n\n' for stream in names
+    )
+    path.write_text(entries + f'[[groups]]\nname = "{name}"\nstreams = {json.dumps(names)}\n')
+    return path
+
+
+def many(names: list[str], scratch: Path) -> dict[str, float]:
+    """A group of many streams, run twice: the first run makes every stream's tables and leases
+    and reads its records; the second finds nothing new, so it is the hourly cost of planning,
+    leasing, probing and releasing every stream (no Spark job starts)."""
+    path = write_group(scratch, names, "many")
+    args = ["run", "--streams-file", str(path), "--group", "many", "--json"]
+    first, _, out = watched(args)
+    assert json.loads(out)["exit_code"] == 0
+    quiet, tree, out = watched(args)
+    report = json.loads(out)
+    assert report["exit_code"] == 0 and sum(stream["records"] for stream in report["streams"]) == 0, report
+    starts = [stream["timings"]["start"] for stream in report["streams"]]
+    return {"first": first, "quiet": quiet, "cpu": tree.cpu_seconds, "start_mean": sum(starts) / len(starts),
+            "start_max": max(starts)}  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="6 streams of 200 records (CI)")
     parser.add_argument("--streams", type=int, help="streams (default 50; --quick 6)")
     parser.add_argument("--records", type=int, help="records per stream (default 2,000; --quick 200)")
     parser.add_argument("--at-once", type=int, default=4, help="single runs at once (default 4)")
+    parser.add_argument("--many", type=int, help="streams of the planning group (default 200; --quick 12)")
     args = parser.parse_args(argv)
     count, records = args.streams or (6 if args.quick else 50), args.records or (200 if args.quick else 2_000)
+    how_many = args.many or (12 if args.quick else 200)
     print(f"# fleet: {machine()}; {count} streams of 2 shards, {records:,} records of 1 KiB each", flush=True)
     with tempfile.TemporaryDirectory(prefix="kinesis-batch-bench-") as scratch, local_stack(("kinesalite",)) as stack:
         os.environ.update({**STATIC_ENV, **stack.env("kinesalite")})
@@ -113,6 +140,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{count} single runs, {args.at_once} at a time": singles(alone, Path(scratch), args.at_once),
             f"one group run of {count}": group(grouped, Path(scratch), 8),
         }
+        planning = many(make_streams(kinesis, "many", how_many, 2, 10), Path(scratch))
     print("| way | wall s | CPU s | peak MiB | Spark JVMs | records |")
     print("|---|---|---|---|---|---|")
     for way, f in figures.items():
@@ -127,6 +155,12 @@ def main(argv: list[str] | None = None) -> int:
     expected = count * records
     print(f"both read {expected:,} records: {single['records']:,} and {one['records']:,}")
     assert single["records"] == one["records"] == expected
+    print(
+        f"{how_many} streams in one group: the first run (tables, leases, 10 records each) {planning['first']:.1f} s; "
+        f"an hour with nothing new (plan, lease, probe, release every stream) {planning['quiet']:.1f} s, "
+        f"{planning['cpu']:.1f} CPU s, each stream's start {planning['start_mean']:.2f} s on average, "
+        f"{planning['start_max']:.2f} s at most"
+    )
     return 0
 
 
