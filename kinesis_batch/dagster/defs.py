@@ -36,6 +36,7 @@ from kinesis_batch import defaults
 from kinesis_batch.backfill.seed import seed_backfill
 from kinesis_batch.dagster import checks
 from kinesis_batch.dagster.config import BackfillConfig, CatchUpConfig
+from kinesis_batch.dagster.group import group_defs
 from kinesis_batch.dagster.maintain import maintenance_defs
 from kinesis_batch.dagster.metadata import materialization
 from kinesis_batch.dagster.resources import AwsClients, SparkResource
@@ -64,6 +65,32 @@ FILE_NAME = "kinesis-batch-streams.toml"
 OWN = ("cron_schedule", "checks_cron_schedule", "retain_hours", "small_file_mb", "maintain_cron_schedule")
 #: What an entry of a streams file may set: build_stream_defs' arguments but the resources.
 STREAM_SETTINGS = (*(option.name for option in offered(DAGSTER)), *OWN)
+#: An entry's schedules: the definitions', not the consumer's.
+SCHEDULES = ("cron_schedule", "checks_cron_schedule", "maintain_cron_schedule")
+
+
+def consumer_of(
+    stream: str,
+    *,
+    output: str,
+    retain_hours: int = defaults.RETAIN_HOURS,
+    small_file_mb: float = defaults.SMALL_FILE_MB,
+    **settings: Any,
+) -> Consumer:
+    """The stream's consumer as :func:`build_stream_defs` takes it (``settings``: the stream's by
+    name), checked: a bad value is one line naming the field."""
+    unknown = sorted(set(settings) - set(STREAM_SETTINGS))
+    if unknown:
+        raise IllegalArgumentError(f"{unknown[0]}: not a setting (the settings: {', '.join(STREAM_SETTINGS)})")
+    try:
+        chosen = StreamSettings.from_mapping({"stream": stream, "output": output, **settings})
+    except IllegalArgumentError as exc:
+        raise IllegalArgumentError(as_field_message(str(exc))) from exc
+    try:
+        maintenance = MaintainSettings(chosen.target_file_mb, retain_hours, chosen.tombstone_hours)
+    except IllegalArgumentError as exc:
+        raise IllegalArgumentError(as_field_message(str(exc), MAINTAIN_OPTIONS)) from exc
+    return Consumer(chosen, maintenance, small_file_mb)
 
 
 def build_stream_defs(
@@ -85,18 +112,7 @@ def build_stream_defs(
     ``settings``: the stream's other settings by name (kinesis_batch.settings: format, table,
     lag_threshold_seconds, the decoding ones, partition_by, target_file_mb...); the daily
     ``_maintain`` job (kinesis_batch.dagster.maintain) keeps ``retain_hours`` of versions."""
-    unknown = sorted(set(settings) - set(STREAM_SETTINGS))
-    if unknown:
-        raise IllegalArgumentError(f"{unknown[0]}: not a setting (the settings: {', '.join(STREAM_SETTINGS)})")
-    try:
-        chosen = StreamSettings.from_mapping({"stream": stream, "output": output, **settings})
-    except IllegalArgumentError as exc:
-        raise IllegalArgumentError(as_field_message(str(exc))) from exc
-    try:
-        maintenance = MaintainSettings(chosen.target_file_mb, retain_hours, chosen.tombstone_hours)
-    except IllegalArgumentError as exc:
-        raise IllegalArgumentError(as_field_message(str(exc), MAINTAIN_OPTIONS)) from exc
-    consumer = Consumer(chosen, maintenance, small_file_mb)
+    consumer = consumer_of(stream, output=output, retain_hours=retain_hours, small_file_mb=small_file_mb, **settings)
     prefix = "kinesis_batch_" + re.sub(r"[^A-Za-z0-9_]", "_", stream)
     key = dg.AssetKey(["kinesis_batch", stream])
     source = dg.AssetSpec(
@@ -215,13 +231,23 @@ def definitions_from_file(path: str | Path) -> dg.Definitions:
     aws = AwsClients(**streams.sections.get("aws", {}))
     spark = SparkResource(**streams.sections.get("spark", {}))
 
-    def made(**entry: Any) -> tuple[str, dg.Definitions]:  # by stream: its assets' keys name it
-        return str(entry["stream"]), build_stream_defs(**entry, aws=aws, spark=spark)
+    def made(**entry: Any) -> tuple[str, dg.Definitions, Consumer]:  # by stream: its assets' keys name it
+        schedules = {name: entry.pop(name) for name in SCHEDULES if name in entry}
+        consumer = consumer_of(**entry)
+        return consumer.stream, build_stream_defs(**entry, **schedules, aws=aws, spark=spark), consumer
 
-    defs, broken = streams.entries(made, STREAM_SETTINGS, key=lambda pair: pair[0])
+    defs, broken = streams.entries(made, STREAM_SETTINGS, key=lambda made: made[0])
     if broken:
         raise IllegalArgumentError("; ".join(entry.describe(streams.path) for entry in broken))
-    return dg.Definitions.merge(*(definitions for _, definitions in defs))
+    consumers = {stream: consumer for stream, _, consumer in defs}
+    groups = []
+    for table in streams.group_tables:
+        group = streams.group(str(table.get("name")))  # a broken group's line names the file
+        try:
+            groups.append(group_defs(group, consumers))
+        except IllegalArgumentError as exc:
+            raise IllegalArgumentError(f"{streams.path}: {exc}") from exc
+    return dg.Definitions.merge(*(definitions for _, definitions, _ in defs), *groups)
 
 
 def definitions_from_environment() -> dg.Definitions:

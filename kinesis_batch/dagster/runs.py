@@ -6,6 +6,8 @@ sensor releases exactly what the failed run held.
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -29,6 +31,8 @@ from kinesis_batch.stopping import say_on_stderr, stopping_on_signals
 if TYPE_CHECKING:
     from kinesis_batch.dagster.config import BackfillConfig
     from kinesis_batch.dagster.resources import AwsClients, SparkResource
+    from kinesis_batch.spark.engine import Engine
+    from kinesis_batch.spark.place import ReadPlace
 
 CATCH_UP = "catchup"
 BACKFILL = "backfill"
@@ -94,6 +98,13 @@ def run_ids(instance: dg.DagsterInstance, run: dg.DagsterRun, kind: str) -> RunI
     return RunIds(worker_id, batch_id, Origin(parent))
 
 
+def for_stream(ids: RunIds, stream: str) -> RunIds:
+    """A group's run's ids for one of its streams: a worker and a batch id of its own, in the same
+    Dagster run (the same origin), stable across its re-executions as the run's are."""
+    digest = hashlib.sha256(f"{ids.batch_id}/{stream}".encode()).hexdigest()[:6]
+    return replace(ids, worker_id=f"{ids.worker_id}-{digest}", batch_id=f"{ids.batch_id}-{digest}")
+
+
 def failing_for_good() -> AbstractContextManager[None]:
     """Errors a retry cannot fix fail the step with the library's one line, without retries."""
     return orchestration.failing_permanently(lambda message: dg.Failure(description=message, allow_retries=False))
@@ -108,10 +119,15 @@ def catch_up_run(
     until: datetime | None = None,
     allow_gaps: bool = False,
     log: dg.DagsterLogManager | None = None,
+    slot_share: int = 1,
+    engines: Callable[[ReadPlace], Callable[[], Engine]] | None = None,
 ) -> CatchUpRun:
-    """The kinesis-batch run of one Dagster run (``spark`` None: a run that only tears down)."""
+    """The kinesis-batch run of one Dagster run (``spark`` None: a run that only tears down);
+    a group's (kinesis_batch.dagster.group): ``slot_share``, the runs beside it, and ``engines``,
+    the Spark session they share."""
     with failing_for_good():
-        return _run(_config(consumer, ids, spark, until=until, allow_gaps=allow_gaps), aws, ids, spark, log)
+        config = _config(consumer, ids, spark, until=until, allow_gaps=allow_gaps, slot_share=slot_share)
+        return _run(config, aws, ids, spark, log, engines)
 
 
 def backfill_run(
@@ -160,6 +176,7 @@ def _config(
     *,
     until: datetime | None = None,
     allow_gaps: bool = False,
+    slot_share: int = 1,
 ) -> RunConfig:
     """The run's configuration: the stream's settings, Spark from the resource (its EMR
     Serverless application over the stream's ``emr_serverless``)."""
@@ -169,7 +186,7 @@ def _config(
         spark_remote=spark.remote if spark else "",
         emr_serverless=(spark.job_run() or consumer.settings.emr_serverless) if spark else None,
     )
-    return RunConfig(settings, worker_id=ids.worker_id, until=until, allow_gaps=allow_gaps)
+    return RunConfig(settings, worker_id=ids.worker_id, until=until, allow_gaps=allow_gaps, slot_share=slot_share)
 
 
 def _run(
@@ -178,17 +195,20 @@ def _run(
     ids: RunIds,
     spark: SparkResource | None,
     log: dg.DagsterLogManager | None,
+    engines: Callable[[ReadPlace], Callable[[], Engine]] | None = None,
 ) -> CatchUpRun:
     """The run, its read where the resource says (kinesis_batch.spark.place: ``submit`` brings
-    the cluster); ``spark`` None: a run that only tears down, with no Spark at all."""
+    the cluster); ``spark`` None: a run that only tears down, with no Spark at all; ``engines``:
+    the session of the place, shared with other runs (a group's)."""
     from kinesis_batch.spark.place import ReadPlace
 
+    place = ReadPlace.of(config, cluster=spark.cluster() if spark and spark.submit else None)
     return orchestration.orchestrated_run(
         config,
         batch_id=ids.batch_id,
         aws=aws,
-        place=ReadPlace.of(config, cluster=spark.cluster() if spark and spark.submit else None),
-        spark=None if spark else _no_spark,
+        place=place,
+        spark=(engines(place) if engines else None) if spark else _no_spark,
         progress=log.info if log else print,
         origin=ids.origin,
     )
