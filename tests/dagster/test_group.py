@@ -10,32 +10,20 @@ from pathlib import Path
 from typing import Any
 
 import dagster as dg
-import pyarrow as pa
 import pytest
-from deltalake import write_deltalake
 
 from kinesis_batch.dagster import definitions_from_file
 from kinesis_batch.errors import IllegalArgumentError
-from tests.output.support import read_rows, sink_of
-from tests.runs import assert_exactly_once, read_output
-from tests.streams import StreamFactory, put
+from tests.groups import small_group
+from tests.streams import StreamFactory
 
 
 def test_a_groups_job_materializes_each_stream_that_ran_and_fails_naming_the_one_that_did_not(
     kinesis: Any, streams: StreamFactory, spark: Any, tmp_path: Path
 ) -> None:
-    plain, table, broken = (streams.create(shards=2) for _ in range(3))
-    sent = {plain: put(kinesis, plain, 40), table: put(kinesis, table, 30)}
-    put(kinesis, broken, 5)
-    write_deltalake(str(tmp_path / "theirs"), pa.table({"a": [1]}))  # not a parquet output's
-    path = tmp_path / "streams.toml"
-    path.write_text(
-        f'[[streams]]\nstream = "{plain}"\noutput = "{tmp_path / "plain"}"\nread_limits = "none"\n\n'
-        f'[[streams]]\nstream = "{table}"\noutput = "{tmp_path / "table"}"\nformat = "delta"\n\n'
-        f'[[streams]]\nstream = "{broken}"\noutput = "{tmp_path / "theirs"}"\n\n'
-        f'[[groups]]\nname = "small"\nstreams = ["{plain}", "{table}", "{broken}"]\n'
-    )
-    defs = definitions_from_file(path)
+    group = small_group(kinesis, streams, tmp_path)
+    plain, table, broken = group.streams
+    defs = definitions_from_file(group.path)
     job = defs.resolve_job_def("kinesis_batch_group_small_catch_up")
     assert defs.resolve_schedule_def("kinesis_batch_group_small_schedule").cron_schedule == "@hourly"
 
@@ -49,14 +37,14 @@ def test_a_groups_job_materializes_each_stream_that_ran_and_fails_naming_the_one
         for name in (plain, table):
             records = instance.fetch_materializations(dg.AssetKey(["kinesis_batch", name]), limit=5).records
             (materialized,) = [r.asset_materialization for r in records]
-            assert materialized is not None and materialized.metadata["dagster/row_count"].value == len(sent[name])
+            assert materialized is not None and materialized.metadata["dagster/row_count"].value == len(
+                group.sent[name]
+            )
         observed = instance.fetch_observations(dg.AssetKey(["kinesis_batch", broken]), limit=5).records
         (observation,) = [r.asset_observation for r in observed]
         assert observation is not None and "holds a Delta table" in observation.metadata["error"].value
         assert observation.metadata["exit_code"].value == 2
-    assert_exactly_once(read_output(tmp_path / "plain"), sent[plain])
-    output = ("--format", "delta", "--output", str(tmp_path / "table"))
-    assert_exactly_once(read_rows(sink_of(output, app=f"kinesis-batch-{table}", stream=table)), sent[table])
+    group.assert_landed_exactly_once()
 
 
 def test_a_group_of_a_stream_without_an_entry_fails_the_file_in_one_line(tmp_path: Path) -> None:

@@ -47,6 +47,14 @@ def run_group(path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     return cli("run", "--streams-file", str(path), "--group", "g", "--json", *extra)
 
 
+def faulted(action: str, path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    """The group's run, crashed or signalled (tests.faultpoints) when a task first reads."""
+    return subprocess.run(
+        faultpoints.command(action, "reading", "run", "--streams-file", str(path), "--group", "g", *extra),
+        capture_output=True, text=True, timeout=300, start_new_session=True, cwd=REPO,
+    )  # fmt: skip
+
+
 def made(
     kinesis: Any, streams: StreamFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> tuple[list[dict[str, Any]], dict[str, list[str]], dict[str, tuple[str, ...]]]:
@@ -153,10 +161,7 @@ def test_a_group_killed_mid_read_loses_nothing_and_duplicates_nothing_when_run_a
     entries, sent, outputs = made(kinesis, streams, tmp_path, monkeypatch)
     path = streams_file(tmp_path / "streams.toml", entries, list(sent))
 
-    killed = subprocess.run(
-        faultpoints.command("crash", "reading", "run", "--streams-file", str(path), "--group", "g"),
-        capture_output=True, text=True, timeout=300, start_new_session=True, cwd=REPO,
-    )  # fmt: skip
+    killed = faulted("crash", path)
     assert killed.returncode == -9, killed.stderr[-3000:]
     pending = 0
     for name in sent:  # the dead worker's leases, evicted as an operator would (or as they lapse)
@@ -211,10 +216,7 @@ def test_a_group_told_to_stop_mid_read_stops_every_stream_cleanly_and_the_next_r
     entries, sent, outputs = made(kinesis, streams, tmp_path, monkeypatch)
     path = streams_file(tmp_path / "streams.toml", entries, list(sent))
 
-    stopped = subprocess.run(
-        faultpoints.command("sigterm", "reading", "run", "--streams-file", str(path), "--group", "g", "--json"),
-        capture_output=True, text=True, timeout=300, start_new_session=True, cwd=REPO,
-    )  # fmt: skip
+    stopped = faulted("sigterm", path, "--json")
 
     assert stopped.returncode == 143, stopped.stderr[-3000:]
     assert "Traceback" not in stopped.stderr

@@ -101,13 +101,20 @@ def browser() -> Iterator[Any]:
         launched.close()
 
 
+def signed_in(browser: Any, api_server: str, query: str = "") -> tuple[Any, Any]:
+    """A signed-in user's browser on the page inside Airflow (``query``: the page's own), wide
+    enough for the page whole, every column."""
+    context = browser.new_context(viewport={"width": 1720, "height": 1400})
+    context.add_cookies([{"name": "_token", "value": _sign_in(api_server), "url": api_server}])
+    page = context.new_page()
+    page.goto(f"{api_server}/plugin/kinesis-batch{query}")
+    return context, page
+
+
 def test_the_consumer_page_renders_inside_airflow_for_a_signed_in_user(
     api_server: str, browser: Any, stream_mid_run: str, artifacts_dir: Path, demo_output: Path
 ) -> None:
-    context = browser.new_context(viewport={"width": 1720, "height": 1400})  # the page whole, every column
-    context.add_cookies([{"name": "_token", "value": _sign_in(api_server), "url": api_server}])
-    page = context.new_page()
-    page.goto(f"{api_server}/plugin/kinesis-batch?stream={stream_mid_run}")
+    context, page = signed_in(browser, api_server, f"?stream={stream_mid_run}")
     frame = page.frame_locator("iframe")
     rows = frame.locator("#shards tr[data-shard]")
     rows.first.wait_for(timeout=60_000)
@@ -169,10 +176,7 @@ def test_the_fleet_shows_a_failed_stream_of_a_group_first_and_a_streams_link_ope
         f'[[groups]]\nname = "clicks"\nstreams = ["{stream_mid_run}", "{broken}"]\n'
     )
     try:
-        context = browser.new_context(viewport={"width": 1720, "height": 1400})
-        context.add_cookies([{"name": "_token", "value": _sign_in(api_server), "url": api_server}])
-        page = context.new_page()
-        page.goto(f"{api_server}/plugin/kinesis-batch")
+        context, page = signed_in(browser, api_server)
         frame = page.frame_locator("iframe")
         rows = frame.locator("#fleet-streams tr[data-stream]")
         rows.first.wait_for(timeout=60_000)
