@@ -14,12 +14,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from devkit.limits_proxy import ControlLimits, LimitsProxy
+from devkit.stack import LocalStack
 
 from kinesis_batch.aws import dynamodb_client
 from kinesis_batch.leases.store import LeaseStore
 from tests import faultpoints
 from tests.output.support import output_args, read_rows, sink_of
 from tests.runs import REPO, assert_exactly_once, cli, diamond_stream
+from tests.scenarios.test_another_account import ROLE
 from tests.scenarios.test_foreign_outputs import make_target
 from tests.streams import StreamFactory, put
 
@@ -107,8 +110,9 @@ def test_a_group_run_lands_every_stream_exactly_once_and_leaves_each_as_its_run_
 
 
 def test_a_broken_stream_of_a_group_fails_alone_with_its_own_line_while_the_others_commit(
-    kinesis: Any, streams: StreamFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+    kinesis: Any, streams: StreamFactory, stack: LocalStack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
+) -> None:  # fmt: skip
     good = streams.create(shards=2)
     sent = put(kinesis, good, 50)
     good_output = output_args("parquet", "local", tmp_path, monkeypatch)
@@ -118,41 +122,51 @@ def test_a_broken_stream_of_a_group_fails_alone_with_its_own_line_while_the_othe
     make_target("delta table", Path(foreign_output[3]), tmp_path)
     gone = streams.create(shards=1)  # deleted before the group's run reaches it
     kinesis.delete_stream(StreamName=gone)
+    theirs = streams.create(shards=1)  # read through a role that STS refuses
     entries = [
         entry(good, good_output, read_limits="none"),
         entry(foreign, foreign_output),
         entry(gone, output_args("parquet", "local", tmp_path, monkeypatch)),
         {"stream": "typo", "output": str(tmp_path / "typo"), "fromat": "delta"},
+        entry(theirs, output_args("parquet", "local", tmp_path, monkeypatch), role_arn=ROLE),
     ]
-    path = streams_file(tmp_path / "streams.toml", entries, [foreign, good, gone, "typo", "nowhere"])
+    failing = [foreign, gone, "typo", "nowhere", theirs]
+    path = streams_file(tmp_path / "streams.toml", entries, [foreign, good, gone, "typo", "nowhere", theirs])
 
-    ran = cli("run", "--streams-file", str(path), "--group", "g")
+    sts = LimitsProxy(stack.dynamodb.url, control=ControlLimits.none()).__enter__()
+    request.addfinalizer(lambda: sts.__exit__(None, None, None))
+    sts.refuse("AssumeRole", "AccessDenied", f"not authorized to perform: sts:AssumeRole on {ROLE}")
+    refusing = {"AWS_ENDPOINT_URL_STS": sts.url}  # every call of the role's stream, the fleet's too
+    ran = cli("run", "--streams-file", str(path), "--group", "g", env=refusing)
 
     assert ran.returncode == 2, ran.stderr[-3000:]
     errors = [line for line in ran.stderr.splitlines() if line.startswith("kinesis-batch: error:")]
     by_stream = {line.removeprefix("kinesis-batch: error: ").split(": ", 1)[0]: line for line in errors}
-    assert sorted(by_stream) == sorted([foreign, gone, "typo", "nowhere"]), errors
-    assert len(errors) == 4 and "Traceback" not in ran.stderr
+    assert sorted(by_stream) == sorted(failing), errors
+    assert len(errors) == len(failing) and "Traceback" not in ran.stderr
+    assert f"--role-arn {ROLE}: cannot be assumed" in by_stream[theirs] and "AccessDenied" in by_stream[theirs]
+    assert not LeaseStore(dynamodb_client(), f"kinesis-batch-{theirs}").table_exists()
     assert "delta" in by_stream[foreign] and gone in by_stream[gone] and "does not exist" in by_stream[gone]
     assert "fromat: not a setting (did you mean format?)" in by_stream["typo"]
     assert "'nowhere' has no [[streams]] entry" in by_stream["nowhere"]
-    assert f"{good}: run " in ran.stdout and "4 failed" in ran.stdout.splitlines()[-1], ran.stdout
+    assert f"{good}: run " in ran.stdout and "5 failed" in ran.stdout.splitlines()[-1], ran.stdout
     assert_exactly_once(rows_of(good, good_output), sent)
     assert_left_as_alone(good, good_output)
     assert not LeaseStore(dynamodb_client(), f"kinesis-batch-{foreign}").table_exists()
     assert not (Path(foreign_output[3]) / "_kinesis_batch").exists()
 
     # The fleet at a glance: the group's failed streams first, each with its line; the good one last.
-    fleet = cli("status", "--streams-file", str(path), "--json")
+    fleet = cli("status", "--streams-file", str(path), "--json", env=refusing)
     assert fleet.returncode == 0, fleet.stderr[-3000:]
     lines = json.loads(fleet.stdout)
-    assert sorted(line["stream"] for line in lines[:4]) == sorted([foreign, gone, "typo", "nowhere"]), lines
-    assert all(line["error"] and line["group"] == "g" for line in lines[:4]), lines
+    assert sorted(line["stream"] for line in lines[:5]) == sorted(failing), lines
+    assert all(line["error"] and line["group"] == "g" for line in lines[:5]), lines
     last = lines[-1]
     assert (last["stream"], last["group"], last["error"], last["outcome"]) == (good, "g", None, "committed"), last
     assert (last["records"], last["pending_batches"], last["retention_risk"]) == (len(sent), [], "ok"), last
-    said = cli("status", "--streams-file", str(path))
-    assert said.returncode == 0 and said.stdout.splitlines()[0].endswith("worst first: 4 that cannot be read")
+    assert "cannot be assumed" in next(line["error"] for line in lines if line["stream"] == theirs)
+    said = cli("status", "--streams-file", str(path), env=refusing)
+    assert said.returncode == 0 and said.stdout.splitlines()[0].endswith("worst first: 5 that cannot be read")
 
 
 def test_a_group_killed_mid_read_loses_nothing_and_duplicates_nothing_when_run_again(
