@@ -1,15 +1,19 @@
-"""A group of streams in one run (``kinesis-batch run --streams-file F --group G``): each stream
-lands exactly once into its own output, in its own format, and is left as its run alone would
-leave it (a run of it alone afterwards finds nothing new); a broken stream fails alone, with its
+"""A group of streams in one run (``kinesis-batch run --streams-file F --group G``): raw streams
+into each format (two of them resharded), decoded JSON events and DynamoDB changes into a table
+of current state. Each stream lands exactly once into its own output, by its own oracle, and is
+left as its run alone would leave it (a run of it alone afterwards finds nothing new); a broken stream fails alone, with its
 own line, while the others publish and commit; a kill -9 mid-read loses nothing on the rerun;
 and a group run beside a run of one of its streams alone never reads a shard twice."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,11 +24,12 @@ from devkit.stack import LocalStack
 from kinesis_batch.aws import dynamodb_client
 from kinesis_batch.leases.store import LeaseStore
 from tests import faultpoints
+from tests.changes.support import oracle, put_changes, shuffled_history, table_state
 from tests.output.support import output_args, read_rows, sink_of
 from tests.runs import REPO, assert_exactly_once, cli, diamond_stream
 from tests.scenarios.test_another_account import ROLE
 from tests.scenarios.test_foreign_outputs import make_target
-from tests.streams import StreamFactory, put
+from tests.streams import StreamFactory, open_shards, put, split
 
 #: The formats of a group's streams, one stream each (the first with a reshard history).
 FORMATS = (("parquet", "local"), ("delta", "local"), ("iceberg", "local"), ("delta", "s3"))
@@ -58,17 +63,70 @@ def faulted(action: str, path: Path, *extra: str) -> subprocess.CompletedProcess
     )  # fmt: skip
 
 
+@dataclass(frozen=True)
+class Member:
+    """A stream of the group: its output's flags, the records sent, and the check that its
+    output holds exactly what was sent, by its own oracle."""
+
+    name: str
+    output: tuple[str, ...]
+    records: int
+    check: Callable[[], None]
+    raw: bool = True  # rows of records, each with its batch_id
+    flags: tuple[str, ...] = ()  # its entry's settings beside the output, as a run of it alone gives them
+
+    @property
+    def alone(self) -> tuple[str, ...]:
+        return (*self.output, *self.flags)
+
+
 def made(
     kinesis: Any, streams: StreamFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> tuple[list[dict[str, Any]], dict[str, list[str]], dict[str, tuple[str, ...]]]:
-    """A group's streams, one per format: (entries, what was sent to each, each one's output flags)."""
-    entries, sent, outputs = [], {}, {}
+) -> tuple[list[dict[str, Any]], dict[str, Member]]:
+    """A group's streams, in order: one per raw format (the first with a reshard history, the
+    third split once), then decoded JSON events, then DynamoDB changes into a table of current
+    state: (entries, its members by stream)."""
+    entries, members = [], {}
+
+    def member(name: str, output: tuple[str, ...], records: int, check: Callable[[], None], **settings: Any) -> None:
+        entries.append(entry(name, output, read_limits="none", **settings))
+        flags = tuple(part for key, value in settings.items() for part in (f"--{key}", value))
+        members[name] = Member(name, output, records, check, raw=not settings, flags=flags)
+
     for number, (format, where) in enumerate(FORMATS):
         name = streams.create(shards=3 if number == 0 else 2)
-        sent[name] = diamond_stream(kinesis, name, 25) if number == 0 else put(kinesis, name, 80)
-        outputs[name] = output_args(format, where, tmp_path, monkeypatch)
-        entries.append(entry(name, outputs[name], read_limits="none"))
-    return entries, sent, outputs
+        sent = diamond_stream(kinesis, name, 25) if number == 0 else put(kinesis, name, 80)
+        if number == 2:  # a split after the first records, more after it
+            split(kinesis, name, open_shards(kinesis, name)[0])
+            sent += put(kinesis, name, 40, start=len(sent))
+        output = output_args(format, where, tmp_path, monkeypatch)
+        member(name, output, len(sent), functools.partial(_exactly_once, name, output, sent))
+
+    events = streams.create(shards=2)
+    put(kinesis, events, 60, payload=lambda i: json.dumps({"n": i, "page": f"/p/{i % 7}"}).encode())
+    output = output_args("parquet", "local", tmp_path, monkeypatch)
+    member(events, output, 60, functools.partial(_each_event_once, events, output, 60), decode="json")
+
+    changes = streams.create(shards=2)
+    history = shuffled_history(30, 3)
+    put_changes(kinesis, changes, history)
+    output = output_args("delta", "local", tmp_path, monkeypatch)
+    state = functools.partial(_current_state, changes, output, oracle(history))
+    member(changes, output, len(history), state, changes="dynamodb")
+    return entries, members
+
+
+def _exactly_once(name: str, output: tuple[str, ...], sent: list[str]) -> None:
+    assert_exactly_once(rows_of(name, output), sent)
+
+
+def _each_event_once(name: str, output: tuple[str, ...], count: int) -> None:
+    rows = rows_of(name, output)
+    assert sorted(rows["n"]) == list(range(count)), "a decoded event lost or twice"
+
+
+def _current_state(name: str, output: tuple[str, ...], expected: dict[str, dict[str, Any]]) -> None:
+    assert table_state(rows_of(name, output)) == expected
 
 
 def rows_of(name: str, output: tuple[str, ...]) -> dict[str, list[Any]]:
@@ -89,24 +147,24 @@ def assert_left_as_alone(name: str, output: tuple[str, ...]) -> None:
 def test_a_group_run_lands_every_stream_exactly_once_and_leaves_each_as_its_run_alone_would(
     kinesis: Any, streams: StreamFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    entries, sent, outputs = made(kinesis, streams, tmp_path, monkeypatch)
-    path = streams_file(tmp_path / "streams.toml", entries, list(sent))
+    entries, members = made(kinesis, streams, tmp_path, monkeypatch)
+    path = streams_file(tmp_path / "streams.toml", entries, list(members))
 
     ran = run_group(path)
 
     assert ran.returncode == 0, ran.stderr[-3000:]
     report = json.loads(ran.stdout)
-    assert [s["stream"] for s in report["streams"]] == list(sent) and report["exit_code"] == 0
+    assert [s["stream"] for s in report["streams"]] == list(members) and report["exit_code"] == 0
     for stream in report["streams"]:
-        name = stream["stream"]
-        assert (stream["exit_code"], stream["published"], stream["records"]) == (0, True, len(sent[name]))
-        # local[*]'s slots shared by the 4 streams read at once: none takes them all
-        assert stream["tasks"] <= max(1, (os.cpu_count() or 1) // len(FORMATS)), stream
-        rows = rows_of(name, outputs[name])
-        assert_exactly_once(rows, sent[name])
-        assert set(rows["batch_id"]) == {stream["batch_id"]}  # its own batch, in its own output
-        assert_left_as_alone(name, outputs[name])
-    assert len({s["batch_id"] for s in report["streams"]}) == len(sent), "two streams shared a batch"
+        one = members[stream["stream"]]
+        assert (stream["exit_code"], stream["published"], stream["records"]) == (0, True, one.records)
+        # local[*]'s slots shared by the streams read at once: none takes them all
+        assert stream["tasks"] <= max(1, (os.cpu_count() or 1) // len(members)), stream
+        one.check()
+        if one.raw:  # its own batch, in its own output
+            assert set(rows_of(one.name, one.output)["batch_id"]) == {stream["batch_id"]}
+        assert_left_as_alone(one.name, one.alone)
+    assert len({s["batch_id"] for s in report["streams"]}) == len(members), "two streams shared a batch"
 
 
 def test_a_broken_stream_of_a_group_fails_alone_with_its_own_line_while_the_others_commit(
@@ -172,13 +230,13 @@ def test_a_broken_stream_of_a_group_fails_alone_with_its_own_line_while_the_othe
 def test_a_group_killed_mid_read_loses_nothing_and_duplicates_nothing_when_run_again(
     kinesis: Any, streams: StreamFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    entries, sent, outputs = made(kinesis, streams, tmp_path, monkeypatch)
-    path = streams_file(tmp_path / "streams.toml", entries, list(sent))
+    entries, members = made(kinesis, streams, tmp_path, monkeypatch)
+    path = streams_file(tmp_path / "streams.toml", entries, list(members))
 
     killed = faulted("crash", path)
     assert killed.returncode == -9, killed.stderr[-3000:]
     pending = 0
-    for name in sent:  # the dead worker's leases, evicted as an operator would (or as they lapse)
+    for name in members:  # the dead worker's leases, evicted as an operator would (or as they lapse)
         store = LeaseStore(dynamodb_client(), f"kinesis-batch-{name}")
         for lease in store.list_leases() if store.table_exists() else []:
             pending += lease.pending_batch_id is not None
@@ -188,17 +246,18 @@ def test_a_group_killed_mid_read_loses_nothing_and_duplicates_nothing_when_run_a
     ran = run_group(path)
 
     assert ran.returncode == 0, ran.stderr[-3000:]
-    for name in sent:
-        assert_exactly_once(rows_of(name, outputs[name]), sent[name])
-        assert_left_as_alone(name, outputs[name])
+    for one in members.values():
+        one.check()
+        assert_left_as_alone(one.name, one.alone)
 
 
 def test_a_group_run_beside_a_run_of_one_of_its_streams_alone_never_reads_a_shard_twice(
     kinesis: Any, streams: StreamFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    entries, sent, outputs = made(kinesis, streams, tmp_path, monkeypatch)
-    path = streams_file(tmp_path / "streams.toml", entries, list(sent))
+    entries, members = made(kinesis, streams, tmp_path, monkeypatch)
+    path = streams_file(tmp_path / "streams.toml", entries, list(members))
     shared = entries[0]["stream"]
+    alone_output = members[shared].alone
 
     def started(*args: str) -> subprocess.Popen[str]:
         return subprocess.Popen(
@@ -207,7 +266,7 @@ def test_a_group_run_beside_a_run_of_one_of_its_streams_alone_never_reads_a_shar
         )  # fmt: skip
 
     group = started("run", "--streams-file", str(path), "--group", "g", "--json")
-    alone = started("run", "--stream", shared, *outputs[shared], "--read-limits", "none", "--json")
+    alone = started("run", "--stream", shared, *alone_output, "--read-limits", "none", "--json")
     group_out, group_err = group.communicate(timeout=300)
     alone_out, alone_err = alone.communicate(timeout=300)
 
@@ -220,15 +279,15 @@ def test_a_group_run_beside_a_run_of_one_of_its_streams_alone_never_reads_a_shar
     # What one skipped (leased by the other) the next run reads: then every record is there once.
     finish = cli("run", "--streams-file", str(path), "--group", "g")
     assert finish.returncode == 0, finish.stderr[-3000:]
-    for name in sent:
-        assert_exactly_once(rows_of(name, outputs[name]), sent[name])
+    for one in members.values():
+        one.check()
 
 
 def test_a_group_told_to_stop_mid_read_stops_every_stream_cleanly_and_the_next_run_lands_each_once(
     kinesis: Any, streams: StreamFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    entries, sent, outputs = made(kinesis, streams, tmp_path, monkeypatch)
-    path = streams_file(tmp_path / "streams.toml", entries, list(sent))
+    entries, members = made(kinesis, streams, tmp_path, monkeypatch)
+    path = streams_file(tmp_path / "streams.toml", entries, list(members))
 
     stopped = faulted("sigterm", path, "--json")
 
@@ -245,5 +304,5 @@ def test_a_group_told_to_stop_mid_read_stops_every_stream_cleanly_and_the_next_r
 
     again = run_group(path)
     assert again.returncode == 0, again.stderr[-3000:]
-    for name in sent:
-        assert_exactly_once(rows_of(name, outputs[name]), sent[name])
+    for one in members.values():
+        one.check()
