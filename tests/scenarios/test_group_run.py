@@ -1,9 +1,10 @@
 """A group of streams in one run (``kinesis-batch run --streams-file F --group G``): raw streams
 into each format (two of them resharded), decoded JSON events and DynamoDB changes into a table
 of current state. Each stream lands exactly once into its own output, by its own oracle, and is
-left as its run alone would leave it (a run of it alone afterwards finds nothing new); a broken stream fails alone, with its
-own line, while the others publish and commit; a kill -9 mid-read loses nothing on the rerun;
-and a group run beside a run of one of its streams alone never reads a shard twice."""
+left as its run alone would leave it (a run of it alone afterwards finds nothing new); a broken
+stream fails alone, with its own line, while the others publish and commit; a kill -9 mid-read
+loses nothing on the rerun; and a group run beside a run of one of its streams alone never reads
+a shard twice."""
 
 from __future__ import annotations
 
