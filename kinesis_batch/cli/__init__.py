@@ -4,7 +4,7 @@ Every user error ends with one line on stderr and the exit code :func:`kinesis_b
 gives it (2 bad input or state, 3 a lost lease, 4 retryable, 1 anything else); never a
 traceback. ``run``, ``backfill`` and ``maintain`` stop cleanly on SIGINT and SIGTERM
 (kinesis_batch.stopping): one line, exit 130 or 143. One module per group of commands: ``run``
-and ``plan`` (run), ``backfill``, ``status`` and ``history`` (status), ``reset``,
+and ``plan`` (run; a group's ``run``: group), ``backfill``, ``status`` and ``history`` (status), ``reset``,
 ``import-kcl`` and ``export-kcl`` (handover), ``maintain``, ``package``.
 """
 
@@ -89,10 +89,12 @@ def _fail(message: str, code: int) -> int:
 def _command(name: str) -> Command:
     """The command's function, called with (args, spark, stop); spark is used by those that read,
     ``stop`` by those that stop cleanly on SIGINT and SIGTERM (STOPPABLE)."""
-    from kinesis_batch.cli import backfill, handover, maintain, package, run, status
+    from kinesis_batch.cli import backfill, group, handover, maintain, package, run, status
 
     commands: dict[str, Command] = {
-        "run": run.run_command,
+        "run": lambda args, *rest: (group.group_command if args.streams_file or args.group else run.run_command)(
+            args, *rest
+        ),
         "backfill": backfill.backfill_command,
         "plan": lambda args, *_: run.plan_command(args),
         "status": lambda args, *_: status.status_command(args),

@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kinesis_batch.cli.args import FLAGS
+from kinesis_batch.cli.run import catch_up_run, until_of
 from kinesis_batch.config import KEEP, RunConfig
 from kinesis_batch.errors import IllegalArgumentError
 from kinesis_batch.options import flag
@@ -26,20 +28,19 @@ from kinesis_batch.settings import CLI, StreamSettings, as_field_message, offere
 from kinesis_batch.stopping import StopRequest
 from kinesis_batch.streams_file import ENTRY_FIELDS, StreamsFile, entry_settings, stream_name
 
-if TYPE_CHECKING:
-    pass
-
 #: The stream settings a group's run takes from its command line, for every stream alike.
 GROUP_WIDE = ("spark_master", "spark_remote")
 
 
 def group_command(
-    args: argparse.Namespace, until: Any, spark: Callable[[], Any] | None, stop: StopRequest, *, verbose: bool
+    args: argparse.Namespace, spark: Callable[[], Any] | None = None, stop: StopRequest | None = None
 ) -> int:
-    """Run the group; print each stream's lines (its errors on stderr, as the command line's one
-    line each), then the group's; the worst exit code."""
+    """``run`` with --streams-file and --group: run the group; print each stream's lines (its
+    errors on stderr, as the command line's one line each), then the group's; the worst exit code."""
     from kinesis_batch.cli import error_line
 
+    stop = stop or StopRequest()
+    until = until_of(args)
     _refuse_stream_flags(args)
     if not args.streams_file or not args.group:
         raise IllegalArgumentError("run: --streams-file and --group go together (the group's streams and settings)")
@@ -47,7 +48,7 @@ def group_command(
     group = streams.group(args.group)
     runs = _stream_runs(args, streams, group.streams, until, spark, stop)
     report = run_group(group.name, runs, at_once=args.streams_at_once, stop=stop)
-    said = {id(o.error): error_line(o.error, verbose=verbose) for o in report.outcomes if o.error is not None}
+    said = {id(o.error): error_line(o.error, verbose=args.verbose) for o in report.outcomes if o.error is not None}
     if args.json:
         print(json.dumps(report.to_json(lambda exc: said[id(exc)]), indent=1))
     else:
@@ -91,7 +92,7 @@ def _stream_runs(
     made, broken = streams.entries(entry_settings, ENTRY_FIELDS, key=_stream, only=members)
     by_stream = {settings.stream: settings for settings in made}
     lines = {stream_name(entry.stream): entry.describe(streams.path) for entry in broken}
-    kinesis, dynamodb = kinesis_client(), dynamodb_client()  # thread-safe: one of each for the group
+    clients = kinesis_client(), dynamodb_client()  # thread-safe: one of each for the group
     engines = SharedEngines()
     share = max(1, min(args.streams_at_once, len(members)))
 
@@ -105,7 +106,10 @@ def _stream_runs(
             config = _config(args, settings, until, share)
         except IllegalArgumentError as exc:
             return _raising(IllegalArgumentError(f"{streams.path}: {stream}: {as_field_message(str(exc))}"))
-        return lambda: _run(args, config, kinesis, dynamodb, spark, engines, stop)
+        run = functools.partial(
+            catch_up_run, args, config, None, spark, stop, clients=clients, engines=engines.of, label=stream
+        )
+        return lambda: run().run()
 
     return {stream: run_of(stream) for stream in members}
 
@@ -125,27 +129,6 @@ def _config(args: argparse.Namespace, settings: StreamSettings, until: Any, shar
         slot_share=share,
         **run,
     )
-
-
-def _run(
-    args: argparse.Namespace,
-    config: RunConfig,
-    kinesis: Any,
-    dynamodb: Any,
-    spark: Callable[[], Any] | None,
-    engines: SharedEngines,
-    stop: StopRequest,
-) -> Any:
-    from kinesis_batch.run import CatchUpRun
-    from kinesis_batch.spark.place import ReadPlace
-
-    place = ReadPlace.of(config)
-    spark = spark or engines.of(place)
-    stream = config.stream
-    progress = (lambda _: None) if args.json else (lambda line: print(f"{stream}: {line}", file=sys.stderr, flush=True))
-    return CatchUpRun(
-        config, kinesis=kinesis, dynamodb=dynamodb, spark=spark, progress=progress, stop=stop, place=place
-    ).run()
 
 
 def _raising(error: Exception) -> StreamRun:

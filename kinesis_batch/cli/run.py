@@ -18,6 +18,8 @@ from kinesis_batch.stopping import StopRequest
 
 if TYPE_CHECKING:
     from kinesis_batch.run import CatchUpRun, RunReport
+    from kinesis_batch.spark.engine import Engine
+    from kinesis_batch.spark.place import ReadPlace
 
 
 def run_command(
@@ -25,16 +27,12 @@ def run_command(
 ) -> int:
     """``run``; ``spark`` gives the Spark session (spark-submit's own), else one is started lazily;
     ``stop``: the signals' request to stop (kinesis_batch.stopping)."""
-    if args.streams_file or args.group:
-        from kinesis_batch.cli.group import group_command
-
-        return group_command(args, _until(args.until), spark, stop or StopRequest(), verbose=args.verbose)
     if args.stream is None or args.output is None:
         missing = ", ".join(f"--{name}" for name in GROUPED if getattr(args, name) is None)
         raise IllegalArgumentError(
             f"run: the following arguments are required: {missing} (or --streams-file and --group)"
         )
-    config = run_config(args, until=_until(args.until), output_binding=MOVE if args.move_output else KEEP)
+    config = run_config(args, until=until_of(args), output_binding=MOVE if args.move_output else KEEP)
     run = catch_up_run(args, config, validate_run_id(args.run_id) if args.run_id else None, spark, stop)
     return print_report(args, run.run(), "run")
 
@@ -53,18 +51,28 @@ def catch_up_run(
     run_id: str | None,
     spark: Callable[[], Any] | None = None,
     stop: StopRequest | None = None,
+    *,
+    clients: tuple[Any, Any] | None = None,
+    engines: Callable[[ReadPlace], Callable[[], Engine]] | None = None,
+    label: str = "",
 ) -> CatchUpRun:
+    """The command line's run of ``config``: its progress on stderr (none with --json; each line
+    after ``label:``, a group's stream); ``clients``: (kinesis, dynamodb), built from the
+    environment when not given; ``engines``: the session of the read's place, shared (a group's),
+    unless ``spark`` is given."""
     from kinesis_batch.aws import dynamodb_client, kinesis_client
     from kinesis_batch.run import CatchUpRun
     from kinesis_batch.spark.place import ReadPlace
 
-    progress = (lambda _: None) if args.json else (lambda message: print(message, file=sys.stderr, flush=True))
+    said = f"{label}: " if label else ""
+    progress = (lambda _: None) if args.json else (lambda line: print(f"{said}{line}", file=sys.stderr, flush=True))
     place = ReadPlace.of(config)
+    kinesis, dynamodb = clients or (kinesis_client(), dynamodb_client())
     return CatchUpRun(
         config,
-        kinesis=kinesis_client(),
-        dynamodb=dynamodb_client(),
-        spark=spark or place.engine(),
+        kinesis=kinesis,
+        dynamodb=dynamodb,
+        spark=spark or (engines or ReadPlace.engine)(place),
         progress=progress,
         run_id=run_id,
         stop=stop,
@@ -92,7 +100,7 @@ def plan_command(args: argparse.Namespace) -> int:
         args.stream,
         table=lease_table(args),
         initial=parse_initial_position(args.initial_position),
-        until=_until(args.until),
+        until=until_of(args),
     )
     if args.json:
         print(json.dumps(plan_report(plan), indent=1))
@@ -110,5 +118,6 @@ def plan_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _until(text: str | None) -> datetime | None:
-    return parse_time(text, setting="--until") if text is not None else None
+def until_of(args: argparse.Namespace) -> datetime | None:
+    """The run's bound, --until (None: the tip)."""
+    return parse_time(args.until, setting="--until") if args.until is not None else None
