@@ -1,5 +1,5 @@
 # The two commands of the README. Both set up .venv (and the emulators) themselves.
-.PHONY: demo test check lint test-oracle test-benchmarks test-compat
+.PHONY: demo test check lint test-oracle test-groups test-benchmarks test-compat
 
 SOURCES = kinesis_batch spark_jobs dags tests benchmarks tools/devkit
 
@@ -15,8 +15,8 @@ test:
 	.venv/bin/ruff check $(SOURCES)
 	.venv/bin/ruff format --check $(SOURCES)
 	@.venv/bin/mypy > .venv/mypy.log 2>&1 & mypy=$$!; \
-	echo ".venv/bin/python -m pytest -n 3 --dist worksteal -m 'not benchmarks'  (mypy beside it)"; \
-	.venv/bin/python -m pytest -n 3 --dist worksteal -m "not benchmarks"; tests=$$?; \
+	echo ".venv/bin/python -m pytest -n 3 --dist worksteal -m 'not benchmarks and not groups'  (mypy beside it)"; \
+	.venv/bin/python -m pytest -n 3 --dist worksteal -m "not benchmarks and not groups"; tests=$$?; \
 	wait $$mypy; types=$$?; echo ".venv/bin/mypy"; cat .venv/mypy.log; \
 	test $$tests -eq 0 && test $$types -eq 0
 
@@ -39,6 +39,14 @@ test-oracle:
 	@tools/bootstrap.sh
 	KINESIS_BATCH_ORACLE_EXAMPLES=200 .venv/bin/python -m pytest -n 2 --dist worksteal -q \
 		tests/output/test_changes.py tests/decoding/test_oracle.py -k oracle
+
+# The heaviest group scenarios (CI runs them after make test-oracle; marked "groups"): twelve
+# streams through the command line killed -9 mid-read, the group's DAG and its Dagster job
+# (tests/scenarios/test_group_of_twelve.py), and a group of six killed -9 or told to stop
+# mid-read (tests/scenarios/test_group_run.py). About 3 minutes on 2 cores.
+test-groups:
+	@tools/bootstrap.sh
+	.venv/bin/python -m pytest -n 2 --dist worksteal -q -m groups tests/scenarios
 
 # The benchmarks' --quick forms (CI runs them after make test-oracle), so none can rot: each
 # starts its own endpoints and Spark and prints its figures; the test checks that they ran and

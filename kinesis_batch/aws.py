@@ -18,6 +18,7 @@ instead of failing the run.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import time
@@ -91,13 +92,25 @@ def kinesis_client(session: boto3.Session | None = None, *, endpoint_url: str | 
     return client
 
 
-def as_role(client: KinesisClient, role_arn: str, external_id: str = "") -> KinesisClient:
+def sts_endpoint(region: str | None, endpoint_url: str | None = None) -> str:
+    """Where a run assumes its stream's role: ``endpoint_url`` (a connection's), else botocore's
+    STS endpoint for ``region`` as the AWS environment resolves it (``AWS_ENDPOINT_URL_STS``,
+    ``AWS_ENDPOINT_URL``, the config file, else the region's). A read's tasks are told it in
+    their spec, as they are told Kinesis' endpoint: they may run where that environment is not
+    (a Spark JVM started before it was set, another host)."""
+    return endpoint_url or str(new_session(region_name=region).client("sts").meta.endpoint_url)
+
+
+def as_role(
+    client: KinesisClient, role_arn: str, external_id: str = "", *, sts_endpoint_url: str | None = None
+) -> KinesisClient:
     """A Kinesis client like ``client`` (its endpoint and region) that calls with ``role_arn``'s
     credentials (a stream of another account), assumed with ``client``'s own credentials and
     renewed by botocore before they expire, so a read longer than a role session keeps
     reading. Only Kinesis is reached so: the lease and history tables, the outputs and the
     registry stay the consumer's, with its own clients. The role is first assumed on the first
-    call (:func:`assume_now` asks at once)."""
+    call (:func:`assume_now` asks at once), at ``sts_endpoint_url`` (default: as the environment
+    resolves STS's)."""
     from botocore.credentials import AssumeRoleCredentialFetcher, DeferredRefreshableCredentials
 
     region = client.meta.region_name
@@ -106,8 +119,11 @@ def as_role(client: KinesisClient, role_arn: str, external_id: str = "") -> Kine
     asked: dict[str, Any] = {"RoleSessionName": "kinesis-batch"}
     if external_id:
         asked["ExternalId"] = external_id
+    creator = session._session.create_client
+    if sts_endpoint_url:
+        creator = functools.partial(creator, endpoint_url=sts_endpoint_url)
     fetcher = AssumeRoleCredentialFetcher(
-        session._session.create_client,
+        creator,
         own,
         role_arn,
         extra_args=asked,

@@ -60,6 +60,7 @@ class Event:
     step: str  # one of STEPS
     batch_id: str
     shard_id: str | None = None  # the shard of a ``reading`` event
+    stream: str | None = None  # the stream of a run's driver-side step (a group's runs share the observers)
 
 
 Observer = Callable[[Event], None]

@@ -38,6 +38,7 @@ class AwsClients(Protocol):
     def emr_serverless(self) -> Any: ...
     def s3(self) -> S3Settings: ...
     def aws_env(self) -> dict[str, str]: ...
+    def sts_endpoint(self) -> str: ...
 
 
 def run_ids(orchestrator: str, job: str, run_id: str, stamp: str = "") -> tuple[str, str]:
@@ -90,6 +91,7 @@ def orchestrated_run(
         emr_serverless=aws.emr_serverless,
         origin=origin,
         place=place,
+        sts_endpoint=aws.sts_endpoint() if config.settings.role_arn else None,
     )
 
 

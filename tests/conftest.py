@@ -188,6 +188,7 @@ SLOW_FIRST = (
     "dags/test_kinesis_catchup.py",
     "scenarios/test_spark_connect.py",
     "scenarios/test_zombie.py",
+    "scenarios/test_group_of_twelve.py",
     "scenarios/test_group_run.py",
     "cli/test_run.py",
     "dags/test_kinesis_streams.py",

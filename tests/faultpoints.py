@@ -16,7 +16,12 @@ production code has no fault switch, only observers of its steps, kinesis_batch.
   Ctrl-C, a ``kill``, an orchestrator would (SIGINT to the driver's whole process group when it
   leads one, as a terminal does); at ``reading`` the task then stays in its read (a stop must
   cancel it); ``sigterm-twice STEP``: two SIGTERMs half a second apart; ``sigterm-stall STEP``:
-  SIGTERM, then the driver stalls there for a minute (past any --stop-timeout of a test).
+  SIGTERM, then the driver stalls there for a minute (past any --stop-timeout of a test);
+- ``delete-stream STEP``: delete the run's stream at a driver-side step (a stream deleted mid-run),
+  and wait until Kinesis says it is gone.
+
+An action written ``ACTION:STREAM`` acts at that stream's steps only (a group's runs share one
+process, so they share its observers).
 
 ``python -m tests.faultpoints crash|freeze STEP kinesis-batch ARGS...`` is the command line with
 such an observer installed: the crash and zombie tests start their runs this way.
@@ -37,7 +42,7 @@ from pathlib import Path
 from kinesis_batch.events import STEPS, Event
 
 REPO = Path(__file__).resolve().parents[1]
-ACTIONS = ("crash", "crash-driver", "freeze", "sigint", "sigterm", "sigterm-twice", "sigterm-stall")
+ACTIONS = ("crash", "crash-driver", "freeze", "sigint", "sigterm", "sigterm-twice", "sigterm-stall", "delete-stream")
 _FROZEN = threading.Lock()
 _FROZEN_ONCE: list[bool] = []  # per process: a worker freezes the run once
 
@@ -51,13 +56,22 @@ class FaultAt:
     step: str  # one of STEPS, or "task" (crash only)
     batch_id: str | None = None
     pid: int | None = None  # the signals' driver
+    stream: str | None = None  # set: only that stream's run (its driver-side steps)
 
     def __post_init__(self) -> None:
         if self.action not in ACTIONS or self.step not in (*STEPS, "task"):
             raise ValueError(f"not a fault: {self.action} {self.step}")
+        if self.action == "delete-stream" and (self.stream is None or self.step == "reading"):
+            raise ValueError("delete-stream: a stream's driver-side step, as delete-stream:STREAM STEP")
 
     def __call__(self, event: Event) -> None:
         if self.batch_id is not None and event.batch_id != self.batch_id:
+            return
+        if self.stream is not None and event.stream != self.stream:
+            return
+        if self.action == "delete-stream":
+            if event.step == self.step:
+                _delete(self.stream)
             return
         in_task = event.step == "reading"
         if self.action.startswith("sig"):
@@ -103,6 +117,14 @@ class FaultAt:
             time.sleep(60)  # still reading (or stalled) when the stop comes: it must not wait for this
 
 
+def _delete(stream: str | None) -> None:
+    from kinesis_batch.aws import kinesis_client
+
+    kinesis = kinesis_client()
+    kinesis.delete_stream(StreamName=stream, EnforceConsumerDeletion=True)
+    kinesis.get_waiter("stream_not_exists").wait(StreamName=stream, WaiterConfig={"Delay": 1, "MaxAttempts": 60})
+
+
 def forget_signals(pid: int) -> None:
     """Let a driver pid be signalled again (pids are reused; in-process tests share one)."""
     Path(tempfile.gettempdir(), f"kb-signalled-{pid}").unlink(missing_ok=True)
@@ -123,12 +145,13 @@ def command(action: str, step: str, *args: str) -> list[str]:
 def main(argv: list[str]) -> int:
     from kinesis_batch import cli, events
 
-    action, step, *args = argv
+    fault, step, *args = argv
+    action, _, stream = fault.partition(":")
     # Spark's Python workers unpickle the observer, so they must find this module too: the JVM
     # passes PYTHONPATH on to them.
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
     forget_signals(os.getpid())
-    events.observe(FaultAt(action, step, pid=os.getpid()), in_tasks=True)
+    events.observe(FaultAt(action, step, pid=os.getpid(), stream=stream or None), in_tasks=True)
     return cli.main(args)
 
 

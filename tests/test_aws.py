@@ -64,6 +64,27 @@ def test_fast_timestamp_parser_agrees_with_botocore_on_both_forms() -> None:
 ROLE = "arn:aws:iam::111111111111:role/kinesis-reader"
 
 
+def test_a_role_is_assumed_at_the_sts_endpoint_given_else_where_the_environment_says(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    monkeypatch.setenv("AWS_ENDPOINT_URL_STS", "http://127.0.0.1:4003")
+    assert aws.sts_endpoint("eu-west-1") == "http://127.0.0.1:4003"
+    assert aws.sts_endpoint("eu-west-1", "http://127.0.0.1:4004") == "http://127.0.0.1:4004"  # a connection's
+    monkeypatch.delenv("AWS_ENDPOINT_URL_STS")
+    assert aws.sts_endpoint("eu-west-1") == "https://sts.eu-west-1.amazonaws.com"
+
+
+def test_a_roles_client_assumes_it_at_the_endpoint_it_was_given_not_the_environments(
+    stack: LocalStack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As a Spark task does with its spec's endpoint, in a worker that never had the environment's.
+    monkeypatch.setenv("AWS_ENDPOINT_URL_STS", "http://127.0.0.1:9")  # nothing listens there
+    client = aws.as_role(aws.kinesis_client(), ROLE, sts_endpoint_url=stack.dynamodb.url)  # moto_server's STS
+    aws.assume_now(client, ROLE)
+    assert client._request_signer._credentials.access_key.startswith("ASIA")  # type: ignore[attr-defined]
+
+
 def test_a_roles_client_keeps_the_endpoint_and_renews_its_credentials_before_they_expire(
     stack: LocalStack, emulator: str, streams: StreamFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:

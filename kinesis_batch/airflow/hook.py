@@ -18,6 +18,7 @@ from kinesis_batch.aws import (
     glue_client,
     kinesis_client,
     s3_settings,
+    sts_endpoint,
 )
 
 if TYPE_CHECKING:
@@ -56,6 +57,10 @@ class KinesisBatchHook(AwsBaseHook):
         """S3 for the table sinks (pyarrow, deltalake, pyiceberg): this connection's session and
         its S3 endpoint, which those libraries would not find on their own."""
         return s3_settings(self.get_session(), endpoint_url=self.conn_config.get_service_endpoint_url("s3"))
+
+    def sts_endpoint(self) -> str:
+        """Where a stream's role is assumed (``service_config.sts.endpoint_url``, else the environment's)."""
+        return sts_endpoint(self.get_session().region_name, self.conn_config.get_service_endpoint_url("sts"))
 
     def aws_env(self) -> dict[str, str]:
         """This connection as the standard AWS environment, for a process of our own (spark-submit)."""

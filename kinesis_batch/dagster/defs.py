@@ -113,6 +113,7 @@ def build_stream_defs(
     lag_threshold_seconds, the decoding ones, partition_by, target_file_mb...); the daily
     ``_maintain`` job (kinesis_batch.dagster.maintain) keeps ``retain_hours`` of versions."""
     consumer = consumer_of(stream, output=output, retain_hours=retain_hours, small_file_mb=small_file_mb, **settings)
+    stream = consumer.stream  # its name, also when written as its ARN: what its assets and jobs are named by
     prefix = "kinesis_batch_" + re.sub(r"[^A-Za-z0-9_]", "_", stream)
     key = dg.AssetKey(["kinesis_batch", stream])
     source = dg.AssetSpec(

@@ -28,6 +28,7 @@ from kinesis_batch.aws import (
     kinesis_client,
     new_session,
     s3_settings,
+    sts_endpoint,
 )
 from kinesis_batch.serverless.settings import TIMEOUT_MINUTES, ServerlessSettings
 from kinesis_batch.spark.cluster import SparkCluster
@@ -64,6 +65,10 @@ class AwsClients(ResourceWithBoto3Configuration):
 
     def s3(self) -> S3Settings:
         return s3_settings(self.session(), endpoint_url=self.endpoint_url)
+
+    def sts_endpoint(self) -> str:
+        """Where a stream's role is assumed: ``endpoint_url`` when set, else the environment's STS."""
+        return sts_endpoint(self.session().region_name, self.endpoint_url)
 
     def aws_env(self) -> dict[str, str]:
         """These settings as the standard AWS environment, for the spark-submit of a read step."""

@@ -18,7 +18,15 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import pyarrow as pa
 
-from kinesis_batch.aws import S3Settings, as_role, cloudwatch_client, emr_serverless_client, glue_client, s3_settings
+from kinesis_batch.aws import (
+    S3Settings,
+    as_role,
+    cloudwatch_client,
+    emr_serverless_client,
+    glue_client,
+    s3_settings,
+)
+from kinesis_batch.aws import sts_endpoint as resolved_sts  # the parameter has its name
 from kinesis_batch.checkpoints.store import DynamoDBCheckpointStore
 from kinesis_batch.config import RunConfig
 from kinesis_batch.decoding.resolve import resolve
@@ -92,6 +100,7 @@ class RunContext:
         emr_serverless: Callable[[], Any] | None = None,
         origin: Origin | None = None,
         place: ReadPlace | None = None,
+        sts_endpoint: str | None = None,
     ) -> None:
         """``spark`` gives the Spark session the read uses (started on first use, shared by the
         caller's runs); ``s3``: how the output (the one ``config`` names, with its dead-letter
@@ -104,11 +113,14 @@ class RunContext:
         drives the run, as its OpenLineage events say (its parent run, its source; None: the
         standard ``OPENLINEAGE_PARENT_*`` variables say, kinesis_batch.openlineage.origin); ``place``:
         where the read step runs, as the adapter decided it (kinesis_batch.spark.place; default:
-        as ``config`` says, with no cluster to submit to)."""
+        as ``config`` says, with no cluster to submit to); ``sts_endpoint``: where a stream's role
+        is assumed, here and in the read's tasks (default: as the AWS environment resolves STS)."""
         self.config = config
         # A stream of another account is read with its role; everything else stays this account's.
         role, external_id = config.settings.role_arn, config.settings.external_id
-        self.kinesis = as_role(kinesis, role, external_id) if role else kinesis
+        #: Where the role is assumed (None: no role), here and in the read's tasks.
+        self.sts_endpoint = (sts_endpoint or resolved_sts(kinesis.meta.region_name)) if role else None
+        self.kinesis = as_role(kinesis, role, external_id, sts_endpoint_url=self.sts_endpoint) if role else kinesis
         self.spark = spark
         self.place = place or ReadPlace.of(config)
         self.progress = progress
@@ -150,7 +162,7 @@ class RunContext:
         return self._described
 
     def emit(self, step: str) -> None:
-        emit(Event(step, self.run_id))
+        emit(Event(step, self.run_id, stream=self.config.stream))
 
     def lost(self, keys: Collection[str], when: str) -> LeaseLostError:
         """The error of a run that lost ``keys``: one line naming them and who has them now."""

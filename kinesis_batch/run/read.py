@@ -96,6 +96,7 @@ def _read(context: RunContext) -> None:
             dead_data=dead_data,
             decode=decode,
             dead_files=dead_files,
+            sts_endpoint_url=context.sts_endpoint,
         )
         for group in groups
     ]

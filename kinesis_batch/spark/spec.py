@@ -65,6 +65,7 @@ class GroupSpec:
     reader: str = page.DEFAULT_READER  # how GetRecords pages are parsed (shards.page): the driver's choice
     role_arn: str = ""  # the stream's account's role the task reads with (its own credentials assume it)
     external_id: str = ""
+    sts_endpoint_url: str | None = None  # where the task assumes the role: the driver's STS endpoint
 
     @classmethod
     def of(
@@ -80,6 +81,7 @@ class GroupSpec:
         dead_data: Place | None = None,
         decode: DecodeSpec | None = None,
         dead_files: FileLayout | None = None,
+        sts_endpoint_url: str | None = None,
     ) -> GroupSpec:
         return cls(
             stream=config.stream_id,
@@ -99,6 +101,7 @@ class GroupSpec:
             reader=page.chosen(),
             role_arn=config.settings.role_arn,
             external_id=config.settings.external_id,
+            sts_endpoint_url=sts_endpoint_url,
         )
 
     def to_json(self) -> str:

@@ -85,7 +85,7 @@ def read_group(group: GroupSpec, observers: Sequence[Observer] = ()) -> dict[str
 
     client = kinesis_client(new_session(region_name=group.region), endpoint_url=group.endpoint_url)
     if group.role_arn:  # a stream of another account: read with its role, assumed with the task's credentials
-        client = as_role(client, group.role_arn, group.external_id)
+        client = as_role(client, group.role_arn, group.external_id, sts_endpoint_url=group.sts_endpoint_url)
     stop = threading.Event()
     results: dict[str, RangeResult] = {}
     settled: set[str] = set()  # read, or skipped because a parent stopped short

@@ -99,6 +99,17 @@ def test_the_hourly_schedule_reads_up_to_its_tick_and_tags_the_stream(tmp_path: 
     assert node.definition.pool == "kinesis_batch/clicks"
 
 
+def test_a_stream_named_by_its_arn_names_its_assets_jobs_and_pool_by_its_name(tmp_path: Path) -> None:
+    defs = build_stream_defs("arn:aws:kinesis:us-east-1:111111111111:stream/clicks", output=str(tmp_path))
+
+    job = defs.resolve_job_def("kinesis_batch_clicks_catch_up")
+
+    assert job.tags["kinesis_batch/stream"] == "clicks"
+    assert {key.path[-1] for key in defs.resolve_all_asset_keys()} == {"clicks"}
+    (node,) = [n for n in job.nodes if n.name == "kinesis_batch__clicks"]
+    assert node.definition.pool == "kinesis_batch/clicks"
+
+
 @pytest.mark.parametrize(
     "config",
     [{"format": "csv"}, {"shards": "all"}, {"move_main_checkpoints": "yes"}, {"colour": "red"}],
@@ -120,6 +131,7 @@ def test_resources_fall_back_to_the_standard_aws_environment(monkeypatch: pytest
     assert (kinesis.meta.region_name, kinesis.meta.endpoint_url) == ("ap-south-1", "http://127.0.0.1:1")
     assert (explicit.meta.region_name, explicit.meta.endpoint_url) == ("eu-west-1", "http://127.0.0.1:2")
     assert SparkResource().master == "local[*]"
+    assert AwsClients(endpoint_url="http://127.0.0.1:2").sts_endpoint() == "http://127.0.0.1:2"  # a role's, too
 
 
 def test_without_a_streams_file_the_code_location_says_how_to_name_one(

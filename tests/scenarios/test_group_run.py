@@ -2,9 +2,11 @@
 into each format (two of them resharded), decoded JSON events and DynamoDB changes into a table
 of current state. Each stream lands exactly once into its own output, by its own oracle, and is
 left as its run alone would leave it (a run of it alone afterwards finds nothing new); a broken
-stream fails alone, with its own line, while the others publish and commit; a kill -9 mid-read
-loses nothing on the rerun; and a group run beside a run of one of its streams alone never reads
-a shard twice."""
+stream (its output another format's table, its stream deleted before the run or in the middle of
+it, its role refused, its entry mistyped or missing) fails alone, with its own line, while the
+others publish and commit; a kill -9 mid-read loses nothing on the rerun; and a group run beside
+a run of one of its streams alone never reads a shard twice. The group of twelve, through every
+adapter, is tests/scenarios/test_group_of_twelve.py."""
 
 from __future__ import annotations
 
@@ -56,11 +58,15 @@ def run_group(path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     return cli("run", "--streams-file", str(path), "--group", "g", "--json", *extra)
 
 
-def faulted(action: str, path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    """The group's run, crashed or signalled (tests.faultpoints) when a task first reads."""
+def faulted(
+    action: str, path: Path, *extra: str, step: str = "reading", env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The group's run with a fault (tests.faultpoints) at ``step``: by default crashed or
+    signalled when a task first reads."""
     return subprocess.run(
-        faultpoints.command(action, "reading", "run", "--streams-file", str(path), "--group", "g", *extra),
+        faultpoints.command(action, step, "run", "--streams-file", str(path), "--group", "g", *extra),
         capture_output=True, text=True, timeout=300, start_new_session=True, cwd=REPO,
+        env={**os.environ, **(env or {})},
     )  # fmt: skip
 
 
@@ -181,22 +187,26 @@ def test_a_broken_stream_of_a_group_fails_alone_with_its_own_line_while_the_othe
     make_target("delta table", Path(foreign_output[3]), tmp_path)
     gone = streams.create(shards=1)  # deleted before the group's run reaches it
     kinesis.delete_stream(StreamName=gone)
+    deleted = streams.create(shards=2)  # deleted mid-run: its leases taken, its batch prepared
+    put(kinesis, deleted, 10)
     theirs = streams.create(shards=1)  # read through a role that STS refuses
     entries = [
         entry(good, good_output, read_limits="none"),
         entry(foreign, foreign_output),
         entry(gone, output_args("parquet", "local", tmp_path, monkeypatch)),
+        entry(deleted, output_args("parquet", "local", tmp_path, monkeypatch)),
         {"stream": "typo", "output": str(tmp_path / "typo"), "fromat": "delta"},
         entry(theirs, output_args("parquet", "local", tmp_path, monkeypatch), role_arn=ROLE),
     ]
-    failing = [foreign, gone, "typo", "nowhere", theirs]
-    path = streams_file(tmp_path / "streams.toml", entries, [foreign, good, gone, "typo", "nowhere", theirs])
+    failing = [foreign, gone, deleted, "typo", "nowhere", theirs]
+    members = [foreign, good, gone, deleted, "typo", "nowhere", theirs]
+    path = streams_file(tmp_path / "streams.toml", entries, members)
 
     sts = LimitsProxy(stack.dynamodb.url, control=ControlLimits.none()).__enter__()
     request.addfinalizer(lambda: sts.__exit__(None, None, None))
     sts.refuse("AssumeRole", "AccessDenied", f"not authorized to perform: sts:AssumeRole on {ROLE}")
     refusing = {"AWS_ENDPOINT_URL_STS": sts.url}  # every call of the role's stream, the fleet's too
-    ran = cli("run", "--streams-file", str(path), "--group", "g", env=refusing)
+    ran = faulted(f"delete-stream:{deleted}", path, step="prepared", env=refusing)
 
     assert ran.returncode == 2, ran.stderr[-3000:]
     errors = [line for line in ran.stderr.splitlines() if line.startswith("kinesis-batch: error:")]
@@ -206,9 +216,13 @@ def test_a_broken_stream_of_a_group_fails_alone_with_its_own_line_while_the_othe
     assert f"--role-arn {ROLE}: cannot be assumed" in by_stream[theirs] and "AccessDenied" in by_stream[theirs]
     assert not LeaseStore(dynamodb_client(), f"kinesis-batch-{theirs}").table_exists()
     assert "delta" in by_stream[foreign] and gone in by_stream[gone] and "does not exist" in by_stream[gone]
+    assert "does not exist; nothing was published" in by_stream[deleted], by_stream[deleted]
+    # Leased and prepared when its stream went: its leases let go, its batch never published.
+    left = LeaseStore(dynamodb_client(), f"kinesis-batch-{deleted}").list_leases()
+    assert left and all(lease.lease_owner is None for lease in left), left
     assert "fromat: not a setting (did you mean format?)" in by_stream["typo"]
     assert "'nowhere' has no [[streams]] entry" in by_stream["nowhere"]
-    assert f"{good}: run " in ran.stdout and "5 failed" in ran.stdout.splitlines()[-1], ran.stdout
+    assert f"{good}: run " in ran.stdout and "6 failed" in ran.stdout.splitlines()[-1], ran.stdout
     assert_exactly_once(rows_of(good, good_output), sent)
     assert_left_as_alone(good, good_output)
     assert not LeaseStore(dynamodb_client(), f"kinesis-batch-{foreign}").table_exists()
@@ -218,16 +232,17 @@ def test_a_broken_stream_of_a_group_fails_alone_with_its_own_line_while_the_othe
     fleet = cli("status", "--streams-file", str(path), "--json", env=refusing)
     assert fleet.returncode == 0, fleet.stderr[-3000:]
     lines = json.loads(fleet.stdout)
-    assert sorted(line["stream"] for line in lines[:5]) == sorted(failing), lines
-    assert all(line["error"] and line["group"] == "g" for line in lines[:5]), lines
+    assert sorted(line["stream"] for line in lines[:6]) == sorted(failing), lines
+    assert all(line["error"] and line["group"] == "g" for line in lines[:6]), lines
     last = lines[-1]
     assert (last["stream"], last["group"], last["error"], last["outcome"]) == (good, "g", None, "committed"), last
     assert (last["records"], last["pending_batches"], last["retention_risk"]) == (len(sent), [], "ok"), last
     assert "cannot be assumed" in next(line["error"] for line in lines if line["stream"] == theirs)
     said = cli("status", "--streams-file", str(path), env=refusing)
-    assert said.returncode == 0 and said.stdout.splitlines()[0].endswith("worst first: 5 that cannot be read")
+    assert said.returncode == 0 and said.stdout.splitlines()[0].endswith("worst first: 6 that cannot be read")
 
 
+@pytest.mark.groups  # make test-groups
 def test_a_group_killed_mid_read_loses_nothing_and_duplicates_nothing_when_run_again(
     kinesis: Any, streams: StreamFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -284,6 +299,7 @@ def test_a_group_run_beside_a_run_of_one_of_its_streams_alone_never_reads_a_shar
         one.check()
 
 
+@pytest.mark.groups  # make test-groups
 def test_a_group_told_to_stop_mid_read_stops_every_stream_cleanly_and_the_next_run_lands_each_once(
     kinesis: Any, streams: StreamFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
