@@ -11,7 +11,13 @@ from kinesis_batch import defaults
 from kinesis_batch.errors import BAD_INPUT, IllegalArgumentError
 from kinesis_batch.maintenance.settings import MAINTAIN_OPTIONS
 from kinesis_batch.output.formats import FORMATS
-from kinesis_batch.parsers import default_table, validate_stream_name, validate_table_name
+from kinesis_batch.parsers import (
+    default_table,
+    stream_of_arn,
+    validate_role_arn,
+    validate_stream_name,
+    validate_table_name,
+)
 from kinesis_batch.serverless.settings import ServerlessSettings
 from kinesis_batch.settings import CLI, OPTIONS, StreamSettings, flag, kind, offered
 
@@ -65,6 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     status = commands.add_parser("status", help="shards, lineage, leases and checkpoints")
     _stream_and_table(status, required=False)
+    _their_stream(status)
     status.add_argument(
         "--streams-file",
         metavar="F",
@@ -82,6 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     history = commands.add_parser("history", help="committed checkpoint moves")
     _stream_and_table(history)
+    _their_stream(history)
     _output(history, required=False)
     history.add_argument("--run", help="only the moves of this run id")
     history.add_argument(
@@ -189,12 +197,18 @@ def output_sink(args: argparse.Namespace, table: str) -> Stored | None:
         return None
     from kinesis_batch.aws import s3_settings
 
-    return output_of(args).open(app=table, stream=args.stream, s3=s3_settings())
+    return output_of(args).open(app=table, stream=named_stream(args), s3=s3_settings())
 
 
 def _stream_and_table(parser: argparse.ArgumentParser, table_help: str = "", *, required: bool = True) -> None:
     parser.add_argument("--stream", required=required, help=_help("stream"))
     parser.add_argument("--table", help=table_help or _help("table"))
+
+
+def _their_stream(parser: argparse.ArgumentParser) -> None:
+    """A stream of another account, for the commands that read one (--stream its ARN or name)."""
+    parser.add_argument("--role-arn", default="", help=_help("role_arn"))
+    parser.add_argument("--external-id", default="", help=_help("external_id"))
 
 
 def _help(name: str) -> str:
@@ -338,6 +352,21 @@ def _positive_seconds(text: str) -> float:
     if not 0 < seconds <= 3600:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds in (0, 3600]")
     return seconds
+
+
+def named_stream(args: argparse.Namespace) -> str:
+    """The name of --stream, given as a name or as the ARN of a stream of another account (the
+    stream's identity: its lease table's default name, its outputs' paths); --role-arn checked."""
+    if getattr(args, "role_arn", ""):
+        validate_role_arn(args.role_arn)
+    if (args.stream or "").startswith("arn:"):
+        return stream_of_arn(args.stream, setting="--stream")
+    return validate_stream_name(args.stream)
+
+
+def stream_table(args: argparse.Namespace) -> str:
+    """--table, or the default table of --stream's name (a name or an ARN: :func:`named_stream`)."""
+    return validate_table_name(args.table if args.table is not None else default_table(named_stream(args)))
 
 
 def lease_table(args: argparse.Namespace) -> str:

@@ -15,8 +15,10 @@ from kinesis_batch.status.fleet import FleetLine, fleet_of_file
 def fleet_command(args: argparse.Namespace) -> int:
     from kinesis_batch.aws import dynamodb_client, kinesis_client, s3_settings
 
-    if args.stream is not None or args.table is not None or args.output is not None:
-        raise IllegalArgumentError("status: --streams-file reads each stream's settings from its entry: no --stream")
+    if args.stream is not None or args.table is not None or args.output is not None or args.role_arn:
+        raise IllegalArgumentError(
+            "status: --streams-file reads each stream's settings from its entry (its role too): no --stream"
+        )
     path = Path(args.streams_file)
     lines = fleet_of_file(path, kinesis_client(), dynamodb_client(), s3=s3_settings(), small_file_mb=args.small_file_mb)
     if args.json:

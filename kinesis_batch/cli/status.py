@@ -8,18 +8,33 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from kinesis_batch.alerts import duration
-from kinesis_batch.cli.args import lease_table, output_sink
+from kinesis_batch.cli.args import output_sink, stream_table
 from kinesis_batch.errors import IllegalArgumentError, InvalidStateError
 from kinesis_batch.landing import Landing
 from kinesis_batch.output.datafiles import MIB
-from kinesis_batch.parsers import validate_run_id, validate_stream_name
+from kinesis_batch.parsers import validate_run_id
 
 if TYPE_CHECKING:
+    from mypy_boto3_kinesis import KinesisClient
+
     from kinesis_batch.status import FilesStatus, OutputStatus, PublishesTo
 
 
+def stream_kinesis(args: argparse.Namespace) -> KinesisClient:
+    """Kinesis as --stream's account has it: with --role-arn's credentials when given (assumed
+    now: a role that cannot be assumed is one line, exit 2), else this account's. The lease and
+    history tables stay this account's, with its own client."""
+    from kinesis_batch.aws import as_role, assume_now, kinesis_client
+
+    if not args.role_arn:
+        return kinesis_client()
+    theirs = as_role(kinesis_client(), args.role_arn, args.external_id)
+    assume_now(theirs, args.role_arn)
+    return theirs
+
+
 def status_command(args: argparse.Namespace) -> int:
-    from kinesis_batch.aws import dynamodb_client, kinesis_client
+    from kinesis_batch.aws import dynamodb_client
     from kinesis_batch.status import stream_status
 
     if args.streams_file:
@@ -28,9 +43,9 @@ def status_command(args: argparse.Namespace) -> int:
         return fleet_command(args)
     if args.stream is None:
         raise IllegalArgumentError("status: the following arguments are required: --stream (or --streams-file)")
-    table = lease_table(args)
+    table = stream_table(args)
     status = stream_status(
-        kinesis_client(), dynamodb_client(), args.stream, table, output=output_sink(args, table),
+        stream_kinesis(args), dynamodb_client(), args.stream, table, output=output_sink(args, table),
         small_file_mb=args.small_file_mb,
     )  # fmt: skip
     if args.json:
@@ -121,16 +136,15 @@ def _output_line(output: OutputStatus) -> str:
 
 
 def history_command(args: argparse.Namespace) -> int:
-    from kinesis_batch.aws import dynamodb_client, kinesis_client
+    from kinesis_batch.aws import dynamodb_client
     from kinesis_batch.status import history_rows
 
-    validate_stream_name(args.stream)
-    table = lease_table(args)
+    table = stream_table(args)
     if args.runs:
         return _runs(args, table)
     if args.run:
         validate_run_id(args.run, setting="--run")
-    rows = history_rows(kinesis_client(), dynamodb_client(), args.stream, table, run_id=args.run)
+    rows = history_rows(stream_kinesis(args), dynamodb_client(), args.stream, table, run_id=args.run)
     if args.run and not rows:
         raise InvalidStateError(
             f"--run {args.run}: no batch of that run was committed in {table} "
@@ -158,13 +172,13 @@ def history_command(args: argparse.Namespace) -> int:
 
 
 def _runs(args: argparse.Namespace, table: str) -> int:
-    from kinesis_batch.aws import dynamodb_client, kinesis_client
+    from kinesis_batch.aws import dynamodb_client
     from kinesis_batch.cost import ReadCost
     from kinesis_batch.status import run_rows
 
     if args.run:
         raise IllegalArgumentError("--runs lists every run; --run names one, leave one of them out")
-    rows = run_rows(kinesis_client(), dynamodb_client(), args.stream, table)
+    rows = run_rows(stream_kinesis(args), dynamodb_client(), args.stream, table)
     if args.json:
         print(json.dumps(rows, indent=1))
         return 0

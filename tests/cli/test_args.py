@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from kinesis_batch.bounds import ANY, Bound
-from kinesis_batch.cli.args import build_parser, stream_settings
+from kinesis_batch.cli.args import build_parser, named_stream, stream_settings, stream_table
 from kinesis_batch.errors import IllegalArgumentError
 from kinesis_batch.options import flag, kind
 from kinesis_batch.serverless.settings import TIMEOUT_MINUTES
@@ -74,3 +74,31 @@ def test_every_bounded_flag_out_of_bounds_is_one_line_naming_that_flag_never_a_f
     said = str(refused.value)
     assert said.startswith(f"{flag(option)}: ") and "\n" not in said, said
     assert not any(f"{other.name}:" in said or f"{other.name} " in said for other in OPTIONS if "_" in other.name), said
+
+
+@pytest.mark.parametrize(
+    ("command", "stream", "table"),
+    [
+        ("status", "clicks", "kinesis-batch-clicks"),
+        ("history", "arn:aws:kinesis:eu-west-1:111111111111:stream/clicks", "kinesis-batch-clicks"),
+    ],
+)
+def test_a_stream_of_another_account_is_read_by_arn_its_tables_named_by_its_name(
+    command: str, stream: str, table: str
+) -> None:
+    args = build_parser().parse_args([command, "--stream", stream, "--role-arn", ROLE, "--external-id", "lake-1"])
+
+    assert (named_stream(args), stream_table(args)) == ("clicks", table)
+    assert (args.role_arn, args.external_id) == (ROLE, "lake-1")
+
+
+@pytest.mark.parametrize(
+    ("flags", "says"),
+    [
+        (("--stream", "arn:aws:kinesis:eu-west-1:stream"), "--stream: 'arn:aws:kinesis:eu-west-1:stream' is not a"),
+        (("--stream", "clicks", "--role-arn", "reader"), "--role-arn: 'reader' is not an IAM role ARN"),
+    ],
+)
+def test_a_mistaken_stream_or_role_of_status_is_one_line(flags: tuple[str, ...], says: str) -> None:
+    with pytest.raises(IllegalArgumentError, match=says):
+        stream_table(build_parser().parse_args(["status", *flags]))

@@ -6,6 +6,7 @@ StreamARN.)"""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -40,13 +41,19 @@ def test_a_stream_named_by_arn_is_read_with_its_roles_credentials_and_the_tables
         "AWS_ENDPOINT_URL_STS": stack.dynamodb.url,  # moto_server's STS hands out the role's keys
     }
 
-    ran = cli(
-        "run", "--stream", arn_of(kinesis, name), "--role-arn", ROLE, "--external-id", "lake-1",
-        "--output", str(output), "--read-limits", "none", env=env,
-    )  # fmt: skip
+    theirs_flags = ("--stream", arn_of(kinesis, name), "--role-arn", ROLE, "--external-id", "lake-1")
+    ran = cli("run", *theirs_flags, "--output", str(output), "--read-limits", "none", env=env)
 
     assert ran.returncode == 0, ran.stderr[-3000:]
     assert_exactly_once(read_output(output), sent)
+    # Where that consumer is, and its runs: read as the run was, by ARN with the role, the tables with ours.
+    status = cli("status", *theirs_flags, "--output", str(output), "--json", env=env)
+    assert status.returncode == 0, status.stderr[-3000:]
+    shards = json.loads(status.stdout)
+    assert len(shards) == 2 and all(shard["checkpoint"] and not shard["lease_owner"] for shard in shards), shards
+    runs = cli("history", *theirs_flags, "--runs", "--json", env=env)
+    assert runs.returncode == 0, runs.stderr[-3000:]
+    assert [run["records"] for run in json.loads(runs.stdout)] == [len(sent)]
     ours = STATIC_ENV["AWS_ACCESS_KEY_ID"]
     theirs = set().union(*kinesis_proxy.access_keys.values())
     assert theirs and ours not in theirs and all(key.startswith("ASIA") for key in theirs), kinesis_proxy.access_keys
