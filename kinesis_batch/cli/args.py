@@ -14,7 +14,6 @@ from kinesis_batch.output.formats import FORMATS
 from kinesis_batch.parsers import (
     default_table,
     stream_of_arn,
-    validate_role_arn,
     validate_stream_name,
     validate_table_name,
 )
@@ -356,9 +355,7 @@ def _positive_seconds(text: str) -> float:
 
 def named_stream(args: argparse.Namespace) -> str:
     """The name of --stream, given as a name or as the ARN of a stream of another account (the
-    stream's identity: its lease table's default name, its outputs' paths); --role-arn checked."""
-    if getattr(args, "role_arn", ""):
-        validate_role_arn(args.role_arn)
+    stream's identity: its lease table's default name, its outputs' paths)."""
     if (args.stream or "").startswith("arn:"):
         return stream_of_arn(args.stream, setting="--stream")
     return validate_stream_name(args.stream)
@@ -366,10 +363,13 @@ def named_stream(args: argparse.Namespace) -> str:
 
 def stream_table(args: argparse.Namespace) -> str:
     """--table, or the default table of --stream's name (a name or an ARN: :func:`named_stream`)."""
-    return validate_table_name(args.table if args.table is not None else default_table(named_stream(args)))
+    return _table_of(args, named_stream(args))
 
 
 def lease_table(args: argparse.Namespace) -> str:
     """--table, or the stream's default table; the stream name is checked first."""
-    validate_stream_name(args.stream)
-    return validate_table_name(args.table if args.table is not None else default_table(args.stream))
+    return _table_of(args, validate_stream_name(args.stream))
+
+
+def _table_of(args: argparse.Namespace, stream: str) -> str:
+    return validate_table_name(args.table if args.table is not None else default_table(stream))

@@ -12,7 +12,7 @@ from kinesis_batch.cli.args import output_sink, stream_table
 from kinesis_batch.errors import IllegalArgumentError, InvalidStateError
 from kinesis_batch.landing import Landing
 from kinesis_batch.output.datafiles import MIB
-from kinesis_batch.parsers import validate_run_id
+from kinesis_batch.parsers import validate_role_arn, validate_run_id
 
 if TYPE_CHECKING:
     from mypy_boto3_kinesis import KinesisClient
@@ -21,16 +21,14 @@ if TYPE_CHECKING:
 
 
 def stream_kinesis(args: argparse.Namespace) -> KinesisClient:
-    """Kinesis as --stream's account has it: with --role-arn's credentials when given (assumed
-    now: a role that cannot be assumed is one line, exit 2), else this account's. The lease and
-    history tables stay this account's, with its own client."""
-    from kinesis_batch.aws import as_role, assume_now, kinesis_client
+    """Kinesis as --stream's account has it: with --role-arn's credentials when given (checked,
+    then assumed now: a role that cannot be assumed is one line, exit 2), else this account's.
+    The lease and history tables stay this account's, with its own client."""
+    from kinesis_batch.aws import assumed_role, kinesis_client
 
     if not args.role_arn:
         return kinesis_client()
-    theirs = as_role(kinesis_client(), args.role_arn, args.external_id)
-    assume_now(theirs, args.role_arn)
-    return theirs
+    return assumed_role(kinesis_client(), validate_role_arn(args.role_arn), args.external_id)
 
 
 def status_command(args: argparse.Namespace) -> int:

@@ -18,14 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import pyarrow as pa
 
-from kinesis_batch.aws import (
-    S3Settings,
-    as_role,
-    cloudwatch_client,
-    emr_serverless_client,
-    glue_client,
-    s3_settings,
-)
+from kinesis_batch.aws import S3Settings, as_role, cloudwatch_client, emr_serverless_client, glue_client, s3_settings
 from kinesis_batch.aws import sts_endpoint as resolved_sts  # the parameter has its name
 from kinesis_batch.checkpoints.store import DynamoDBCheckpointStore
 from kinesis_batch.config import RunConfig
@@ -119,7 +112,7 @@ class RunContext:
         # A stream of another account is read with its role; everything else stays this account's.
         role, external_id = config.settings.role_arn, config.settings.external_id
         #: Where the role is assumed (None: no role), here and in the read's tasks.
-        self.sts_endpoint = (sts_endpoint or resolved_sts(kinesis.meta.region_name)) if role else None
+        self.sts_endpoint = resolved_sts(kinesis.meta.region_name, sts_endpoint) if role else None
         self.kinesis = as_role(kinesis, role, external_id, sts_endpoint_url=self.sts_endpoint) if role else kinesis
         self.spark = spark
         self.place = place or ReadPlace.of(config)

@@ -153,7 +153,7 @@ def fleet_of_file(
     its status read with these clients (a stream's role, when its entry names one, for its
     Kinesis calls), worst first: the command line's ``status --streams-file`` and the Airflow
     page's fleet. An entry that does not read, or a group's stream without one, is an error line."""
-    from kinesis_batch.aws import as_role, assume_now
+    from kinesis_batch.aws import assumed_role
     from kinesis_batch.status.read import stream_status
 
     streams = StreamsFile.read(path)
@@ -167,10 +167,8 @@ def fleet_of_file(
 
     def read(stream: str) -> StreamStatus:
         settings = by_stream[stream]
-        theirs = kinesis
-        if settings.role_arn:  # refused: one line, as the run's start says it
-            theirs = as_role(kinesis, settings.role_arn, settings.external_id)
-            assume_now(theirs, settings.role_arn)
+        # refused: one line, as the run's start says it
+        theirs = assumed_role(kinesis, settings.role_arn, settings.external_id) if settings.role_arn else kinesis
         output = settings.destination.open(app=settings.lease_table, stream=stream, s3=s3)
         output.check_place()  # another format's table there is the stream's failure, run or not
         return stream_status(

@@ -3,6 +3,8 @@ the user typed, never a streams-file field, and nothing given is never silently 
 
 from __future__ import annotations
 
+import argparse
+from collections.abc import Callable
 from dataclasses import Field
 from typing import Any
 
@@ -10,6 +12,7 @@ import pytest
 
 from kinesis_batch.bounds import ANY, Bound
 from kinesis_batch.cli.args import build_parser, named_stream, stream_settings, stream_table
+from kinesis_batch.cli.status import stream_kinesis
 from kinesis_batch.errors import IllegalArgumentError
 from kinesis_batch.options import flag, kind
 from kinesis_batch.serverless.settings import TIMEOUT_MINUTES
@@ -93,12 +96,15 @@ def test_a_stream_of_another_account_is_read_by_arn_its_tables_named_by_its_name
 
 
 @pytest.mark.parametrize(
-    ("flags", "says"),
+    ("flags", "says", "read"),
     [
-        (("--stream", "arn:aws:kinesis:eu-west-1:stream"), "--stream: 'arn:aws:kinesis:eu-west-1:stream' is not a"),
-        (("--stream", "clicks", "--role-arn", "reader"), "--role-arn: 'reader' is not an IAM role ARN"),
+        (("--stream", "arn:aws:kinesis:eu-west-1:stream"), "--stream: 'arn:aws:kinesis:eu-west-1:stream' is not a",
+         stream_table),
+        (("--stream", "clicks", "--role-arn", "reader"), "--role-arn: 'reader' is not an IAM role ARN", stream_kinesis),
     ],
-)
-def test_a_mistaken_stream_or_role_of_status_is_one_line(flags: tuple[str, ...], says: str) -> None:
+)  # fmt: skip
+def test_a_mistaken_stream_or_role_of_status_is_one_line(
+    flags: tuple[str, ...], says: str, read: Callable[[argparse.Namespace], object]
+) -> None:
     with pytest.raises(IllegalArgumentError, match=says):
-        stream_table(build_parser().parse_args(["status", *flags]))
+        read(build_parser().parse_args(["status", *flags]))
