@@ -4,6 +4,7 @@ out with backoff; the budget is bounded; a lost condition and a missing table st
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -41,8 +42,11 @@ def proxy(stack: LocalStack, clock: FakeClock) -> Iterator[LimitsProxy]:
 
 
 def test_a_throttled_create_and_describe_are_retried_until_they_get_through(
-    proxy: LimitsProxy, clock: FakeClock
+    proxy: LimitsProxy, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # Each wait its jitter's longest: drawn, five waits summed under the fake second that the
+    # proxy counts in about one time in a few hundred, and every try was throttled (a CI failure).
+    monkeypatch.setattr(Backoff, "delay", functools.partialmethod(Backoff.delay, rand=lambda: 1.0))
     client = client_of(proxy)
     table = f"t-{uuid.uuid4().hex[:8]}"
 
