@@ -241,12 +241,18 @@ class DeltaSink(CleanedLogMoves, TableSink):
     def _lookup(self, batch_id: str) -> CommitRecord | None:
         """From the app transaction (kept in the log's checkpoints for good) and the commit's
         metadata, or the marker archive once log clean-up removed the commit."""
-        table = self._load()
-        if self._state(table, batch_id) != PUBLISH:
-            return None
-        for commit in _history(table):
-            if commit.get("kinesis_batch.batch_id") == batch_id and commit.get("kinesis_batch.action") == PUBLISH:
-                return CommitRecord.from_json(commit["kinesis_batch.commit_record"])
+
+        def in_the_log(table: Any) -> tuple[bool, CommitRecord | None]:
+            if self._state(table, batch_id) != PUBLISH:
+                return False, None
+            for commit in _history(table):
+                if commit.get("kinesis_batch.batch_id") == batch_id and commit.get("kinesis_batch.action") == PUBLISH:
+                    return True, CommitRecord.from_json(commit["kinesis_batch.commit_record"])
+            return True, None
+
+        published, record = self._reading(in_the_log)
+        if not published or record is not None:
+            return record
         archived = self._archived_record(batch_id)
         if archived is not None:
             return archived
@@ -257,10 +263,13 @@ class DeltaSink(CleanedLogMoves, TableSink):
         )
 
     def last_batch(self) -> CommitRecord | None:
-        for commit in _history(self._load()):
-            if commit.get("kinesis_batch.app") == self.app and commit.get("kinesis_batch.action") == PUBLISH:
-                return CommitRecord.from_json(commit["kinesis_batch.commit_record"])
-        return self._archived_latest()
+        def newest(table: Any) -> CommitRecord | None:
+            for commit in _history(table):
+                if commit.get("kinesis_batch.app") == self.app and commit.get("kinesis_batch.action") == PUBLISH:
+                    return CommitRecord.from_json(commit["kinesis_batch.commit_record"])
+            return None
+
+        return self._reading(newest) or self._archived_latest()
 
     def bookkeeping(self) -> Place:
         return self.root.child("_kinesis_batch")
@@ -278,7 +287,7 @@ class DeltaSink(CleanedLogMoves, TableSink):
         return made or any(commit.get("kinesis_batch.action") in (PUBLISH, DISCARD) for commit in _history(table))
 
     def data_files(self) -> list[DataFile]:
-        table = pa.table(self._load().get_add_actions(flatten=True))
+        table = pa.table(self._reading(lambda loaded: loaded.get_add_actions(flatten=True)))
         partition = self.partitioning()
         column = f"partition.{partition.column}" if partition else None
         values = table.column(column).cast(pa.string()).to_pylist() if column else [None] * table.num_rows

@@ -2,7 +2,9 @@
 log lazily (the app transactions, when asked), so a clean-up of old log files that lands in
 between (maintenance's, after its checkpoint) makes that read fail with the file gone. That is
 the table having moved since the load: the publish and discard loops reload and decide again,
-as after a commit that lost its race (kinesis_batch.output.tables)."""
+as after a commit that lost its race, and a look-up (what is published, the layout, the files)
+loads again (TableSink._reading, kinesis_batch.output.tables). A load itself can meet it too:
+it lists the log, then reads what it listed."""
 
 from __future__ import annotations
 
@@ -24,7 +26,8 @@ def log_gone(exc: BaseException | None) -> bool:
         text = str(exc).lower()
         # Two wordings of it: a log file not found, or a version whose commit entry is gone
         # (deltalake's InvalidVersion, met by a commit's conflict check after a log clean-up).
-        if isinstance(exc, DeltaError) and (
+        # On S3 deltalake raises object_store's NotFound as Python's FileNotFoundError.
+        if isinstance(exc, DeltaError | FileNotFoundError) and (
             ("_delta_log/" in text and "not found" in text) or "invalid table version" in text
         ):
             return True

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import pyarrow as pa
 
@@ -22,6 +22,7 @@ from kinesis_batch.storage.records import CommitRecord
 from kinesis_batch.storage.staged import StagedFile
 
 PUBLISH, DISCARD = "publish", "discard"
+T = TypeVar("T")
 
 #: Concurrent commits of one consumer (runs on disjoint shards) each reload and try again.
 COMMIT_ATTEMPTS = 20
@@ -133,7 +134,7 @@ class TableSink(Stored):
     def partitioning(self) -> PartitionBy | None:
         """The table's layout, read once: a table keeps its layout (kinesis_batch.storage.layout)."""
         if self._layout is None:
-            self._layout = (self._read_partitioning(self._load()),)
+            self._layout = (self._reading(self._read_partitioning),)
         return self._layout[0]
 
     @abstractmethod
@@ -156,7 +157,7 @@ class TableSink(Stored):
     def is_ours(self) -> bool:
         """Made by a run (its layout property), or holding a marker of ours: in a commit the
         table keeps, or in the archive maintenance copied them to."""
-        return self._marked(self._load()) or bool(self.bookkeeping().child("_markers").folders())
+        return self._reading(self._marked) or bool(self.bookkeeping().child("_markers").folders())
 
     @abstractmethod
     def _marked(self, table: Any) -> bool:
@@ -212,7 +213,7 @@ class TableSink(Stored):
         table moved since ``table`` was loaded."""
 
     def fields(self) -> pa.Schema | None:
-        return fields_of(normalize(self._schema(self._load())))
+        return fields_of(normalize(self._reading(self._schema)))
 
     def _target(self, table: Any, files: Sequence[StagedFile]) -> pa.Schema | None:
         """The table's schema once it holds ``files`` (None: as it is)."""
@@ -224,9 +225,20 @@ class TableSink(Stored):
         return target if target != normalize(current) else None
 
     def _moved_under(self, exc: Exception) -> bool:
-        """``exc``, raised reading the loaded table, means it moved under us (reload, decide
-        again); the formats that read their tables lazily say when."""
+        """``exc``, raised loading or reading the loaded table, means it moved under us (reload,
+        decide again); the formats that read their tables lazily say when."""
         return False
+
+    def _reading(self, read: Callable[[Any], T]) -> T:
+        """``read`` of a freshly loaded table, loaded again while the table moves under the load
+        (:meth:`_moved_under`: a Delta log cleaned up between the load's listing and its reads)."""
+        for _ in range(COMMIT_ATTEMPTS):
+            try:
+                return read(self._load())
+            except Exception as exc:
+                if not self._moved_under(exc):
+                    raise
+        raise DependencyError(f"cannot read {self.uri}: it moved under {COMMIT_ATTEMPTS} loads in a row; retry later")
 
     def _unpublished(self, table: Any, batch_id: str) -> bool:
         """What a publish checks first on a loaded table: False if the batch is already in it;
@@ -246,8 +258,8 @@ class TableSink(Stored):
         unpublished, the schema grown to hold ``files``, then ``commit`` (False: the table moved,
         try again); the staging goes once it landed."""
         for _ in range(COMMIT_ATTEMPTS):
-            table = self._load()
             try:
+                table = self._load()
                 if not self._unpublished(table, batch_id):
                     return False
                 target = self._target(table, files)
@@ -258,7 +270,7 @@ class TableSink(Stored):
                 if self._moved_under(exc):  # our translation of the table moving under the load
                     continue
                 # A file went missing: did another worker discard the batch?
-                if self._known(self._load(), batch_id) == DISCARD:
+                if self._reading(lambda loaded: self._known(loaded, batch_id)) == DISCARD:
                     raise discarded(batch_id) from None
                 raise
             except Exception as exc:
@@ -278,8 +290,8 @@ class TableSink(Stored):
         if not (self.staging(batch_id).exists() or self.data(batch_id).exists()):
             return False  # nothing staged, so nothing a late publish could commit
         for _ in range(COMMIT_ATTEMPTS):
-            table = self._load()
             try:
+                table = self._load()
                 state = self._known(table, batch_id)
                 if state == PUBLISH:
                     self._tidy(batch_id)
