@@ -154,10 +154,12 @@ def assume_now(client: KinesisClient, role_arn: str) -> None:
         said_by_botocore.setLevel(level)
 
 
-def assumed_role(client: KinesisClient, role_arn: str, external_id: str = "") -> KinesisClient:
+def assumed_role(
+    client: KinesisClient, role_arn: str, external_id: str = "", *, sts_endpoint_url: str | None = None
+) -> KinesisClient:
     """:func:`as_role`'s client, its role assumed now (:func:`assume_now`: a role that cannot be
     assumed is one line, exit 2): what a command that reads one stream's state at once uses."""
-    theirs = as_role(client, role_arn, external_id)
+    theirs = as_role(client, role_arn, external_id, sts_endpoint_url=sts_endpoint_url)
     assume_now(theirs, role_arn)
     return theirs
 

@@ -148,11 +148,13 @@ def fleet_of_file(
     *,
     s3: S3Settings | None = None,
     small_file_mb: float = defaults.SMALL_FILE_MB,
+    sts_endpoint_url: str | None = None,
 ) -> list[FleetLine]:
     """Every stream of the streams file at ``path`` (kinesis_batch.streams_file), its group, and
     its status read with these clients (a stream's role, when its entry names one, for its
-    Kinesis calls), worst first: the command line's ``status --streams-file`` and the Airflow
-    page's fleet. An entry that does not read, or a group's stream without one, is an error line."""
+    Kinesis calls, assumed at ``sts_endpoint_url``, default the environment's STS), worst first:
+    the command line's ``status --streams-file`` and the Airflow page's fleet. An entry that does
+    not read, or a group's stream without one, is an error line."""
     from kinesis_batch.aws import assumed_role
     from kinesis_batch.status.read import stream_status
 
@@ -168,7 +170,11 @@ def fleet_of_file(
     def read(stream: str) -> StreamStatus:
         settings = by_stream[stream]
         # refused: one line, as the run's start says it
-        theirs = assumed_role(kinesis, settings.role_arn, settings.external_id) if settings.role_arn else kinesis
+        theirs = (
+            assumed_role(kinesis, settings.role_arn, settings.external_id, sts_endpoint_url=sts_endpoint_url)
+            if settings.role_arn
+            else kinesis
+        )
         output = settings.destination.open(app=settings.lease_table, stream=stream, s3=s3)
         output.check_place()  # another format's table there is the stream's failure, run or not
         return stream_status(

@@ -15,6 +15,11 @@ Routes (under the plugin's ``/kinesis-batch`` prefix):
                                           and dead letters), lag when each began
 ``?table=`` names a lease table other than the default ``kinesis-batch-STREAM``.
 
+A stream with an entry in the streams file is read as its runs read it: by its ARN when the
+entry names one, through its role (``role_arn``, ``external_id``) for every Kinesis call, its
+lease table the entry's unless ``?table=`` names one; the lease tables and outputs with the
+connection's own credentials. So a stream of another account opens from the fleet as in the CLI.
+
 ``GET /api/streams/{stream}?output=...&format=...&catalog=...`` also reads the output's last
 batch of this consumer (``"output"``: format, uri, last_batch, records, disagreeing_shards, and
 ``table``: its files, mean file size, last maintenance, a small-files warning) and marks each
@@ -26,6 +31,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from importlib.resources import files
 from typing import TYPE_CHECKING, Any
 
@@ -106,7 +112,8 @@ def create_app() -> FastAPI:
 
         hook, kinesis, dynamodb = clients.get()
         path = streams_file()
-        lines = fleet_of_file(path, kinesis, dynamodb, s3=hook.s3()) if path.exists() else []
+        sts = hook.sts_endpoint()
+        lines = fleet_of_file(path, kinesis, dynamodb, s3=hook.s3(), sts_endpoint_url=sts) if path.exists() else []
         return {"streams_file": str(path), "streams": [line.to_json() for line in lines]}
 
     @app.get("/api/streams/{stream}")
@@ -118,26 +125,56 @@ def create_app() -> FastAPI:
         catalog: str | None = None,
     ) -> dict[str, Any]:
         hook, kinesis, dynamodb = clients.get()
-        lease_table = _table(validate_stream_name(stream), table)
-        sink = _sink(hook, stream, lease_table, output, output_format, catalog)
-        return stream_status(kinesis, dynamodb, stream, lease_table, output=sink).to_json()
+        read = _read_as_its_runs(hook, kinesis, stream, table)
+        sink = _sink(hook, stream, read.table, output, output_format, catalog)
+        return stream_status(read.kinesis, dynamodb, read.stream_id, read.table, output=sink).to_json()
 
     @app.get("/api/streams/{stream}/history")
     def history(stream: str, table: str | None = None, run: str | None = None) -> list[dict[str, Any]]:
-        _, kinesis, dynamodb = clients.get()
-        lease_table = _table(validate_stream_name(stream), table)
-        return history_rows(kinesis, dynamodb, stream, lease_table, run_id=run or None)
+        hook, kinesis, dynamodb = clients.get()
+        read = _read_as_its_runs(hook, kinesis, stream, table)
+        return history_rows(read.kinesis, dynamodb, read.stream_id, read.table, run_id=run or None)
 
     @app.get("/api/streams/{stream}/runs")
     def runs(stream: str, table: str | None = None) -> list[dict[str, Any]]:
-        _, kinesis, dynamodb = clients.get()
-        return run_rows(kinesis, dynamodb, stream, _table(validate_stream_name(stream), table))
+        hook, kinesis, dynamodb = clients.get()
+        read = _read_as_its_runs(hook, kinesis, stream, table)
+        return run_rows(read.kinesis, dynamodb, read.stream_id, read.table)
 
     return app
 
 
 def _table(stream: str, table: str | None) -> str:
     return validate_table_name(table or default_table(stream))
+
+
+@dataclass(frozen=True)
+class StreamRead:
+    """How the page reads one stream: the Kinesis client, what its calls name the stream by, and
+    its lease table."""
+
+    kinesis: Any
+    stream_id: str
+    table: str
+
+
+def _read_as_its_runs(hook: KinesisBatchHook, kinesis: Any, stream: str, table: str | None) -> StreamRead:
+    """``stream`` as its streams-file entry reads it (its role's client, assumed at the
+    connection's STS; its ARN; its lease table), else with the connection's client by name;
+    ``table`` (``?table=``) wins over the entry's."""
+    from kinesis_batch.airflow.streams import read_streams, streams_file
+    from kinesis_batch.aws import assumed_role
+
+    validate_stream_name(stream)
+    entries, _ = read_streams(streams_file())
+    settings = next((entry.settings for entry in entries if entry.settings.stream == stream), None)
+    if settings is None:
+        return StreamRead(kinesis, stream, _table(stream, table))
+    theirs = kinesis
+    if settings.role_arn:
+        sts = hook.sts_endpoint()
+        theirs = assumed_role(kinesis, settings.role_arn, settings.external_id, sts_endpoint_url=sts)
+    return StreamRead(theirs, settings.stream_id, validate_table_name(table or settings.lease_table))
 
 
 def _sink(

@@ -178,3 +178,70 @@ def test_given_its_output_a_stream_shows_the_last_batch_and_checkpoints_that_dis
     assert status(format="delta").status_code == 400
     wrong = status(output="/tmp/x", format="iceberg")
     assert wrong.status_code == 400 and "NAMESPACE.TABLE" in wrong.json()["detail"]
+
+
+@pytest.mark.parametrize("emulator", ["kinesis-local"], indirect=True)  # kinesalite knows no StreamARN
+def test_a_stream_of_another_account_in_the_streams_file_is_read_by_arn_with_its_role(
+    client: Any,
+    token: str,
+    kinesis: Any,
+    dynamodb: Any,
+    streams: StreamFactory,
+    spark: Any,
+    stack: Any,
+    airflow_home: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import json
+
+    from devkit.limits_proxy import ControlLimits, LimitsProxy
+    from devkit.stack import STATIC_ENV
+
+    from kinesis_batch.config import RunConfig
+    from kinesis_batch.run import CatchUpRun
+    from tests.conftest import DAGS
+
+    name = streams.create(shards=2)
+    put(kinesis, name, 12)
+    output = tmp_path / "out"
+    config = RunConfig.of(stream=name, output=str(output), worker_id="w", read_limits="none")
+    CatchUpRun(config, kinesis=kinesis, dynamodb=dynamodb, spark=lambda: spark).run()
+    arn = kinesis.describe_stream_summary(StreamName=name)["StreamDescriptionSummary"]["StreamARN"]
+    role = "arn:aws:iam::111111111111:role/kinesis-reader"
+    fleet = tmp_path / "kinesis_streams.toml"
+    fleet.write_text(
+        f'[[streams]]\nstream = "{name}"\nstream_arn = "{arn}"\nrole_arn = "{role}"\nexternal_id = "lake-1"\n'
+        f'output = "{output}"\n'
+    )
+    monkeypatch.setenv("AIRFLOW__KINESIS_BATCH__STREAMS_FILE", str(fleet))
+    auth = {"Authorization": f"Bearer {token}"}
+    with (
+        LimitsProxy(stack.kinesis["kinesis-local"].url) as kinesis_proxy,
+        LimitsProxy(stack.dynamodb.url, control=ControlLimits.none()) as dynamodb_proxy,
+    ):
+        connection = json.loads(
+            stack.airflow_env(airflow_home, DAGS, kinesis="kinesis-local")["AIRFLOW_CONN_AWS_DEFAULT"]
+        )
+        services = connection["extra"]["service_config"]
+        services["kinesis"], services["dynamodb"] = (
+            {"endpoint_url": kinesis_proxy.url},
+            {"endpoint_url": dynamodb_proxy.url},
+        )
+        services["sts"] = {"endpoint_url": stack.dynamodb.url}  # moto's STS hands out the role's keys
+        monkeypatch.setenv("AIRFLOW_CONN_AWS_DEFAULT", json.dumps(connection))
+
+        status = client.get(f"{API}/streams/{name}", headers=auth)
+        history = client.get(f"{API}/streams/{name}/history", headers=auth)
+        runs = client.get(f"{API}/streams/{name}/runs", headers=auth)
+
+    assert status.status_code == 200, status.text
+    shards = status.json()["shards"]
+    assert len(shards) == 2 and all(shard["checkpoint"] and not shard["lease_owner"] for shard in shards)
+    assert history.status_code == 200 and len(history.json()) == 2, history.text
+    assert runs.status_code == 200 and [run["records"] for run in runs.json()] == [12], runs.text
+    ours = STATIC_ENV["AWS_ACCESS_KEY_ID"]
+    theirs = set().union(*kinesis_proxy.access_keys.values())
+    assert theirs and all(key.startswith("ASIA") for key in theirs), kinesis_proxy.access_keys  # the role's
+    assert set().union(*dynamodb_proxy.access_keys.values()) == {ours}, dynamodb_proxy.access_keys
+    assert set().union(*kinesis_proxy.named_by.values()) == {"StreamARN"}, kinesis_proxy.named_by
