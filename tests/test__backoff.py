@@ -33,3 +33,10 @@ def test_sleep_waits_the_drawn_delay() -> None:
     slept: list[float] = []
     Backoff(base=1.0, cap=1.0).sleep(4, sleep=slept.append)
     assert len(slept) == 1 and 0.0 <= slept[0] <= 1.0
+
+
+def test_a_fixed_jitter_makes_every_wait_its_growths_longest() -> None:
+    longest = Backoff(base=0.5, cap=2.0, jitter=lambda: 1.0)
+    assert [longest.delay(attempt) for attempt in range(1, 6)] == [0.5, 1.0, 2.0, 2.0, 2.0]
+    assert longest.delay(1, rand=lambda: 0.5) == 0.25  # a share given with the call wins
+    assert longest == Backoff(base=0.5, cap=2.0)  # the jitter is no part of what a backoff is

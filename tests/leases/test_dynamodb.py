@@ -4,9 +4,9 @@ out with backoff; the budget is bounded; a lost condition and a missing table st
 
 from __future__ import annotations
 
-import functools
 import uuid
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import boto3
@@ -42,17 +42,17 @@ def proxy(stack: LocalStack, clock: FakeClock) -> Iterator[LimitsProxy]:
 
 
 def test_a_throttled_create_and_describe_are_retried_until_they_get_through(
-    proxy: LimitsProxy, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+    proxy: LimitsProxy, clock: FakeClock
 ) -> None:
     # Each wait its jitter's longest: drawn, five waits summed under the fake second that the
     # proxy counts in about one time in a few hundred, and every try was throttled (a CI failure).
-    monkeypatch.setattr(Backoff, "delay", functools.partialmethod(Backoff.delay, rand=lambda: 1.0))
+    longest = replace(BACKOFF, jitter=lambda: 1.0)
     client = client_of(proxy)
     table = f"t-{uuid.uuid4().hex[:8]}"
 
-    assert create_table(client, table, KEYS, backoff=BACKOFF, sleep=clock.sleep)
-    assert table_status(client, table, backoff=BACKOFF, sleep=clock.sleep) == "ACTIVE"
-    assert table_status(client, table, backoff=BACKOFF, sleep=clock.sleep) == "ACTIVE"
+    assert create_table(client, table, KEYS, backoff=longest, sleep=clock.sleep)
+    assert table_status(client, table, backoff=longest, sleep=clock.sleep) == "ACTIVE"
+    assert table_status(client, table, backoff=longest, sleep=clock.sleep) == "ACTIVE"
 
     assert proxy.throttles.get("DescribeTable", 0) >= 1
     assert clock.sleeps and all(0 <= wait <= BACKOFF.cap for wait in clock.sleeps)
