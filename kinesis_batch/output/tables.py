@@ -232,13 +232,17 @@ class TableSink(Stored):
     def _reading(self, read: Callable[[Any], T]) -> T:
         """``read`` of a freshly loaded table, loaded again while the table moves under the load
         (:meth:`_moved_under`: a Delta log cleaned up between the load's listing and its reads)."""
+        moved: Exception | None = None
         for _ in range(COMMIT_ATTEMPTS):
             try:
                 return read(self._load())
             except Exception as exc:
                 if not self._moved_under(exc):
                     raise
-        raise DependencyError(f"cannot read {self.uri}: it moved under {COMMIT_ATTEMPTS} loads in a row; retry later")
+                moved = exc
+        raise DependencyError(
+            f"cannot read {self.uri}: it moved under {COMMIT_ATTEMPTS} loads in a row; retry later"
+        ) from moved
 
     def _unpublished(self, table: Any, batch_id: str) -> bool:
         """What a publish checks first on a loaded table: False if the batch is already in it;
