@@ -12,6 +12,11 @@ at once is at most ``--at-once`` times it. Each way is checked to have read ever
 
 Then a group of many small streams (``--many``, default 200) is run twice: its first run, and an
 hour with nothing new, which is what planning and leasing every stream costs each hour.
+
+Then the same two ways with every read an EMR Serverless job run (``--job-runs``, default 10
+streams; --quick 3), on the stand-in (benchmarks.job_runs: job runs that really run, billed as
+EMR Serverless bills them): each stream's run its own job run, against the group's one; the
+billed vCPU-hours of each way.
 """
 
 from __future__ import annotations
@@ -120,6 +125,55 @@ def many(names: list[str], scratch: Path) -> dict[str, float]:
             "start_max": max(starts)}  # fmt: skip
 
 
+def job_run_ways(names: list[str], scratch: Path, at_once: int) -> dict[str, dict[str, Any]]:
+    """The streams read as job runs: half as single runs (``at_once`` at a time), half as one
+    group; wall seconds, CPU seconds here, job runs and their billed vCPU-hours."""
+    from benchmarks.standin import stand_in
+
+    bucket = f"kb-fleet-{os.getpid()}"
+    plain_client("s3").create_bucket(Bucket=bucket)
+    alone, grouped = names[: len(names) // 2], names[len(names) // 2 :]
+    with stand_in(scratch / "job-runs", dict(os.environ), bucket) as emr:
+        os.environ["AWS_ENDPOINT_URL_EMR_SERVERLESS"] = emr.server.url
+        os.environ["KINESIS_BATCH_EMR_SERVERLESS_POLL_SECONDS"] = "1"
+        started = time.monotonic()
+
+        def one(name: str) -> tuple[float, ProcessTree, str]:
+            output = ["--format", "delta", "--output", f"s3://{bucket}/alone/{name}", "--read-limits", "none"]
+            return watched(["run", "--stream", name, *output, *emr.flags(), "--json"])
+
+        with ThreadPoolExecutor(max_workers=at_once) as pool:
+            done = list(pool.map(one, alone))
+        singles = {
+            "wall": time.monotonic() - started,
+            "cpu": sum(tree.cpu_seconds for _, tree, _ in done),
+            "records": sum(json.loads(out)["records"] for _, _, out in done),
+            "billed": emr.billed(),
+        }
+        path = scratch / "job-runs.toml"
+        entries = "".join(
+            f'[[streams]]\nstream = "{name}"\nformat = "delta"\noutput = "s3://{bucket}/grouped/{name}"\n'
+            f'read_limits = "none"\nemr_serverless = {emr.entry()}\n\n'
+            for name in grouped
+        )
+        path.write_text(entries + f'[[groups]]\nname = "jobs"\nstreams = {json.dumps(grouped)}\n')
+        # Every stream at once: a job run reads the streams that wait together (up to --streams-at-once).
+        at_once_all = ["--streams-at-once", str(len(grouped))]
+        seconds, tree, out = watched(["run", "--streams-file", str(path), "--group", "jobs", *at_once_all, "--json"])
+        report = json.loads(out)
+        assert report["exit_code"] == 0, report
+        group_billed = emr.billed()[len(singles["billed"]) :]
+    return {
+        f"{len(alone)} single runs, {at_once} at a time": singles,
+        f"one group run of {len(grouped)}": {
+            "wall": seconds,
+            "cpu": tree.cpu_seconds,
+            "billed": group_billed,
+            "records": sum(s["records"] for s in report["streams"]),
+        },
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="6 streams of 200 records (CI)")
@@ -127,9 +181,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--records", type=int, help="records per stream (default 2,000; --quick 200)")
     parser.add_argument("--at-once", type=int, default=4, help="single runs at once (default 4)")
     parser.add_argument("--many", type=int, help="streams of the planning group (default 200; --quick 12)")
+    parser.add_argument("--job-runs", type=int, help="streams read as job runs, each way (default 10; --quick 3)")
     args = parser.parse_args(argv)
     count, records = args.streams or (6 if args.quick else 50), args.records or (200 if args.quick else 2_000)
     how_many = args.many or (12 if args.quick else 200)
+    job_runs = args.job_runs or (3 if args.quick else 10)
     print(f"# fleet: {machine()}; {count} streams of 2 shards, {records:,} records of 1 KiB each", flush=True)
     with tempfile.TemporaryDirectory(prefix="kinesis-batch-bench-") as scratch, local_stack(("kinesalite",)) as stack:
         os.environ.update({**STATIC_ENV, **stack.env("kinesalite")})
@@ -141,6 +197,7 @@ def main(argv: list[str] | None = None) -> int:
             f"one group run of {count}": group(grouped, Path(scratch), 8),
         }
         planning = many(make_streams(kinesis, "many", how_many, 2, 10), Path(scratch))
+        jobs = job_run_ways(make_streams(kinesis, "jobs", 2 * job_runs, 2, records), Path(scratch), args.at_once)
     print("| way | wall s | CPU s | peak MiB | Spark JVMs | records |")
     print("|---|---|---|---|---|---|")
     for way, f in figures.items():
@@ -161,6 +218,21 @@ def main(argv: list[str] | None = None) -> int:
         f"{planning['cpu']:.1f} CPU s, each stream's start {planning['start_mean']:.2f} s on average, "
         f"{planning['start_max']:.2f} s at most"
     )
+    print(
+        "| way, every read an EMR Serverless job run | wall s | CPU s here | job runs | billed vCPU-hours | records |"
+    )
+    print("|---|---|---|---|---|---|")
+    for way, f in jobs.items():
+        vcpu = sum(hours for _, hours in f["billed"])
+        print(f"| {way} | {f['wall']:.1f} | {f['cpu']:.1f} | {len(f['billed'])} | {vcpu:.3f} | {f['records']:,} |")
+    alone, together = (sum(hours for _, hours in f["billed"]) for f in jobs.values())
+    single, one = jobs.values()
+    print(
+        f"the group on EMR Serverless: {together / alone:.2f} of the billed vCPU-hours, "
+        f"{one['wall'] / single['wall']:.2f} of the wall time ({len(one['billed'])} job run against "
+        f"{len(single['billed'])})"
+    )
+    assert single["records"] == one["records"] == job_runs * records
     return 0
 
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -27,15 +26,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-import boto3
-from devkit.stack import STATIC_ENV, local_stack, start_emr_serverless, wait_active
+from devkit.stack import STATIC_ENV, local_stack, wait_active
 
 from benchmarks.common import REPO, machine, plain_client, put_records
 from benchmarks.processes import ProcessTree
-
-ROLE = "arn:aws:iam::123456789012:role/kinesis-batch-job"
-IMAGE_PYTHON = "/usr/bin/python3.11"
-ARCH = {"arm64": "aarch64"}.get(platform.machine(), platform.machine())
+from benchmarks.standin import stand_in
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -48,36 +43,19 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="kinesis-batch-bench-") as scratch, local_stack(("kinesalite",)) as stack:
         env = {**STATIC_ENV, **stack.env("kinesalite")}
         os.environ.update(env)
-        folder = Path(scratch)
-        python = _bare_python(folder / "image-python")
-        archive = _archive(folder / "environment")
-        server = start_emr_serverless(folder, {**env, "SPARK_LOCAL_IP": "127.0.0.1"}, {IMAGE_PYTHON: python})
-        try:
-            os.environ["AWS_ENDPOINT_URL_EMR_SERVERLESS"] = server.url
+        plain_client("s3").create_bucket(Bucket="bench-job-run")
+        with stand_in(Path(scratch), env, "bench-job-run") as emr:
+            os.environ["AWS_ENDPOINT_URL_EMR_SERVERLESS"] = emr.server.url
             os.environ["KINESIS_BATCH_EMR_SERVERLESS_POLL_SECONDS"] = "1"
             kinesis = plain_client("kinesis")
             stream = "bench-job-run"
             kinesis.create_stream(StreamName=stream, ShardCount=4)
             wait_active(kinesis, stream)
             put_records(kinesis, stream, records)
-            s3 = boto3.client("s3")
-            s3.create_bucket(Bucket="bench-job-run")
-            s3.upload_file(str(archive), "bench-job-run", f"environments/{archive.name}")
-            emr = boto3.client("emr-serverless", endpoint_url=server.url)
-            architecture = {"x86_64": "X86_64", "aarch64": "ARM64"}[ARCH]
-            application = emr.create_application(
-                name="bench", releaseLabel="emr-7.12.0", type="Spark", architecture=architecture
-            )
-            job = (
-                "--emr-serverless-application", application["applicationId"], "--execution-role", ROLE,
-                "--environment", f"s3://bench-job-run/environments/{archive.name}",
-            )  # fmt: skip
             local = _run(stream, "local", (), records, server_pid=None)
-            remote = _run(stream, "job", job, records, server_pid=server.pid)
-            (run,) = emr.list_job_runs(applicationId=application["applicationId"])["jobRuns"]
-            done = emr.get_job_run(applicationId=application["applicationId"], jobRunId=run["id"])["jobRun"]
-        finally:
-            server.stop()
+            remote = _run(stream, "job", tuple(emr.flags()), records, server_pid=emr.server.pid)
+            (run,) = emr.client().list_job_runs(applicationId=emr.application)["jobRuns"]
+            done = emr.client().get_job_run(applicationId=emr.application, jobRunId=run["id"])["jobRun"]
     head = "| read step | wall s | start s | read s | publish + commit s | CPU s here | CPU s of the job |"
     print(f"\n{head}\n|{'---|' * 7}")
     for name, row in (("local Spark in the process", local), ("EMR Serverless job run (stand-in)", remote)):
@@ -124,20 +102,6 @@ def _run(stream: str, name: str, extra: tuple[str, ...], records: int, *, server
         "cpu": here.cpu_seconds,
         "job_cpu": job.cpu_seconds if job else 0.0,
     }
-
-
-def _bare_python(folder: Path) -> str:
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True, timeout=120)
-    return str(folder / "bin" / "python")
-
-
-def _archive(folder: Path) -> Path:
-    made = subprocess.run(
-        [sys.executable, "-m", "kinesis_batch.cli", "package", "--python", "3.11", "--arch", ARCH,
-         "--output", str(folder), "--json"],
-        capture_output=True, text=True, cwd=REPO, check=True,
-    )  # fmt: skip
-    return Path(json.loads(made.stdout)["archive"])
 
 
 if __name__ == "__main__":

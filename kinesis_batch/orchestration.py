@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_kinesis import KinesisClient
 
+    from kinesis_batch.serverless.gathering import JobRunGathering
     from kinesis_batch.spark.engine import Engine
     from kinesis_batch.spark.place import ReadPlace
 
@@ -71,6 +72,7 @@ def orchestrated_run(
     progress: Progress = print,
     origin: Origin | None = None,
     spark: Callable[[], Engine] | None = None,
+    gathering: JobRunGathering | None = None,
 ) -> CatchUpRun:
     """The CatchUpRun of an orchestrated run (``config`` carries its worker id, :func:`run_ids`),
     its sink (and dead-letter output) reaching S3 with the adapter's settings (pyarrow and
@@ -78,7 +80,7 @@ def orchestrated_run(
     with its Glue client, a job run's read step with its EMR Serverless client; ``place``: where
     its read step runs, as the adapter decided it (kinesis_batch.spark.place), whose Spark the
     run's steps use unless ``spark`` is given; ``origin``: the orchestrator's run it is a child
-    of, as OpenLineage names it."""
+    of, as OpenLineage names it; ``gathering``: a group's, for one job run of its streams' reads."""
     return CatchUpRun(
         config,
         kinesis=aws.kinesis(),
@@ -92,6 +94,7 @@ def orchestrated_run(
         origin=origin,
         place=place,
         sts_endpoint=aws.sts_endpoint() if config.settings.role_arn else None,
+        gathering=gathering,
     )
 
 

@@ -35,6 +35,7 @@ from kinesis_batch.airflow.streams import StreamEntry
 from kinesis_batch.config import RunConfig
 from kinesis_batch.errors import IllegalArgumentError
 from kinesis_batch.run.group import SharedEngines, StreamRun, in_a_group, run_group
+from kinesis_batch.serverless.gathering import JobRunGathering
 from kinesis_batch.stopping import StopRequest
 from kinesis_batch.streams_file import StreamGroup
 
@@ -79,10 +80,18 @@ def group_dag(group: StreamGroup, entries: Mapping[str, StreamEntry], broken: Ma
             context = get_current_context()
             dag_run = context["dag_run"]
             stop = task_stop() or StopRequest()
+            gathering = JobRunGathering(group.name)
             runs = _stream_runs(
-                group, entries, broken, dag_run.dag_id, dag_run.run_id, context.get("data_interval_end"), stop
+                group,
+                entries,
+                broken,
+                dag_run.dag_id,
+                dag_run.run_id,
+                context.get("data_interval_end"),
+                stop,
+                gathering,
             )
-            report = run_group(group.name, runs, at_once=defaults.STREAMS_AT_ONCE, stop=stop)
+            report = run_group(group.name, runs, at_once=defaults.STREAMS_AT_ONCE, stop=stop, gathering=gathering)
             print(report.summary())
             return {outcome["stream"]: outcome for outcome in report.to_json()["streams"]}
 
@@ -122,6 +131,7 @@ def _stream_runs(
     run_id: str,
     until: Any,
     stop: StopRequest,
+    gathering: JobRunGathering,
 ) -> dict[str, StreamRun]:
     engines = SharedEngines()
     share = max(1, min(defaults.STREAMS_AT_ONCE, len(group.streams)))
@@ -152,6 +162,7 @@ def _stream_runs(
                 progress=lambda line: print(f"{stream}: {line}"),
                 origin=current_origin(),
                 spark=engines.of(place),
+                gathering=gathering,
             )
             caught_up.stop = stop
             return caught_up.run()

@@ -24,6 +24,7 @@ from kinesis_batch.config import KEEP, RunConfig
 from kinesis_batch.errors import IllegalArgumentError
 from kinesis_batch.options import flag
 from kinesis_batch.run.group import GroupReport, SharedEngines, StreamRun, in_a_group, run_group
+from kinesis_batch.serverless.gathering import JobRunGathering
 from kinesis_batch.settings import CLI, StreamSettings, as_field_message, offered
 from kinesis_batch.stopping import StopRequest
 from kinesis_batch.streams_file import ENTRY_FIELDS, StreamsFile, entry_settings, stream_name
@@ -46,8 +47,9 @@ def group_command(
         raise IllegalArgumentError("run: --streams-file and --group go together (the group's streams and settings)")
     streams = StreamsFile.read(Path(args.streams_file))
     group = streams.group(args.group)
-    runs = _stream_runs(args, streams, group.streams, until, spark, stop)
-    report = run_group(group.name, runs, at_once=args.streams_at_once, stop=stop)
+    gathering = JobRunGathering(group.name)
+    runs = _stream_runs(args, streams, group.streams, until, spark, stop, gathering)
+    report = run_group(group.name, runs, at_once=args.streams_at_once, stop=stop, gathering=gathering)
     said = {id(o.error): error_line(o.error, verbose=args.verbose) for o in report.outcomes if o.error is not None}
     if args.json:
         print(json.dumps(report.to_json(lambda exc: said[id(exc)]), indent=1))
@@ -84,6 +86,7 @@ def _stream_runs(
     until: Any,
     spark: Callable[[], Any] | None,
     stop: StopRequest,
+    gathering: JobRunGathering,
 ) -> dict[str, StreamRun]:
     """Each member's run, in the group's order: one that cannot be made (no entry, a broken one,
     its own Spark) raises its line when its turn comes, so it fails alone."""
@@ -107,7 +110,16 @@ def _stream_runs(
         except IllegalArgumentError as exc:
             return _raising(IllegalArgumentError(f"{streams.path}: {stream}: {as_field_message(str(exc))}"))
         run = functools.partial(
-            catch_up_run, args, config, None, spark, stop, clients=clients, engines=engines.of, label=stream
+            catch_up_run,
+            args,
+            config,
+            None,
+            spark,
+            stop,
+            clients=clients,
+            engines=engines.of,
+            gathering=gathering,
+            label=stream,
         )
         return lambda: run().run()
 

@@ -5,6 +5,11 @@ run id. It reads the leases that run took and writes into its staging; it never 
 (the submitting process renews them). Exit codes as the command line's: 2 bad input or state,
 3 a lost lease, 130/143 stopped by a signal. A job run's spec also names its attempt and where
 its result goes: the step's last act is to write it (kinesis_batch.serverless.attempt).
+
+``read_step.py SPEC SPEC...``: a group's job run (kinesis_batch.serverless.gathering) reads every
+spec side by side in the one Spark session, each with a stop of its own: its orchestrator asks it
+to stop alone by a marker beside its spec (polled), a signal stops them all. Each writes its own
+result; the process exits 0 once every one is written (each spec's outcome is its result's).
 """
 
 from __future__ import annotations
@@ -14,7 +19,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from kinesis_batch.read_spec import ReadStepSpec
     from kinesis_batch.run import CatchUpRun
+    from kinesis_batch.stopping import StopRequest
 
 
 def main(argv: list[str]) -> int:
@@ -28,39 +37,88 @@ def main(argv: list[str]) -> int:
     from kinesis_batch.spark.engine import spark_submitted
     from kinesis_batch.stopping import StopRequest, say_on_stderr, stopping_on_signals
 
-    (spec,) = argv
-    body = ReadStepSpec.from_json(_read_spec(spec))
+    bodies = [ReadStepSpec.from_json(_read_spec(spec)) for spec in argv]
     engine = spark_submitted()
     stop = StopRequest()
-    runs: list[CatchUpRun] = []
-    said: list[str] = []
+    kinesis, dynamodb = kinesis_client(), dynamodb_client()  # thread-safe: one of each for every spec
 
-    def read() -> int:
-        run = CatchUpRun(
-            RunConfig.from_json(body.config),
-            kinesis=kinesis_client(),
-            dynamodb=dynamodb_client(),
-            spark=lambda: engine,
-            progress=lambda message: print(message, file=sys.stderr, flush=True),
-            run_id=body.run_id,
-            stop=stop,
-        )
-        runs.append(run)
-        try:
-            run.read()
-        except BaseException as exc:
-            said.append(first_line(exc))
-            raise
-        return 0
+    def read_one(body: ReadStepSpec, own: StopRequest) -> int:
+        runs: list[CatchUpRun] = []
+        said: list[str] = []
 
-    try:
-        with stopping_on_signals(stop, timeout=defaults.STOP_TIMEOUT_SECONDS, say=say_on_stderr):
-            code = exit_code(read)
+        def read() -> int:
+            run = CatchUpRun(
+                RunConfig.from_json(body.config),
+                kinesis=kinesis,
+                dynamodb=dynamodb,
+                spark=lambda: engine,
+                progress=lambda message: print(message, file=sys.stderr, flush=True),
+                run_id=body.run_id,
+                stop=own,
+            )
+            runs.append(run)
+            try:
+                run.read()
+            except BaseException as exc:
+                said.append(first_line(exc))
+                raise
+            return 0
+
+        code = exit_code(read)
         if body.attempt is not None and body.result is not None:
             _write_result(body.attempt, body.result, code, said, runs)
         return code
+
+    try:
+        with stopping_on_signals(stop, timeout=defaults.STOP_TIMEOUT_SECONDS, say=say_on_stderr):
+            if len(bodies) == 1:
+                return read_one(bodies[0], stop)
+            return _side_by_side(bodies, stop, read_one)
     finally:
         engine.session.stop()
+
+
+def _side_by_side(
+    bodies: list[ReadStepSpec], stop: StopRequest, read_one: Callable[[ReadStepSpec, StopRequest], int]
+) -> int:
+    """A group's specs in threads of their own, each stopped alone when its marker appears (or
+    all of them by ``stop``); 0 once every result is written, else the worst exit code."""
+    import signal
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from kinesis_batch.run.group import worst
+    from kinesis_batch.serverless.step import poll_seconds
+    from kinesis_batch.stopping import StopRequest
+
+    own = [StopRequest() for _ in bodies]
+    finished = threading.Event()
+
+    def stop_all() -> None:
+        for one in own:
+            one.request(signal.SIGTERM)
+
+    def watch() -> None:  # the orchestrators' asks to stop one read alone
+        while not finished.wait(poll_seconds()):
+            for body, one in zip(bodies, own, strict=True):
+                if not one.requested and body.result is not None and _stop_asked(body.result):
+                    one.request(signal.SIGTERM)
+
+    with stop.on_request(stop_all), ThreadPoolExecutor(max_workers=len(bodies), thread_name_prefix="spec") as pool:
+        threading.Thread(target=watch, name="stop-asks", daemon=True).start()
+        codes = list(pool.map(read_one, bodies, own))
+    finished.set()
+    return 0 if all(body.result is not None for body in bodies) else worst(codes)
+
+
+def _stop_asked(result: dict[str, Any]) -> bool:
+    """Whether the orchestrator of the read whose result goes to ``result`` asked it to stop."""
+    from kinesis_batch.aws import s3_settings
+    from kinesis_batch.serverless.attempt import STOP
+    from kinesis_batch.storage.place import Place
+
+    folder, _, _ = Place.from_json(result).uri.rpartition("/")
+    return Place(folder, s3_settings()).read_text(STOP) is not None
 
 
 def _read_spec(spec: str) -> str:

@@ -18,6 +18,7 @@ from kinesis_batch.stopping import StopRequest
 
 if TYPE_CHECKING:
     from kinesis_batch.run import CatchUpRun, RunReport
+    from kinesis_batch.serverless.gathering import JobRunGathering
     from kinesis_batch.spark.engine import Engine
     from kinesis_batch.spark.place import ReadPlace
 
@@ -54,12 +55,13 @@ def catch_up_run(
     *,
     clients: tuple[Any, Any] | None = None,
     engines: Callable[[ReadPlace], Callable[[], Engine]] | None = None,
+    gathering: JobRunGathering | None = None,
     label: str = "",
 ) -> CatchUpRun:
     """The command line's run of ``config``: its progress on stderr (none with --json; each line
     after ``label:``, a group's stream); ``clients``: (kinesis, dynamodb), built from the
     environment when not given; ``engines``: the session of the read's place, shared (a group's),
-    unless ``spark`` is given."""
+    unless ``spark`` is given; ``gathering``: a group's, for one job run of its streams' reads."""
     from kinesis_batch.aws import dynamodb_client, kinesis_client
     from kinesis_batch.run import CatchUpRun
     from kinesis_batch.spark.place import ReadPlace
@@ -77,6 +79,7 @@ def catch_up_run(
         run_id=run_id,
         stop=stop,
         place=place,
+        gathering=gathering,
     )
 
 

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from mypy_boto3_kinesis import KinesisClient
 
     from kinesis_batch.ownership import Claim
+    from kinesis_batch.serverless.gathering import JobRunGathering
     from kinesis_batch.serverless.job import JobRunInfo
     from kinesis_batch.spark.engine import Engine
 
@@ -94,6 +95,7 @@ class RunContext:
         origin: Origin | None = None,
         place: ReadPlace | None = None,
         sts_endpoint: str | None = None,
+        gathering: JobRunGathering | None = None,
     ) -> None:
         """``spark`` gives the Spark session the read uses (started on first use, shared by the
         caller's runs); ``s3``: how the output (the one ``config`` names, with its dead-letter
@@ -107,7 +109,9 @@ class RunContext:
         standard ``OPENLINEAGE_PARENT_*`` variables say, kinesis_batch.openlineage.origin); ``place``:
         where the read step runs, as the adapter decided it (kinesis_batch.spark.place; default:
         as ``config`` says, with no cluster to submit to); ``sts_endpoint``: where a stream's role
-        is assumed, here and in the read's tasks (default: as the AWS environment resolves STS)."""
+        is assumed, here and in the read's tasks (default: as the AWS environment resolves STS);
+        ``gathering``: a group's, whose one job run reads this run's batch beside the others'
+        (kinesis_batch.serverless.gathering; None: a job run of its own)."""
         self.config = config
         # A stream of another account is read with its role; everything else stays this account's.
         role, external_id = config.settings.role_arn, config.settings.external_id
@@ -121,6 +125,7 @@ class RunContext:
         self.glue = glue or glue_client
         self.cloudwatch = cloudwatch or cloudwatch_client
         self.emr_serverless = emr_serverless or emr_serverless_client
+        self.gathering = gathering
         self.store = LeaseStore(dynamodb, config.table)
         self.checkpoints = DynamoDBCheckpointStore(self.store, initial=config.initial_position)
         s3 = s3 or s3_settings()

@@ -15,6 +15,9 @@ Spark Connect session, for the whole group), each still the run of that stream a
   commit. The group's exit code is the worst of its streams' (:func:`worst`).
 - A stop (SIGINT, SIGTERM) reaches every stream's run: each stops as a run alone does, and a
   stream not begun yet does not begin.
+- The streams whose reads are EMR Serverless job runs share one job run (per application and
+  settings) when the group's run has a gathering (kinesis_batch.serverless.gathering): each stream
+  still makes, and judges, its own attempt.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from kinesis_batch.settings import StreamSettings
 from kinesis_batch.stopping import StopRequest
 
 if TYPE_CHECKING:
+    from kinesis_batch.serverless.gathering import JobRunGathering
     from kinesis_batch.spark.engine import Engine
     from kinesis_batch.spark.place import ReadPlace
 
@@ -128,20 +132,36 @@ def worst(codes: Iterable[int]) -> int:
     return min(codes, key=rank, default=0)
 
 
-def run_group(group: str, runs: Mapping[str, StreamRun], *, at_once: int, stop: StopRequest) -> GroupReport:
+def run_group(
+    group: str,
+    runs: Mapping[str, StreamRun],
+    *,
+    at_once: int,
+    stop: StopRequest,
+    gathering: JobRunGathering | None = None,
+) -> GroupReport:
     """Run every stream's run, ``at_once`` side by side; each one's outcome, in ``runs``' order.
     A stream's error is caught as its outcome (any Exception: one stream's bug is not the
-    group's); one whose turn comes after a stop was asked for is not begun."""
+    group's); one whose turn comes after a stop was asked for is not begun. ``gathering``: the
+    one the runs' job-run reads wait in (told when each stream begins and ends)."""
     started = time.monotonic()
+    workers = max(1, min(at_once, len(runs)))
+    if gathering is not None:
+        gathering.expect(len(runs), workers)
 
     def outcome(stream: str, run: StreamRun) -> StreamOutcome:
+        if gathering is not None:
+            gathering.begin()
         try:
             stop.check(f"before stream {stream} began")
             return StreamOutcome(stream, report=run())
         except Exception as exc:
             return StreamOutcome(stream, error=exc)
+        finally:
+            if gathering is not None:
+                gathering.end()
 
-    with ThreadPoolExecutor(max_workers=max(1, min(at_once, len(runs))), thread_name_prefix="stream") as pool:
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="stream") as pool:
         futures = [pool.submit(outcome, stream, run) for stream, run in runs.items()]
         outcomes = tuple(future.result() for future in futures)
     return GroupReport(group, outcomes, time.monotonic() - started)

@@ -25,10 +25,12 @@ from kinesis_batch.cost import ReadCost
 from kinesis_batch.leases.model import Lease
 from kinesis_batch.serverless import checks, orphans
 from kinesis_batch.serverless.attempt import record_job_run, recorded_job_run
+from kinesis_batch.serverless.gathering import GatheredRead
 from kinesis_batch.serverless.job import JobRunInfo
 from kinesis_batch.serverless.naming import JobName
 from kinesis_batch.serverless.settings import ServerlessSettings
-from kinesis_batch.serverless.step import JobRunRead, poll_seconds
+from kinesis_batch.serverless.step import JobRunRead, ReadInputs, poll_seconds
+from kinesis_batch.storage.staged import staged
 
 if TYPE_CHECKING:
     from kinesis_batch.run.context import RunContext
@@ -75,12 +77,13 @@ def cancel_left_behind(context: RunContext, leases: dict[str, Lease]) -> list[st
     return [info.job_run_id for _, info in cancelled]
 
 
-def job_run_read(context: RunContext) -> JobRunRead:
+def job_run_read(context: RunContext) -> JobRunRead | GatheredRead:
     """The read step of the run's batch as a job run, with the run's own configuration but for
-    ``emr_serverless`` (inside the job, the read step reads on the job's Spark)."""
+    ``emr_serverless`` (inside the job, the read step reads on the job's Spark): a job run of its
+    own, or a group's run's one job run beside its other streams' (its ``gathering``)."""
     config = context.config
     inside = replace(config, settings=replace(config.settings, emr_serverless=None))
-    return JobRunRead(
+    inputs = ReadInputs(
         context.emr_serverless(),
         settings_of(context),
         inside.to_json(),
@@ -92,6 +95,14 @@ def job_run_read(context: RunContext) -> JobRunRead:
         s3=s3_settings(),
         progress=context.progress,
     )
+    if context.gathering is not None:
+        return GatheredRead(context.gathering, inputs, bytes_read=lambda: bytes_read(context))
+    return JobRunRead(inputs)
+
+
+def bytes_read(context: RunContext) -> int:
+    """What the batch's read staged, in bytes of records (a group's job run is split by it)."""
+    return sum(result.read.bytes for result in staged(context.output.results(context.run_id)).values())
 
 
 def record(context: RunContext, info: JobRunInfo) -> None:

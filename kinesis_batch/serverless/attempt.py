@@ -7,6 +7,8 @@ reading, or a result an earlier attempt left, is never taken for an empty read.
     <staging of the batch>/_emr_serverless/<attempt>/read_step.py    the job driver's entry point
                                                     /spec.json       the run's configuration and id
                                                     /result.json     what the job did (its last act)
+                                                    /stop.json       the orchestrator's ask that a
+                                                                     group's job stop this read alone
                           /_emr_serverless/job_run.json              the job run that read the batch
                                                                      (the orchestrator's, for publish)
 """
@@ -24,7 +26,7 @@ from kinesis_batch.serverless.job import JobRunInfo
 from kinesis_batch.storage.place import Place
 
 FOLDER = "_emr_serverless"
-ENTRY_POINT, SPEC, RESULT, JOB_RUN = "read_step.py", "spec.json", "result.json", "job_run.json"
+ENTRY_POINT, SPEC, RESULT, JOB_RUN, STOP = "read_step.py", "spec.json", "result.json", "job_run.json", "stop.json"
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,10 @@ class Attempt:
         self.place.write_text(ENTRY_POINT, READ_STEP.read_text())
         spec = ReadStepSpec(config, run_id, self.id, self.place.child(RESULT).to_json())
         self.place.write_text(SPEC, spec.to_json())
+
+    def ask_to_stop(self) -> None:
+        """Ask the job reading this attempt beside others (a group's) to stop it alone."""
+        self.place.write_text(STOP, json.dumps({"attempt": self.id}))
 
     def result(self) -> JobResult | None:
         """What this attempt's job left (None: nothing)."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from kinesis_batch.aws import aws_call
@@ -36,7 +36,9 @@ CANCEL_WAIT_SECONDS = 120.0
 @dataclass(frozen=True)
 class JobRunInfo:
     """What a job run was, for the run's report: its ids, how it ended, its Spark UI and the
-    resources billed (``billedResourceUtilization``; 0 until it ends)."""
+    resources billed (``billedResourceUtilization``; 0 until it ends); a group's job run
+    (kinesis_batch.serverless.gathering) is billed to each stream by its share, ``shared_by``
+    streams in all."""
 
     application_id: str
     job_run_id: str
@@ -48,6 +50,7 @@ class JobRunInfo:
     memory_gb_hours: float = 0.0
     storage_gb_hours: float = 0.0
     seconds: int = 0
+    shared_by: int = 1
 
     @classmethod
     def of(cls, job: dict[str, Any], dashboard: str = "") -> JobRunInfo:
@@ -65,8 +68,19 @@ class JobRunInfo:
             seconds=int(job.get("totalExecutionDurationSeconds", 0) or 0),
         )
 
+    def share(self, fraction: float, *, shared_by: int) -> JobRunInfo:
+        """This job run's bill times ``fraction``: one stream's share of a group's job run."""
+        return replace(
+            self,
+            vcpu_hours=self.vcpu_hours * fraction,
+            memory_gb_hours=self.memory_gb_hours * fraction,
+            storage_gb_hours=self.storage_gb_hours * fraction,
+            shared_by=shared_by,
+        )
+
     def to_json(self) -> dict[str, Any]:
-        return {
+        shared = {"shared_by": self.shared_by} if self.shared_by > 1 else {}
+        return shared | {
             "application_id": self.application_id,
             "job_run_id": self.job_run_id,
             "arn": self.arn,
@@ -93,6 +107,7 @@ class JobRunInfo:
             memory_gb_hours=float(billed.get("memory_gb_hours", 0.0)),
             storage_gb_hours=float(billed.get("storage_gb_hours", 0.0)),
             seconds=int(body.get("seconds", 0)),
+            shared_by=int(body.get("shared_by", 1)),
         )
 
     @property

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 PREFIX = "kinesis-batch"
 #: The tag keys of a job run (cost allocation, the console's filters).
-STREAM, TABLE, BATCH, WORKER = (f"{PREFIX}:{what}" for what in ("stream", "table", "batch", "worker"))
+STREAM, TABLE, BATCH, WORKER, GROUP = (f"{PREFIX}:{what}" for what in ("stream", "table", "batch", "worker", "group"))
 _NAME = re.compile(rf"{PREFIX}/(?P<table>[A-Za-z0-9_.-]+)/(?P<batch>[^/]+)/(?P<attempt>[0-9a-f]+)")
 _TAG_VALUE = re.compile(r"[^\w .:/=+@-]")
 
@@ -32,10 +32,13 @@ class JobName:
         return cls(match["table"], match["batch"], match["attempt"]) if match else None
 
 
-def tags(name: JobName, *, stream: str, worker_id: str) -> dict[str, str]:
-    """The job run's tags (values as AWS allows them: 256 characters of its alphabet)."""
+def tags(name: JobName, *, stream: str, worker_id: str, group: str = "") -> dict[str, str]:
+    """The job run's tags (values as AWS allows them: 256 characters of its alphabet); a group's
+    job run (kinesis_batch.serverless.gathering) also names its group."""
     values = {STREAM: stream, TABLE: name.table, BATCH: name.batch_id, WORKER: worker_id}
+    if group:
+        values[GROUP] = group
     return {key: _TAG_VALUE.sub("_", value)[:256] for key, value in values.items()}
 
 
-__all__ = ["BATCH", "PREFIX", "STREAM", "TABLE", "WORKER", "JobName", "tags"]
+__all__ = ["BATCH", "GROUP", "PREFIX", "STREAM", "TABLE", "WORKER", "JobName", "tags"]

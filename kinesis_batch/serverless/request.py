@@ -4,6 +4,7 @@ executors the environment archive and the release's Python of its version."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from kinesis_batch.environment import Package
@@ -34,19 +35,21 @@ def start_job_run(
     name: JobName,
     *,
     entry_point: str,
-    spec: str,
+    spec: str | Sequence[str],
     conf: dict[str, str],
     tags: dict[str, str],
 ) -> dict[str, Any]:
-    """StartJobRun's parameters. The client token is the attempt's: a start retried by botocore
+    """StartJobRun's parameters; ``spec``: the read step's spec, or a group's specs (one job
+    run reading them side by side). The client token is the attempt's: a start retried by botocore
     starts one job run. Spark settings go as the ``spark-defaults`` classification (no quoting
     of ``sparkSubmitParameters``)."""
+    arguments = [spec] if isinstance(spec, str) else list(spec)
     return {
         "applicationId": settings.application_id,
         "clientToken": f"{name.batch_id}-{name.attempt}"[-64:],
         "executionRoleArn": settings.execution_role_arn,
         "name": str(name),
-        "jobDriver": {"sparkSubmit": {"entryPoint": entry_point, "entryPointArguments": [spec]}},
+        "jobDriver": {"sparkSubmit": {"entryPoint": entry_point, "entryPointArguments": arguments}},
         "configurationOverrides": {
             "applicationConfiguration": [{"classification": "spark-defaults", "properties": conf}],
         },

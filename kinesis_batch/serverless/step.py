@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from kinesis_batch import defaults
@@ -50,37 +51,52 @@ def poll_seconds() -> float:
     return seconds
 
 
-class JobRunRead:
-    """The read step of batch ``batch_id`` of lease table ``table``: ``config`` is the
-    RunConfig JSON the job's read step runs with (without ``emr_serverless``), ``staging`` the
-    batch's staging. ``run`` reads (raises as above), ``cancel`` stops it from any thread;
-    afterwards ``info`` and ``result`` say what the job run was and did, and ``cancelled``
-    which earlier attempts it cancelled."""
+@dataclass(frozen=True)
+class ReadInputs:
+    """What the read step of batch ``batch_id`` of lease table ``table`` as a job run is made of:
+    ``config`` is the RunConfig JSON the job's read step runs with (without ``emr_serverless``),
+    ``staging`` the batch's staging."""
 
-    def __init__(
-        self,
-        client: Any,
-        settings: ServerlessSettings,
-        config: dict[str, Any],
-        *,
-        batch_id: str,
-        table: str,
-        stream: str,
-        worker_id: str,
-        staging: Place,
-        s3: S3Settings,
-        progress: Callable[[str], None],
-    ) -> None:
-        self.client = client
-        self.settings = settings
-        self.config = config
-        self.batch_id = batch_id
-        self.table = table
-        self.stream = stream
-        self.worker_id = worker_id
-        self.staging = staging
-        self.s3 = s3
-        self.progress = progress
+    client: Any
+    settings: ServerlessSettings
+    config: dict[str, Any]
+    batch_id: str
+    table: str
+    stream: str
+    worker_id: str
+    staging: Place
+    s3: S3Settings
+    progress: Callable[[str], None]
+
+    def prepare(self) -> tuple[Attempt, checks.Target, list[tuple[str, JobRunInfo]]]:
+        """A new attempt of the read: checked, the earlier attempts of this batch's read
+        cancelled (each as it ended), its entry point and spec written."""
+        attempt = Attempt.new(self.staging)
+        name = str(self.name(attempt))
+        target = checks.check(self.client, self.settings, s3=self.s3, staging=self.staging.uri, name=name)
+        cancelled = orphans.cancel_left_behind(
+            self.client,
+            self.settings.application_id,
+            self.table,
+            left_behind=lambda job: job.batch_id == self.batch_id,  # an earlier attempt of this read
+            progress=self.progress,
+            poll_seconds=poll_seconds(),
+        )
+        attempt.write_inputs(self.config, self.batch_id)
+        return attempt, target, cancelled
+
+    def name(self, attempt: Attempt) -> JobName:
+        """The job run's name for ``attempt`` (found again by it: kinesis_batch.serverless.naming)."""
+        return JobName(self.table, self.batch_id, attempt.id)
+
+
+class JobRunRead:
+    """The read step of ``inputs``' batch as a job run of its own: ``run`` reads (raises as
+    above), ``cancel`` stops it from any thread; afterwards ``info`` and ``result`` say what the
+    job run was and did, and ``cancelled`` which earlier attempts it cancelled."""
+
+    def __init__(self, inputs: ReadInputs) -> None:
+        self.inputs = inputs
         self.poll_seconds = poll_seconds()
         self.job: JobRun | None = None
         self.info: JobRunInfo | None = None
@@ -90,73 +106,67 @@ class JobRunRead:
         self._cancelled = False
 
     def run(self) -> None:
-        attempt = Attempt.new(self.staging)
-        name = JobName(self.table, self.batch_id, attempt.id)
-        target = checks.check(self.client, self.settings, s3=self.s3, staging=self.staging.uri, name=str(name))
-        self.cancelled = orphans.cancel_left_behind(
-            self.client,
-            self.settings.application_id,
-            self.table,
-            left_behind=lambda job: job.batch_id == self.batch_id,  # an earlier attempt of this read
-            progress=self.progress,
-            poll_seconds=self.poll_seconds,
-        )
-        attempt.write_inputs(self.config, self.batch_id)
+        read = self.inputs
+        attempt, target, self.cancelled = read.prepare()
+        name = read.name(attempt)
         request = start_job_run(
-            self.settings,
+            read.settings,
             name,
             entry_point=attempt.entry_point,
             spec=attempt.spec,
-            conf=spark_settings(self.settings, target.python, target.interpreter, target.arch),
-            tags=tags(name, stream=self.stream, worker_id=self.worker_id),
+            conf=spark_settings(read.settings, target.python, target.interpreter, target.arch),
+            tags=tags(name, stream=read.stream, worker_id=read.worker_id),
         )
-        self.job = JobRun(self.client, request, poll_seconds=self.poll_seconds, progress=self.progress)
+        self.job = JobRun(read.client, request, poll_seconds=self.poll_seconds, progress=read.progress)
         if self._cancelled:
             self.job.cancel()
         try:
             ended = self.job.run()
         finally:
             if self.job.job_run_id is not None:  # started: what it was, and its bill so far
-                self.info = self.job.info(self._dashboard())
+                link = dashboard(read.client, read.settings.application_id, self.job.job_run_id, read.progress)
+                self.info = self.job.info(link)
         assert self.info is not None
         result = attempt.result()
         self.result = mine = result if result is not None and result.attempt == attempt.id else None
         if ended["state"] != states.SUCCESS:
-            raise _failed(self.info, mine)
+            raise failed(self.info, mine)
         if mine is None:
-            raise DependencyError(
-                f"EMR Serverless job run {self.info.job_run_id} says SUCCESS but left no result for this attempt "
-                f"({attempt.id}) in {attempt.place.uri}: {NOTHING_PUBLISHED}"
-            )
+            raise no_result(self.info, attempt)
         if mine.exit_code != 0:
-            raise _failed(self.info, mine)
+            raise failed(self.info, mine)
 
     def cancel(self) -> None:
         self._cancelled = True
         if self.job is not None:
             self.job.cancel()
 
-    def _dashboard(self) -> str:
-        """The job run's Spark UI (GetDashboardForJobRun: a link valid for an hour); "" where
-        the endpoint does not serve it."""
-        if self.job is None or self.job.job_run_id is None:
-            return ""
-        job_run_id = self.job.job_run_id
-        try:
-            answer = aws_call(
-                "GetDashboardForJobRun",
-                job_run_id,
-                lambda: self.client.get_dashboard_for_job_run(
-                    applicationId=self.settings.application_id, jobRunId=job_run_id
-                ),
-            )
-        except KinesisBatchError as exc:  # a link is no reason to fail a read: said, and left out
-            self.progress(f"no Spark UI link for job run {job_run_id}: {exc}")
-            return ""
-        return str(answer.get("url", ""))
+
+def dashboard(client: Any, application_id: str, job_run_id: str, progress: Callable[[str], None]) -> str:
+    """The job run's Spark UI (GetDashboardForJobRun: a link valid for an hour); "" where the
+    endpoint does not serve it."""
+    try:
+        answer = aws_call(
+            "GetDashboardForJobRun",
+            job_run_id,
+            lambda: client.get_dashboard_for_job_run(applicationId=application_id, jobRunId=job_run_id),
+        )
+    except KinesisBatchError as exc:  # a link is no reason to fail a read: said, and left out
+        progress(f"no Spark UI link for job run {job_run_id}: {exc}")
+        return ""
+    return str(answer.get("url", ""))
 
 
-def _failed(info: JobRunInfo, result: JobResult | None) -> KinesisBatchError:
+def no_result(info: JobRunInfo, attempt: Attempt) -> DependencyError:
+    """A job run that says SUCCESS without this attempt's result: it never read (or an earlier
+    attempt's result is all there is)."""
+    return DependencyError(
+        f"EMR Serverless job run {info.job_run_id} says SUCCESS but left no result for this attempt "
+        f"({attempt.id}) in {attempt.place.uri}: {NOTHING_PUBLISHED}"
+    )
+
+
+def failed(info: JobRunInfo, result: JobResult | None) -> KinesisBatchError:
     """A job run that did not read, as the error its own exit code means, with where to look:
     its Spark UI (a link valid for an hour), else the application's logs."""
     said = f"EMR Serverless job run {info.job_run_id} ended {info.state}"
@@ -174,4 +184,4 @@ def _failed(info: JobRunInfo, result: JobResult | None) -> KinesisBatchError:
     return from_exit_code(result.exit_code, line)
 
 
-__all__ = ["POLL_SECONDS", "JobRunRead", "poll_seconds"]
+__all__ = ["POLL_SECONDS", "JobRunRead", "ReadInputs", "dashboard", "failed", "no_result", "poll_seconds"]

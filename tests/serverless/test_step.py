@@ -11,7 +11,7 @@ from kinesis_batch.errors import DependencyError, InvalidStateError, LeaseLostEr
 from kinesis_batch.serverless.attempt import Attempt, JobResult
 from kinesis_batch.serverless.job import JobRunInfo
 from kinesis_batch.serverless.settings import ServerlessSettings
-from kinesis_batch.serverless.step import JobRunRead, _failed
+from kinesis_batch.serverless.step import JobRunRead, ReadInputs, failed
 from kinesis_batch.storage.place import Place
 from tests.output.support import make_bucket
 from tests.serverless.standin import ROLE, StandIn
@@ -28,10 +28,10 @@ def test_success_with_only_an_earlier_attempts_result_in_the_staging_is_a_failur
     given = {"application_id": application, "execution_role_arn": ROLE, "environment": environment}
     settings = ServerlessSettings.of(given)
     assert settings is not None
-    read = JobRunRead(
+    read = JobRunRead(ReadInputs(
         emr_serverless_client(), settings, {}, batch_id="run-1", table="kinesis-batch-s", stream="s",
         worker_id="w", staging=staging, s3=s3_settings(), progress=lambda line: None,
-    )  # fmt: skip
+    ))  # fmt: skip
 
     with pytest.raises(DependencyError, match="says SUCCESS but left no result for this attempt"):
         read.run()
@@ -77,6 +77,6 @@ ENDED = JobRunInfo("00app", "00run", state="FAILED", state_details="Job failed, 
 def test_a_failed_job_run_is_its_exit_codes_error_saying_nothing_was_published_and_where_to_look(
     info: JobRunInfo, result: JobResult | None, kind: type[Exception], said: str
 ) -> None:
-    error = _failed(info, result)
+    error = failed(info, result)
     assert type(error) is kind
     assert str(error).startswith("EMR Serverless job run 00run ended FAILED") and str(error).endswith(said), error
