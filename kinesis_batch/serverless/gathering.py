@@ -93,7 +93,7 @@ class JobRunGathering:
 
     def __init__(self, group: str) -> None:
         self.group = group
-        self._lock = threading.Condition()
+        self._lock = threading.Lock()
         self._total, self._at_once, self._begun, self._ended = 0, 1, 0, 0
         self._waiting: list[GatheredRead] = []
         self._jobs: dict[int, SharedJobRun] = {}  # id(member) -> the job run reading it
@@ -134,10 +134,9 @@ class JobRunGathering:
 
     def _launch_if_ready(self) -> None:
         """Under the lock: the waiting attempts' job runs, one per application and settings."""
-        waves = ready(
+        if not ready(
             total=self._total, at_once=self._at_once, begun=self._begun, ended=self._ended, waiting=len(self._waiting)
-        )
-        if not waves:
+        ):
             return
         by_settings: dict[ServerlessSettings, list[GatheredRead]] = {}
         for member in self._waiting:

@@ -15,6 +15,8 @@ from deltalake.exceptions import DeltaError
 from kinesis_batch.errors import DependencyError
 from kinesis_batch.maintenance import MaintainSettings, maintain
 from kinesis_batch.output.delta_log import log_gone
+from kinesis_batch.storage.records import CommitRecord
+from kinesis_batch.storage.staged import StagedFile
 from tests.output.support import commit_record, read_rows, stage
 
 
@@ -45,6 +47,16 @@ def test_a_log_file_gone_is_the_table_moving_in_either_wording(error: BaseExcept
     assert log_gone(error) is gone
 
 
+def staged_batch(tmp_path: Path) -> tuple[Any, CommitRecord, list[StagedFile]]:
+    """A new Delta table and batch b-1 staged for it (3 rows of each of 2 shards)."""
+    from kinesis_batch.output.delta import DeltaSink
+
+    sink = DeltaSink(str(tmp_path / "t"), app="kinesis-batch-tests", stream="s")
+    sink.prepare()
+    record = commit_record("b-1")
+    return sink, record, stage(sink, record)
+
+
 @pytest.mark.parametrize(
     "raised",
     [
@@ -56,12 +68,7 @@ def test_a_log_file_gone_is_the_table_moving_in_either_wording(error: BaseExcept
 def test_a_publish_whose_commit_meets_a_cleaned_log_reloads_and_lands_once(
     raised: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from kinesis_batch.output.delta import DeltaSink
-
-    sink = DeltaSink(str(tmp_path / "t"), app="kinesis-batch-tests", stream="s")
-    sink.prepare()
-    record = commit_record("b-1")
-    files = stage(sink, record)
+    sink, record, files = staged_batch(tmp_path)
     real, met = sink._commit, []
 
     def meets_a_cleaned_log_once(*args: Any, **kwargs: Any) -> bool:
@@ -80,12 +87,7 @@ def test_a_publish_whose_commit_meets_a_cleaned_log_reloads_and_lands_once(
 def test_a_look_up_handed_a_table_whose_log_was_cleaned_under_its_load_loads_again(
     look_up: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from kinesis_batch.output.delta import DeltaSink
-
-    sink = DeltaSink(str(tmp_path / "t"), app="kinesis-batch-tests", stream="s")
-    sink.prepare()
-    record = commit_record("b-1")
-    files = stage(sink, record)
+    sink, record, files = staged_batch(tmp_path)
     assert sink.publish(record, files)
     stale, witness = sink._load(), sink._load()  # deltalake reads their app transactions lazily
     for number in range(3):  # commits after theirs, then maintenance: a checkpoint, the log before it gone
@@ -96,7 +98,7 @@ def test_a_look_up_handed_a_table_whose_log_was_cleaned_under_its_load_loads_aga
         witness.transaction_version(sink.app_id("b-1"))
     assert log_gone(met.value)
 
-    looking = DeltaSink(sink.uri, app=sink.app, stream="s")
+    looking = type(sink)(sink.uri, app=sink.app, stream="s")
     real, handed = looking._load, []
 
     def stale_first(**kwargs: Any) -> Any:
