@@ -2,6 +2,10 @@
 .PHONY: demo test check lint test-oracle test-groups test-benchmarks test-compat
 
 SOURCES = kinesis_batch spark_jobs dags tests benchmarks tools/devkit
+# Every tier's pytest runs through the cost report (tools/devkit/suite_cost.py): after pytest's
+# summary it prints the tier's wall time, CPU seconds, JVMs started, ten most expensive tests, and
+# its cost by kind and by folder, from the JUnit report it leaves in .venv/junit-TIER.xml.
+COST = .venv/bin/python tools/devkit/suite_cost.py --tier  # a script: no PYTHONPATH for the tests to inherit
 
 demo:
 	@tools/bootstrap.sh
@@ -16,7 +20,7 @@ test:
 	.venv/bin/ruff format --check $(SOURCES)
 	@.venv/bin/mypy > .venv/mypy.log 2>&1 & mypy=$$!; \
 	echo ".venv/bin/python -m pytest -n 3 --dist worksteal -m 'not benchmarks and not groups'  (mypy beside it)"; \
-	.venv/bin/python -m pytest -n 3 --dist worksteal -m "not benchmarks and not groups"; tests=$$?; \
+	$(COST) test -- .venv/bin/python -m pytest -n 3 --dist worksteal -m "not benchmarks and not groups"; tests=$$?; \
 	wait $$mypy; types=$$?; echo ".venv/bin/mypy"; cat .venv/mypy.log; \
 	test $$tests -eq 0 && test $$types -eq 0
 
@@ -27,7 +31,7 @@ check:
 	.venv/bin/ruff check $(SOURCES)
 	.venv/bin/ruff format --check $(SOURCES)
 	@.venv/bin/mypy > .venv/mypy.log 2>&1 & mypy=$$!; \
-	KINESIS_BATCH_TESTS=fast .venv/bin/python -m pytest -n 2 --dist worksteal -q; tests=$$?; \
+	KINESIS_BATCH_TESTS=fast $(COST) check -- .venv/bin/python -m pytest -n 2 --dist worksteal -q; tests=$$?; \
 	wait $$mypy; types=$$?; echo ".venv/bin/mypy"; cat .venv/mypy.log; \
 	test $$tests -eq 0 && test $$types -eq 0
 
@@ -37,7 +41,7 @@ check:
 # pipeline (tests/decoding/test_oracle.py), plain, routed and with changes. About 11 minutes on 2 cores.
 test-oracle:
 	@tools/bootstrap.sh
-	KINESIS_BATCH_ORACLE_EXAMPLES=200 .venv/bin/python -m pytest -n 2 --dist worksteal -q \
+	KINESIS_BATCH_ORACLE_EXAMPLES=200 $(COST) test-oracle -- .venv/bin/python -m pytest -n 2 --dist worksteal -q \
 		tests/output/test_changes.py tests/decoding/test_oracle.py -k oracle
 
 # The heaviest group scenarios (CI runs them after make test-oracle; marked "groups"): twelve
@@ -46,14 +50,14 @@ test-oracle:
 # mid-read (tests/scenarios/test_group_run.py). About 3 minutes on 2 cores.
 test-groups:
 	@tools/bootstrap.sh
-	.venv/bin/python -m pytest -n 2 --dist worksteal -q -m groups tests/scenarios
+	$(COST) test-groups -- .venv/bin/python -m pytest -n 2 --dist worksteal -q -m groups tests/scenarios
 
 # The benchmarks' --quick forms (CI runs them after make test-oracle), so none can rot: each
 # starts its own endpoints and Spark and prints its figures; the test checks that they ran and
 # drained everything, never how fast. About 3 minutes on 2 cores.
 test-benchmarks:
 	@tools/bootstrap.sh
-	.venv/bin/python -m pytest -n 2 --dist worksteal -q -m benchmarks tests/test_benchmarks.py
+	$(COST) test-benchmarks -- .venv/bin/python -m pytest -n 2 --dist worksteal -q -m benchmarks tests/test_benchmarks.py
 
 # The compatibility matrix (CI runs it after make test-benchmarks): each environment installs the
 # built wheel with a user's extras only (and the test tools apart), so an extra that lacks a

@@ -203,7 +203,60 @@ SLOW_FIRST = (
 )
 
 
+#: What each compatibility environment runs (``--contract NAME``, tools/compat.sh): the tests
+#: marked ``contract(NAME, why=...)``, where a version of what it varies could behave otherwise.
+CONTRACTS = {
+    "spark": "the read step and whole runs on this PySpark",
+    "connect": "Spark Connect (4.x only)",
+    "airflow": "the DAGs parsed and run with dag.test(), the UI plugin, on this Airflow",
+    "dagster": "the Dagster definitions loaded and materialized on this Dagster",
+    "tables": "each format's publish, read-back, merge and maintenance on these table libraries",
+}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--contract",
+        action="append",
+        default=[],
+        choices=sorted(CONTRACTS),
+        help="run only the tests of this contract set (a compatibility environment's); may repeat",
+    )
+
+
+def kind_of(item: pytest.Item) -> str:
+    """How a test runs, for the cost report (devkit.suite_cost): an isolated process of its own
+    (a kill -9, a signal, a frozen run, a fresh environment, a cluster, a benchmark), a whole run
+    in the worker, a test of the endpoints, or pure."""
+    isolated = item.get_closest_marker("isolated")
+    if isolated is not None:
+        return f"isolated: {isolated.args[0]}" if isolated.args else "isolated"
+    fixtures = set(getattr(item, "fixturenames", ()))
+    if fixtures & {"spark", "airflow_home", "emr_serverless"}:
+        return "whole run"
+    return "endpoints" if item.get_closest_marker("processes") else "pure"
+
+
+def contract_sets(item: pytest.Item) -> set[str]:
+    names: set[str] = set()
+    for marker in item.iter_markers("contract"):
+        if not marker.kwargs.get("why"):
+            raise pytest.UsageError(f"{item.nodeid}: contract({', '.join(marker.args)}) says no why=")
+        unknown = set(marker.args) - set(CONTRACTS)
+        if unknown or not marker.args:
+            raise pytest.UsageError(f"{item.nodeid}: contract sets are {', '.join(CONTRACTS)}, not {unknown or 'none'}")
+        names |= set(marker.args)
+    return names
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    wanted = set(config.getoption("contract"))
+    if wanted:  # a contract's tests, and any test named by its id beside it
+        named = {arg for arg in config.args if "::" in arg}
+        kept = [item for item in items if contract_sets(item) & wanted or item.nodeid in named]
+        kept_ids = {id(item) for item in kept}
+        config.hook.pytest_deselected(items=[item for item in items if id(item) not in kept_ids])
+        items[:] = kept
     for item in items:  # `-m "not processes"`: the fast tier
         callspec = getattr(item, "callspec", None)
         on_s3 = callspec is not None and {"s3", "glue"} & set(callspec.id.split("-"))  # the outputs on moto
@@ -223,6 +276,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         callspec = getattr(item, "callspec", None)
         if callspec is not None and callspec.params.get("emulator") == "kinesis-local":
             item.add_marker(pytest.mark.kinesis_local)
+        # the cost report's (devkit.suite_cost) columns, in the JUnit report
+        item.user_properties += [("kind", kind_of(item)), ("path", item.path.relative_to(here.parent).as_posix())]
 
 
 @pytest.fixture(scope="session")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+import logging
 import os
 import subprocess
 import sys
@@ -9,9 +11,12 @@ import threading
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable
+from contextlib import redirect_stderr, redirect_stdout
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any
+from unittest.mock import patch
 
 import pyarrow.dataset as ds
 
@@ -86,8 +91,44 @@ def assert_per_key_order(rows: dict[str, list[Any]]) -> None:
         assert values == sorted(values), f"order of key {key} not recovered"
 
 
-def cli(*args: str, env: dict[str, str] | None = None, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    """Run `kinesis-batch` in its own process group (so a crash point can kill -9 all of it)."""
+@dataclass(frozen=True)
+class Ran:
+    """What a command said: its exit code and its output, as a process's would be."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def needs_spark() -> Any:
+    raise AssertionError("this command reads with Spark: pass the worker's session, cli(..., spark=spark)")
+
+
+def cli(*args: str, spark: Any = None, env: dict[str, str] | None = None) -> Ran:
+    """``kinesis-batch ARGS`` through the ``main(argv)`` users run, in this worker: on the worker's
+    one Spark session (``spark``) and endpoints, with ``env`` over the environment for the call.
+    Every run nobody kills, stops or must isolate goes this way; those that do are
+    :func:`cli_process`'s."""
+    from kinesis_batch.cli import LOG_FORMAT, main
+
+    out, err = io.StringIO(), io.StringIO()
+    warnings = logging.StreamHandler(err)  # what the process's logging.basicConfig would print
+    warnings.setFormatter(logging.Formatter(LOG_FORMAT))
+    warnings.setLevel(logging.WARNING)
+    logging.getLogger().addHandler(warnings)
+    try:
+        with patch.dict(os.environ, env or {}), redirect_stdout(out), redirect_stderr(err):
+            code = main(list(args), spark=(lambda: spark) if spark is not None else needs_spark)
+    finally:
+        logging.getLogger().removeHandler(warnings)
+    return Ran(code, out.getvalue(), err.getvalue())
+
+
+def cli_process(
+    *args: str, env: dict[str, str] | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    """Run `kinesis-batch` as a process in its own process group, for a test that must isolate it
+    (a fresh interpreter, a signal, a kill -9 of all of it): start one only for that."""
     return subprocess.run(
         [sys.executable, "-m", "kinesis_batch.cli", *args],
         env={**os.environ, **(env or {})},

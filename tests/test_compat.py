@@ -1,6 +1,6 @@
-"""make test-compat's lists of tests (tools/compat.sh) name tests that exist: under pytest-xdist a
-node id that matches nothing runs no test and ends "no tests ran" (exit 5), which CI first heard
-of after an hour, when a fixture's parametrization had renamed the ids."""
+"""make test-compat's lists of tests (tools/compat.sh) name tests that exist and contract sets that
+exist: under pytest-xdist a node id that matches nothing runs no test and ends "no tests ran" (exit
+5), which CI first heard of after an hour, when a fixture's parametrization had renamed the ids."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from tests.conftest import CONTRACTS
 from tests.runs import REPO
 
 EVERY_LIST = '"${SPARK_TESTS[@]}" "${MWAA_TESTS[@]}" "$FRESH_UNDER_MWAA"'
@@ -27,12 +28,23 @@ def arguments() -> list[str]:
     return printed.rstrip("\0").split("\0")
 
 
+def contract_sets(args: list[str]) -> list[str]:
+    return [args[i + 1] for i, arg in enumerate(args) if arg == "--contract"]
+
+
+def test_every_contract_set_the_matrix_runs_is_one_there_is_and_each_is_run() -> None:
+    script = (REPO / "tools" / "compat.sh").read_text()
+    named = set(contract_sets(script.replace("(", " ").replace(")", " ").split()))
+    assert named == set(CONTRACTS)
+
+
 @pytest.mark.processes
 def test_every_test_the_compatibility_matrix_names_is_collected() -> None:
     args = arguments()
     named = [arg for arg in args if "::" in arg]
+    every = ["tests", *(f"--contract={name}" for name in sorted(set(contract_sets(args)))), *named]
     collected = subprocess.run(
-        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *args],
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *every],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -40,4 +52,4 @@ def test_every_test_the_compatibility_matrix_names_is_collected() -> None:
     assert collected.returncode == 0, collected.stdout[-2000:] + collected.stderr[-2000:]
     ids = {line for line in collected.stdout.splitlines() if "::" in line}
     assert named and [node for node in named if node not in ids] == []
-    assert len(ids) > len(named), "the folders and files named hold tests too"
+    assert len(ids) > len(named), "the contract sets hold tests too"

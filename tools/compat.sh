@@ -31,17 +31,18 @@ uv=$root/.venv/bin/uv
 mwaa=tools/compat/mwaa/mwaa-3.3.1-constraints-3.12.txt  # MWAA's own file, unchanged (its README)
 newest_35=3.5.9  # PyPI's newest 3.5 when this was written
 
-# The tests that touch Spark: the read step and its task, whole runs in every format, the
-# spark-submitted read step (a cluster), a killed task's retry, Spark Connect (4.x only), and a
-# fresh environment of the wheel with [spark,delta] alone on this PySpark.
-SPARK_TESTS=(tests/spark tests/run tests/cli/test_submit.py tests/dags/test_kinesis_catchup_on_a_cluster.py tests/scenarios/test_run_formats.py
-  tests/scenarios/test_run_grouped.py tests/scenarios/test_spark_connect.py tests/decoding/test_runs.py
+# Each environment runs the contract sets of what it varies (tests/conftest.py CONTRACTS: the tests
+# marked contract(SET, why=...), where another version could behave otherwise), not whole folders:
+# make test runs everything on constraints.txt's set. A test named by its id runs beside them.
+#   spark    the read step into each format, whole runs, spark-submit to a cluster, job cancellation,
+#            the worker daemon and the session on this PySpark (connect: on a Spark Connect server)
+#   airflow  the DAGs parsed, catch-up, backfill, group and maintain run with dag.test(), the UI plugin
+#   dagster  the definitions loaded and materialized, checks, sensor, termination, dagster dev
+#   tables   each format's publish, read-back, merge and maintenance on the table libraries' versions
+# and a fresh environment of the wheel with [spark,delta] alone on this PySpark (or MWAA's set).
+SPARK_TESTS=(tests --contract spark
   "tests/test_package.py::test_the_wheel_with_spark_and_delta_alone_lands_a_resharded_stream_exactly_once_on_local_spark[kinesalite-constraints]")
-# Airflow (its UI too), the DAGs, Dagster, and the table libraries. The read step as an EMR
-# Serverless job run is make test's: the job's side runs the archive's packages, whatever this
-# set holds, and the orchestrator's side is the same DAG and asset code these tests run.
-MWAA_TESTS=(tests/airflow tests/dags tests/dagster tests/output tests/storage tests/maintenance/test_maintain.py -k "not emr_serverless")
-# A fresh environment of the wheel with [spark,delta,airflow] alone under MWAA's set, on its Python.
+MWAA_TESTS=(tests --contract airflow --contract dagster --contract tables)
 FRESH_UNDER_MWAA=tests/test_package.py::test_the_wheel_with_spark_and_delta_alone_lands_a_resharded_stream_exactly_once_on_local_spark[kinesalite-mwaa-3.3.1]
 
 # interpreter VERSION: an interpreter of that version (on PATH, else pyenv's), or one line and exit 2.
@@ -101,7 +102,8 @@ def v(p):
     except m.PackageNotFoundError: return "-"
 print(f"Python {platform.python_version()}, " + ", ".join(f"{p} {v(p)}" for p in ("kinesis-batch", "pyspark", "apache-airflow", "apache-airflow-providers-amazon", "dagster", "deltalake", "pyiceberg", "pyarrow", "pandas")))')"
   local code=0
-  .compat/"$name"/bin/python -m pytest -n 2 --dist worksteal -q -p no:cacheprovider "$@" || code=$?
+  .venv/bin/python tools/devkit/suite_cost.py --tier "compat $name" --kind "compat environment" --junit ".compat/junit-$name.xml" \
+    -- .compat/"$name"/bin/python -m pytest -n 2 --dist worksteal -q -p no:cacheprovider "$@" || code=$?
   say "$name: $((SECONDS - started)) s, exit $code"
   return $code
 }
@@ -133,7 +135,8 @@ for name in "${names[@]}"; do
       # constraints.txt with pyspark moved to this version (and py4j to what it takes)
       { grep -viE '^(pyspark|py4j)==' constraints.txt; echo "pyspark==$version"; } > "$pins"
       build "$name" "$root/.venv/bin/python" "$version" "$extras" "$pins"
-      run "$name" "${SPARK_TESTS[@]}" || failed+=("$name")
+      connect=(); [[ $name == spark-4.0 ]] && connect=(--contract connect)  # Spark Connect is 4.x's
+      run "$name" "${SPARK_TESTS[@]}" "${connect[@]}" || failed+=("$name")
       ;;
     mwaa-3.3.1)
       # MWAA's set pins no pyspark (its workers run no Spark driver): the DAG tests' local Spark
@@ -147,9 +150,9 @@ for name in "${names[@]}"; do
       py313=$(interpreter 3.13) || exit 2
       build "$name" "$py313" "$(sed -n 's/^pyspark==//p' constraints.txt)" \
         spark,spark-connect,airflow,dagster,delta,iceberg,openlineage,metrics,glue-protobuf constraints.txt
-      # The table libraries' own tests (tests/output, tests/storage) run on 3.11 and under MWAA's set;
-      # here the whole runs into every format carry them: CI's whole run is near its 90 minutes.
-      run "$name" "${SPARK_TESTS[@]}" tests/airflow tests/dags tests/dagster -k "not emr_serverless" || failed+=("$name")
+      # The table libraries' own contract runs on 3.11 and under MWAA's set; here the whole runs into
+      # every format (the spark set) carry the table libraries on 3.13.
+      run "$name" "${SPARK_TESTS[@]}" --contract connect --contract airflow --contract dagster || failed+=("$name")
       ;;
     *) say "no such environment: $name (spark-3.5.0, spark-3.5-newest, spark-4.0, mwaa-3.3.1, py3.13)"; exit 2 ;;
   esac

@@ -30,8 +30,12 @@ Command = Callable[..., int]
 STOPPABLE = ("run", "backfill", "maintain")
 
 
+#: How a warning reads on stderr: its level, where it comes from, what it says.
+LOG_FORMAT = "%(levelname)s %(name)s: %(message)s"
+
+
 def main(argv: Sequence[str] | None = None, *, spark: Callable[[], Any] | None = None) -> int:
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(level=logging.WARNING, format=LOG_FORMAT)
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as exc:  # --help (0) or a bad argument (already said in one line)

@@ -14,7 +14,10 @@ from kinesis_batch.output import Output
 from kinesis_batch.settings import StreamSettings
 
 MAIN = Output("delta", "/lake/main")
-pytestmark = pytest.mark.usefixtures("airflow_home")
+pytestmark = [
+    pytest.mark.usefixtures("airflow_home"),
+    pytest.mark.contract("airflow", why="the backfill DAG's form as this Airflow validates it"),
+]
 
 
 def test_the_form_offers_every_setting_of_a_catch_up_run_but_the_checks_it_has_no_task_for() -> None:

@@ -11,7 +11,10 @@ import pytest
 from kinesis_batch.maintenance.settings import maintain_option
 from kinesis_batch.settings import OPTIONS
 
-pytestmark = pytest.mark.usefixtures("airflow_home")
+pytestmark = [
+    pytest.mark.usefixtures("airflow_home"),
+    pytest.mark.contract("airflow", why="the DAGs' forms as this Airflow validates them"),
+]
 
 
 def option(name: str) -> Any:

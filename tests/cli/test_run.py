@@ -1,4 +1,5 @@
-"""`kinesis-batch run` end to end: CLI process, local Spark, real emulators, output read back."""
+"""`kinesis-batch run` end to end: the command line's main(argv) on the worker's local Spark, real
+emulators, output read back."""
 
 from __future__ import annotations
 
@@ -20,13 +21,14 @@ def test_run_reads_every_record_once_across_splits_and_merges_then_only_new_data
     emulator: str,
     kinesis,
     streams: StreamFactory,
+    spark,
     tmp_path: Path,  # type: ignore[no-untyped-def]
 ) -> None:
     name = streams.create(shards=3)
     sent = diamond_stream(kinesis, name, PER_PHASE[emulator])
     output = tmp_path / "out"
 
-    first = cli("run", "--stream", name, "--output", str(output), "--json")
+    first = cli("run", "--stream", name, "--output", str(output), "--json", spark=spark)
     assert first.returncode == 0, first.stderr
     report = json.loads(first.stdout)
     assert report["published"] and report["records"] == len(sent)
@@ -40,14 +42,14 @@ def test_run_reads_every_record_once_across_splits_and_merges_then_only_new_data
     assert max(depths.values()) == 2  # the diamond's merge child
 
     more = put(kinesis, name, PER_PHASE[emulator] // 2, start=len(sent))
-    second = cli("run", "--stream", name, "--output", str(output), "--json")
+    second = cli("run", "--stream", name, "--output", str(output), "--json", spark=spark)
     assert second.returncode == 0, second.stderr
     assert json.loads(second.stdout)["records"] == len(more)
     rows = read_output(output)
     assert_exactly_once(rows, sent + more)
     assert_per_key_order(rows)
 
-    third = cli("run", "--stream", name, "--output", str(output), "--json")
+    third = cli("run", "--stream", name, "--output", str(output), "--json", spark=spark)
     assert third.returncode == 0, third.stderr
     assert json.loads(third.stdout)["published"] is False
     assert len(data_of(read_output(output))) == len(sent + more)
@@ -56,11 +58,12 @@ def test_run_reads_every_record_once_across_splits_and_merges_then_only_new_data
 def test_status_json_lists_every_shard_with_lineage_checkpoint_and_lease(
     kinesis,
     streams: StreamFactory,
+    spark,
     tmp_path: Path,  # type: ignore[no-untyped-def]
 ) -> None:
     name = streams.create(shards=3)
     sent = diamond_stream(kinesis, name, 50)
-    run = cli("run", "--stream", name, "--output", str(tmp_path / "out"))
+    run = cli("run", "--stream", name, "--output", str(tmp_path / "out"), spark=spark)
     assert run.returncode == 0, run.stderr
 
     status = cli("status", "--stream", name, "--json")

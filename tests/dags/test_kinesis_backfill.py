@@ -30,6 +30,7 @@ def main_checkpoints(name: str) -> dict[str, str]:
     }
 
 
+@pytest.mark.contract("airflow", why="the backfill DAG run with dag.test() on this Airflow")
 def test_backfill_from_the_checkpoint_before_a_run_rereads_it_into_its_own_output(
     dagbag: Any, spark: Any, kinesis: Any, streams: StreamFactory, tmp_path: Path
 ) -> None:

@@ -8,6 +8,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from kinesis_batch import LeaseStore
 from kinesis_batch.aws import cloudwatch_client, dynamodb_client
 from kinesis_batch.parsers import default_table
@@ -20,11 +22,13 @@ from tests.streams import StreamFactory, put, put_kib
 AHEAD = timedelta(minutes=1)
 
 
+@pytest.mark.contract("airflow", why="every shipped DAG parses on this Airflow")
 def test_every_dag_loads_without_import_errors(dagbag: Any) -> None:
     assert dagbag.import_errors == {}
     assert "kinesis_catchup" in dagbag.dag_ids
 
 
+@pytest.mark.contract("airflow", why="the DAG's schedule, runs and teardown as this Airflow reads them")
 def test_catchup_dag_is_hourly_single_run_without_catchup_and_releases_as_teardown(dagbag: Any) -> None:
     dag = dagbag.get_dag("kinesis_catchup")
     assert dag.max_active_runs == 1 and dag.catchup is False
@@ -40,6 +44,7 @@ def test_catchup_dag_is_hourly_single_run_without_catchup_and_releases_as_teardo
     }
 
 
+@pytest.mark.contract("airflow", why="the catch-up DAG run with dag.test() on this Airflow")
 def test_two_dag_runs_read_every_record_once_the_second_only_new_data(
     dagbag: Any, spark: Any, kinesis: Any, streams: StreamFactory, tmp_path: Path
 ) -> None:
@@ -65,6 +70,7 @@ def test_two_dag_runs_read_every_record_once_the_second_only_new_data(
     assert all(lease.lease_owner is None and lease.pending_batch_id is None for lease in leases)
 
 
+@pytest.mark.contract("airflow", why="a teardown that runs after a failed task on this Airflow")
 def test_a_failing_spark_step_still_releases_the_leases_and_the_next_run_recovers(
     dagbag: Any, spark: Any, kinesis: Any, streams: StreamFactory, tmp_path: Path, monkeypatch: Any, airflow_home: Path
 ) -> None:
@@ -146,6 +152,7 @@ def test_a_read_that_outlives_its_lease_twice_keeps_it_and_no_other_worker_gets_
     assert_exactly_once(read_output(output), sent)
 
 
+@pytest.mark.contract("airflow", why="this Airflow's on_kill of a running task")
 def test_a_task_killed_mid_read_stops_through_on_kill_and_leaves_no_lease_held(
     dagbag: Any, spark: Any, kinesis: Any, streams: StreamFactory, tmp_path: Path
 ) -> None:

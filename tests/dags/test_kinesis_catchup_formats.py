@@ -40,6 +40,7 @@ def asset_events(run_id: str) -> list[tuple[str, dict[str, Any]]]:
         return [(uri, dict(extra)) for uri, extra in session.execute(query.where(AssetEvent.source_run_id == run_id))]
 
 
+@pytest.mark.contract("airflow", why="an asset event from a DAG run on this Airflow")
 def test_a_run_into_a_delta_table_on_s3_is_exactly_once_and_updates_the_tables_asset(
     airflow_home: Path, spark: Any, kinesis: Any, streams: StreamFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -76,6 +77,7 @@ def test_a_run_into_a_delta_table_on_s3_is_exactly_once_and_updates_the_tables_a
     ]
 
 
+@pytest.mark.contract("airflow", why="this Airflow's assets for each format's output")
 def test_the_asset_is_the_configured_output_in_each_format(
     airflow_home: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

@@ -204,6 +204,9 @@ def _run_on_cluster(
     return subprocess.run(command, capture_output=True, text=True, timeout=600, env=env, cwd="/")
 
 
+@pytest.mark.contract(
+    "spark", why="the read step spark-submitted to a cluster of this PySpark, its executors on a bare Python"
+)
 @pytest.mark.timeout(900)
 def test_executors_on_a_bare_python_read_a_resharded_stream_into_delta_on_s3_through_the_archive_alone(
     spark_cluster: tuple[str, str],

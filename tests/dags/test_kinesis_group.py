@@ -15,6 +15,7 @@ from tests.groups import small_group
 from tests.streams import StreamFactory
 
 
+@pytest.mark.contract("airflow", why="the group DAG run with dag.test() on this Airflow")
 def test_a_groups_dag_runs_its_streams_in_one_run_and_a_broken_stream_fails_only_its_own_task(
     airflow_home: Path, kinesis: Any, streams: StreamFactory, spark: Any, tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],

@@ -18,6 +18,7 @@ from tests.dags.test_kinesis_catchup_formats import configured_dagbag
 from tests.output.support import commit_record, make_bucket, read_rows, stage
 
 
+@pytest.mark.contract("airflow", why="the maintenance DAG run with dag.test() on this Airflow")
 def test_the_maintenance_dag_compacts_the_configured_table_through_the_connection(
     airflow_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

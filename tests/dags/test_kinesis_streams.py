@@ -33,6 +33,7 @@ def states(dag_run: Any) -> dict[str, str]:
     return {ti.task_id: ti.state for ti in dag_run.get_task_instances()}
 
 
+@pytest.mark.contract("airflow", why="DAGs made from a streams file on this Airflow")
 def test_three_streams_give_three_dags_that_run_and_a_broken_entry_fails_only_its_own(
     airflow_home: Path, kinesis: Any, streams: StreamFactory, spark: Any, tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,

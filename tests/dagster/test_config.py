@@ -11,6 +11,8 @@ from kinesis_batch import defaults
 from kinesis_batch.dagster.config import BackfillConfig, CatchUpConfig, Format
 from kinesis_batch.output.formats import FORMATS
 
+pytestmark = pytest.mark.contract("dagster", why="the launchpad's config as this Dagster types it")
+
 
 def test_the_launchpad_offers_every_format_there_is() -> None:
     assert [member.value for member in Format] == list(FORMATS)

@@ -25,6 +25,8 @@ from tests.airflow.ui.test_page_in_chromium import CHROMIUM, CHROMIUM_FLAGS
 from tests.runs import REPO, session_is_gone
 from tests.streams import StreamFactory, put
 
+pytestmark = pytest.mark.contract("dagster", why="dagster dev serving the shipped definitions")
+
 QUERY = """{
   assetNodes { assetKey { path } }
   repositoriesOrError { ... on RepositoryConnection { nodes { jobs { name } } } }

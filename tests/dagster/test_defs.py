@@ -16,6 +16,8 @@ from kinesis_batch.dagster import AwsClients, SparkResource, build_stream_defs, 
 from kinesis_batch.errors import IllegalArgumentError
 from tests.runs import REPO
 
+pytestmark = pytest.mark.contract("dagster", why="the definitions loaded and validated by this Dagster")
+
 SHIPPED = REPO / "deploy" / "dagster" / "streams.toml"
 
 

@@ -18,6 +18,7 @@ from tests.groups import small_group
 from tests.streams import StreamFactory
 
 
+@pytest.mark.contract("dagster", why="the group's job on this Dagster")
 def test_a_groups_job_materializes_each_stream_that_ran_and_fails_naming_the_one_that_did_not(
     kinesis: Any, streams: StreamFactory, spark: Any, tmp_path: Path
 ) -> None:

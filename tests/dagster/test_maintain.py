@@ -8,11 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import dagster as dg
+import pytest
 
 from kinesis_batch.dagster import build_stream_defs
 from tests.dagster.test_runs import materialize, prefix
 from tests.runs import assert_exactly_once
 from tests.streams import StreamFactory, put
+
+pytestmark = pytest.mark.contract("dagster", why="a files check and the maintenance job on this Dagster")
 
 
 def test_the_files_check_warns_until_the_maintenance_job_compacts_the_table(

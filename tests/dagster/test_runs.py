@@ -59,6 +59,7 @@ def pending(dynamodb: Any, name: str) -> dict[str, str | None]:
 ALL_PASS = {"lag": True, "retention": True, "output_agrees": True, "files": True}
 
 
+@pytest.mark.contract("dagster", why="the asset materialized on this Dagster")
 def test_two_materializations_are_exactly_once_and_the_second_reads_only_new_data(
     kinesis: Any, dynamodb: Any, streams: StreamFactory, spark: Any, tmp_path: Path
 ) -> None:
@@ -136,6 +137,7 @@ def test_a_materialization_whose_read_is_an_emr_serverless_job_run_is_exactly_on
     assert set(owners(dynamodb, name).values()) == {None}, "a lease left held"
 
 
+@pytest.mark.contract("dagster", why="this Dagster's asset checks")
 def test_the_lag_check_fails_for_a_stream_left_behind_and_the_others_still_pass(
     kinesis: Any, streams: StreamFactory, spark: Any, tmp_path: Path
 ) -> None:
@@ -173,6 +175,7 @@ def test_a_run_that_fails_in_the_read_releases_every_lease_with_the_librarys_mes
     assert read_output(tmp_path / "out") == {}
 
 
+@pytest.mark.contract("dagster", why="this Dagster's termination of a running step")
 def test_a_run_terminated_mid_step_stops_cleanly_and_leaves_no_lease_held(
     kinesis: Any, dynamodb: Any, streams: StreamFactory, spark: Any, tmp_path: Path
 ) -> None:
@@ -271,6 +274,7 @@ job.execute_in_process(instance=dg.DagsterInstance.get())
 """
 
 
+@pytest.mark.contract("dagster", why="this Dagster's run failure sensor")
 def test_a_step_killed_after_publish_is_released_by_the_failure_sensor_and_the_next_run_recovers(
     kinesis: Any, dynamodb: Any, streams: StreamFactory, spark: Any, tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,

@@ -65,6 +65,7 @@ def mixed(start: int, count: int) -> tuple[list[bytes], list[bytes]]:
     return payloads, bad
 
 
+@pytest.mark.contract("spark", why="a typed run's columns through this PySpark")
 @pytest.mark.parametrize(("format", "where"), KINDS, ids=[f"{f}-{w}" for f, w in KINDS])
 def test_a_mixed_stream_lands_typed_rows_a_new_column_and_exactly_its_bad_records_as_dead_letters(
     format: str,

@@ -20,6 +20,8 @@ from kinesis_batch.output.datafiles import FileStats
 from kinesis_batch.storage.place import Place
 from tests.output.support import commit_record, output_args, read_rows, sink_of, stage
 
+pytestmark = pytest.mark.contract("tables", why="compaction, expiry and clean-up with these table libraries")
+
 KINDS = [("parquet", "local"), ("delta", "local"), ("delta", "s3"), ("iceberg", "local"), ("iceberg", "s3")]
 IDS = [f"{format}-{where}" for format, where in KINDS]
 #: Maintenance two hours from now: what it finds is old enough to expire and to call an orphan.

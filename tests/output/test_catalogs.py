@@ -11,6 +11,8 @@ from pyiceberg.catalog.sql import SqlCatalog
 
 from kinesis_batch.output.catalogs import create_namespace
 
+pytestmark = pytest.mark.contract("tables", why="each format's publish and read-back with these table libraries")
+
 
 class CheckedTooEarly(SqlCatalog):
     """A SQL catalog whose first existence check ran before another run's insert landed."""

@@ -37,6 +37,8 @@ from kinesis_batch.storage.staged import StagedFile
 from tests.changes.histories import History, Shape, histories, oracle
 from tests.output.support import output_args, read_rows
 
+pytestmark = pytest.mark.contract("tables", why="each format's publish and read-back with these table libraries")
+
 KINDS = [("delta", "local"), ("iceberg", "local")]
 #: ``make test-oracle`` draws this many histories (at least 200) on each output, S3 too;
 #: ``make test`` a derandomized handful on the local ones.

@@ -18,6 +18,8 @@ from kinesis_batch.errors import InvalidStateError
 from kinesis_batch.output.delta import DeltaSink
 from tests.output.support import commit_record, stage
 
+pytestmark = pytest.mark.contract("tables", why="each format's publish and read-back with these table libraries")
+
 GONE = "Kernel error: File not found: tables/t/_delta_log/00000000000000000003.json"
 
 

@@ -19,6 +19,8 @@ from kinesis_batch.storage.records import CommitRecord
 from kinesis_batch.storage.staged import StagedFile
 from tests.output.support import commit_record, read_rows, stage
 
+pytestmark = pytest.mark.contract("tables", why="each format's publish and read-back with these table libraries")
+
 
 def translated(cause: BaseException) -> DependencyError:
     try:

@@ -9,6 +9,8 @@ import pytest
 from kinesis_batch.errors import InvalidStateError
 from kinesis_batch.output.evolve import additions, conflicts, merged, normalize
 
+pytestmark = pytest.mark.contract("tables", why="each format's publish and read-back with these table libraries")
+
 TABLE = pa.schema([("id", pa.int32()), ("user", pa.struct([("name", pa.string())]))])
 
 

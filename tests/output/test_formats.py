@@ -12,6 +12,8 @@ import pytest
 from kinesis_batch.errors import IllegalArgumentError
 from kinesis_batch.output.formats import FORMATS, ROWS, Format, format_of, implied, validate_output
 
+pytestmark = pytest.mark.contract("tables", why="each format's publish and read-back with these table libraries")
+
 PACKAGE = Path(__file__).resolve().parents[2] / "kinesis_batch"
 
 

@@ -21,6 +21,8 @@ from kinesis_batch.storage.records import CommitRecord
 from kinesis_batch.storage.staged import StagedFile
 from tests.output.support import ARRIVED, commit_record, output_args, read_rows, sink_of, stage
 
+pytestmark = pytest.mark.contract("tables", why="each format's publish and read-back with these table libraries")
+
 KINDS = [("parquet", "local"), ("delta", "local"), ("delta", "s3"), ("iceberg", "local"), ("iceberg", "s3")]
 IDS = [f"{format}-{where}" for format, where in KINDS]
 

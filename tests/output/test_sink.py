@@ -15,6 +15,8 @@ from kinesis_batch.aws import s3_settings
 from kinesis_batch.output import Sink, Stored, open_sink
 from tests.output.support import KIND_IDS, KINDS, commit_record, output_args, race, read_rows, sink_of, stage
 
+pytestmark = pytest.mark.contract("tables", why="each format's publish and read-back with these table libraries")
+
 
 @pytest.fixture(params=KINDS, ids=KIND_IDS)
 def sink(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Sink:

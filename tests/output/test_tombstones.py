@@ -20,6 +20,8 @@ from kinesis_batch.columns import (
 from kinesis_batch.output.tombstones import READERS, Tombstones
 from kinesis_batch.storage.place import Place
 
+pytestmark = pytest.mark.contract("tables", why="each format's publish and read-back with these table libraries")
+
 NOW = datetime(2026, 11, 26, 12, tzinfo=UTC)
 
 

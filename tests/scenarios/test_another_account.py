@@ -29,7 +29,12 @@ def arn_of(kinesis: Any, name: str) -> str:
 
 @ON_KINESIS_LOCAL
 def test_a_stream_named_by_arn_is_read_with_its_roles_credentials_and_the_tables_with_ours(
-    proxies: tuple[LimitsProxy, LimitsProxy], kinesis: Any, streams: StreamFactory, stack: LocalStack, tmp_path: Path
+    proxies: tuple[LimitsProxy, LimitsProxy],
+    kinesis: Any,
+    streams: StreamFactory,
+    stack: LocalStack,
+    spark: Any,
+    tmp_path: Path,
 ) -> None:
     kinesis_proxy, dynamodb_proxy = proxies
     name = streams.create(shards=2)
@@ -42,7 +47,7 @@ def test_a_stream_named_by_arn_is_read_with_its_roles_credentials_and_the_tables
     }
 
     theirs_flags = ("--stream", arn_of(kinesis, name), "--role-arn", ROLE, "--external-id", "lake-1")
-    ran = cli("run", *theirs_flags, "--output", str(output), "--read-limits", "none", env=env)
+    ran = cli("run", *theirs_flags, "--output", str(output), "--read-limits", "none", env=env, spark=spark)
 
     assert ran.returncode == 0, ran.stderr[-3000:]
     assert_exactly_once(read_output(output), sent)

@@ -22,12 +22,14 @@ PARENT = "0193a1b2-0000-7000-8000-00000000c10c"
 
 
 def test_a_run_writes_start_then_complete_naming_the_stream_and_its_outputs_with_their_rows(
-    kinesis: Any, streams: StreamFactory, tmp_path: Path
+    kinesis: Any, streams: StreamFactory, spark: Any, tmp_path: Path
 ) -> None:
     name = streams.create(shards=2)
     put(kinesis, name, 30, payload=lambda i: json.dumps({"n": i}).encode() if i % 10 else b"{broken")
     output, log = tmp_path / "out", tmp_path / "lineage.jsonl"
-    done = cli("run", "--stream", name, "--output", str(output), "--decode", "json", *RUN, env=file_transport(log))
+    done = cli(
+        "run", "--stream", name, "--output", str(output), "--decode", "json", *RUN, env=file_transport(log), spark=spark
+    )
     assert done.returncode == 0, done.stderr
 
     start, complete = events(log)
@@ -50,14 +52,16 @@ def test_a_run_writes_start_then_complete_naming_the_stream_and_its_outputs_with
 
 
 def test_a_failed_run_writes_fail_with_its_one_line_and_an_unreachable_endpoint_is_one_warning(
-    kinesis: Any, streams: StreamFactory, tmp_path: Path
+    kinesis: Any, streams: StreamFactory, spark: Any, tmp_path: Path
 ) -> None:
     name = streams.create(shards=1)
     sent = put(kinesis, name, 10)
     not_a_folder, log = tmp_path / "a-file", tmp_path / "lineage.jsonl"
     not_a_folder.write_text("")
     scheduler = {"OPENLINEAGE_PARENT_ID": f"cron/hourly-clicks/{PARENT}"}  # what started it, as the variables say
-    failed = cli("run", "--stream", name, "--output", str(not_a_folder), *RUN, env=file_transport(log) | scheduler)
+    failed = cli(
+        "run", "--stream", name, "--output", str(not_a_folder), *RUN, env=file_transport(log) | scheduler, spark=spark
+    )
     assert failed.returncode == 2, failed.stderr
     start, fail = events(log)
     assert (start["eventType"], fail["eventType"]) == ("START", "FAIL")
@@ -79,7 +83,7 @@ def test_a_failed_run_writes_fail_with_its_one_line_and_an_unreachable_endpoint_
         "OPENLINEAGE__TRANSPORT__URL": "http://127.0.0.1:9",
         "OPENLINEAGE__TRANSPORT__RETRY__TOTAL": "0",
     }
-    down = cli("run", "--stream", name, "--output", str(other), *RUN, env=nowhere)
+    down = cli("run", "--stream", name, "--output", str(other), *RUN, env=nowhere, spark=spark)
     assert down.returncode == 0, down.stderr
     warnings = [line for line in down.stderr.splitlines() if "did not take this run's events" in line]
     assert len(warnings) == 1 and "Traceback" not in down.stderr, down.stderr

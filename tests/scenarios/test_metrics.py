@@ -55,7 +55,7 @@ def test_a_backend_that_cannot_be_reached_is_one_warning_and_the_run_goes_on(
     output = tmp_path / "out"
     down = cli(
         "run", "--stream", name, "--output", str(output), "--read-limits", "none", "--spark-master", "local[1]",
-        "--metrics", "cloudwatch", env={"AWS_ENDPOINT_URL_CLOUDWATCH": "http://127.0.0.1:9"},
+        "--metrics", "cloudwatch", env={"AWS_ENDPOINT_URL_CLOUDWATCH": "http://127.0.0.1:9"}, spark=spark,
     )  # fmt: skip
     assert down.returncode == 0, down.stderr
     (warning,) = [line for line in down.stderr.splitlines() if WARNING in line]
@@ -65,6 +65,7 @@ def test_a_backend_that_cannot_be_reached_is_one_warning_and_the_run_goes_on(
     assert_exactly_once(read_output(output), sent)
 
     more = put(kinesis, name, 10, start=30)
+    caplog.clear()  # the first run's warning
     with caplog.at_level(logging.WARNING, logger="kinesis_batch.metrics"):
         report = run(name, output, spark, metrics="prometheus", pushgateway="http://127.0.0.1:9")
     assert report.published and report.records == 10

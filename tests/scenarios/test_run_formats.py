@@ -16,6 +16,8 @@ from tests.output.support import KIND_IDS, KINDS, output_args, read_rows, sink_o
 from tests.runs import assert_exactly_once, assert_per_key_order, diamond_stream
 from tests.streams import StreamFactory, put
 
+pytestmark = pytest.mark.contract("spark", why="the read step into each format on this PySpark, read back")
+
 
 def run_cli(capsys: pytest.CaptureFixture[str], spark: Any, *args: str) -> tuple[int, str, str]:
     """The command line in this process, on the session's shared Spark."""

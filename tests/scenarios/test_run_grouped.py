@@ -66,6 +66,7 @@ def test_a_diamond_is_read_without_waiting_for_an_unrelated_slow_shard_and_paren
     assert moved[top.shard_id] <= moved[left.shard_id] <= moved[bottom.shard_id]
 
 
+@pytest.mark.contract("spark", why="this PySpark's job cancellation")
 def test_a_lease_lost_mid_read_cancels_the_spark_job_at_once_and_publishes_nothing(
     stack: LocalStack, dynamodb: Any, streams: StreamFactory, spark: Any, tmp_path: Path
 ) -> None:

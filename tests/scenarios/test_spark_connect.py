@@ -32,6 +32,8 @@ from tests.output.support import read_rows, run_config, sink_of
 from tests.runs import REPO, assert_exactly_once, assert_per_key_order, diamond_stream
 from tests.streams import StreamFactory
 
+pytestmark = pytest.mark.contract("connect", why="the read step on a Spark Connect server of this PySpark")
+
 LEASE_SECONDS = 10  # the killed client's leases block the next worker this long
 
 

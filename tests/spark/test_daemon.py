@@ -11,6 +11,10 @@ import pytest
 
 from kinesis_batch.spark.daemon import installed_first
 
+pytestmark = pytest.mark.contract(
+    "spark", why="our worker daemon stands in for pyspark's: its protocol is this PySpark's"
+)
+
 
 @pytest.mark.parametrize(
     ("path", "expected"),

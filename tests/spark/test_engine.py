@@ -12,6 +12,8 @@ import pytest
 
 from kinesis_batch.spark.engine import classic
 
+pytestmark = pytest.mark.contract("spark", why="the read step's job forms on this PySpark's session")
+
 
 def _twice(item: str) -> Iterator[tuple[str, str]]:
     yield item, str(os.getpid())

@@ -13,6 +13,8 @@ from kinesis_batch.errors import (
 )
 from kinesis_batch.spark.spec import raised_in_task, task_error
 
+pytestmark = pytest.mark.contract("spark", why="a task's error as this PySpark hands it back")
+
 
 def spark_failure(raised: Exception) -> Exception:
     """The shape of the text pyspark gives a failed task: a wrapper, the Python traceback, the

@@ -14,6 +14,8 @@ from kinesis_batch.spark.session import (
     local_jvm_options,
 )
 
+pytestmark = pytest.mark.contract("spark", why="the embedded JVM's options on this PySpark")
+
 
 def test_an_archive_that_exists_is_mapped_and_its_refusal_stays_quiet(tmp_path: Path) -> None:
     archive = tmp_path / "spark.jsa"

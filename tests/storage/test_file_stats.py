@@ -16,6 +16,8 @@ import pytest
 
 from kinesis_batch.storage.file_stats import TEXT_CHARS, column_stats, delta_stats
 
+pytestmark = pytest.mark.contract("tables", why="Parquet statistics as this pyarrow writes them")
+
 T0 = datetime(2026, 11, 26, 8, 0, tzinfo=UTC)
 
 

@@ -12,6 +12,8 @@ import pytest
 
 from tests.streams import StreamFactory, put
 
+pytestmark = pytest.mark.contract("airflow", why="the UI plugin's API served by this Airflow")
+
 PAGE = "/kinesis-batch/"
 API = "/kinesis-batch/api"
 

@@ -111,6 +111,7 @@ def signed_in(browser: Any, api_server: str, query: str = "") -> tuple[Any, Any]
     return context, page
 
 
+@pytest.mark.contract("airflow", why="the UI plugin's page inside this Airflow's UI")
 def test_the_consumer_page_renders_inside_airflow_for_a_signed_in_user(
     api_server: str, browser: Any, stream_mid_run: str, artifacts_dir: Path, demo_output: Path
 ) -> None:
