@@ -15,7 +15,8 @@ from tests.runs import REPO
 FORMAT_ROW = r"\| {kind} +\| +20,000 \|"  # a row of throughput's table per output, every record drained
 
 
-pytestmark = [pytest.mark.processes, pytest.mark.benchmarks]  # each starts its endpoints and Spark
+# each starts its endpoints and Spark
+pytestmark = [pytest.mark.processes, pytest.mark.benchmarks, pytest.mark.isolated("a benchmark")]
 
 #: What the suite runs beyond --quick: throughput into parquet only (each format it writes is one more
 #: Spark start; the table formats are tested elsewhere, and all five measured by hand, see

@@ -97,6 +97,7 @@ def python_blocks(page: Path) -> list[str]:
     return [textwrap.dedent(code) for _, code in blocks]
 
 
+@pytest.mark.isolated("a fresh environment")
 def test_the_outputs_pages_python_read_paths_read_a_table_and_exit_cleanly(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

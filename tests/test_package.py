@@ -22,6 +22,8 @@ from kinesis_batch.environment import manylinux_tags
 from tests.runs import REPO, assert_exactly_once, diamond_stream
 from tests.streams import StreamFactory
 
+pytestmark = pytest.mark.isolated("a fresh environment")
+
 ADAPTERS = ("kinesis_batch.airflow", "kinesis_batch.dagster", "kinesis_batch.spark")
 
 

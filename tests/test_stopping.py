@@ -59,6 +59,7 @@ def test_what_waits_on_a_stop_is_called_in_a_thread_of_its_own_and_at_once_when_
 SIGNALLED = """
 import os, signal, sys, time
 from kinesis_batch.stopping import StopRequest, stopping_on_signals
+
 stop = StopRequest()
 seconds_to_stop = float(sys.argv[1])
 with stopping_on_signals(stop, timeout=2, say=lambda line: None):
@@ -92,11 +93,13 @@ def signalled(seconds_to_stop: float, signals: int) -> tuple[int, str, str, floa
             process.kill()
 
 
+@pytest.mark.isolated("a signal")
 def test_a_clean_stop_in_time_ends_as_the_work_says() -> None:
     code, out, err, _ = signalled(0.5, signals=1)
     assert (code, out, err) == (0, "stopped cleanly\n", "")
 
 
+@pytest.mark.isolated("a signal")
 def test_a_second_signal_exits_at_once_with_143_and_one_line() -> None:
     code, out, err, seconds = signalled(20, signals=2)
     assert code == 143 and out == "" and seconds < 5
@@ -105,6 +108,7 @@ def test_a_second_signal_exits_at_once_with_143_and_one_line() -> None:
     )
 
 
+@pytest.mark.isolated("a signal")
 def test_a_stop_that_outlasts_its_timeout_exits_then_with_one_line() -> None:
     code, _, err, seconds = signalled(20, signals=1)
     assert code == 143 and 2 <= seconds < 6

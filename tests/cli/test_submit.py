@@ -13,7 +13,10 @@ import pytest
 from tests.runs import REPO, assert_exactly_once, read_output
 from tests.streams import StreamFactory, put
 
-pytestmark = pytest.mark.contract("spark", why="spark-submit of the read step with this PySpark")
+pytestmark = [
+    pytest.mark.contract("spark", why="spark-submit of the read step with this PySpark"),
+    pytest.mark.isolated("spark-submit"),
+]
 
 
 def test_spark_submit_runs_the_catch_up_job_exactly_once(kinesis, streams: StreamFactory, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -44,6 +44,8 @@ from tests.serverless import standin
 from tests.serverless.standin import ARCH
 from tests.streams import StreamFactory, put_kib
 
+pytestmark = pytest.mark.isolated("a cluster")
+
 SPARK_CLASS = Path(pyspark.__file__).parent / "bin" / "spark-class"
 AHEAD = timedelta(minutes=1)  # see test_kinesis_catchup.py: kinesalite stamps child shards ahead
 

@@ -25,7 +25,10 @@ from tests.airflow.ui.test_page_in_chromium import CHROMIUM, CHROMIUM_FLAGS
 from tests.runs import REPO, session_is_gone
 from tests.streams import StreamFactory, put
 
-pytestmark = pytest.mark.contract("dagster", why="dagster dev serving the shipped definitions")
+pytestmark = [
+    pytest.mark.contract("dagster", why="dagster dev serving the shipped definitions"),
+    pytest.mark.isolated("a dagster dev server"),
+]
 
 QUERY = """{
   assetNodes { assetKey { path } }

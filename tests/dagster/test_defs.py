@@ -16,7 +16,9 @@ from kinesis_batch.dagster import AwsClients, SparkResource, build_stream_defs, 
 from kinesis_batch.errors import IllegalArgumentError
 from tests.runs import REPO
 
-pytestmark = pytest.mark.contract("dagster", why="the definitions loaded and validated by this Dagster")
+pytestmark = [
+    pytest.mark.contract("dagster", why="the definitions loaded and validated by this Dagster"),
+]
 
 SHIPPED = REPO / "deploy" / "dagster" / "streams.toml"
 
@@ -28,6 +30,7 @@ def test_the_shipped_definitions_are_loadable() -> None:
     assert defs.resolve_job_def("kinesis_batch_demo_clicks_catch_up") is not None
 
 
+@pytest.mark.isolated("a fresh environment")
 def test_dagster_definitions_validate_passes_on_the_project_settings() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "dagster", "definitions", "validate"],

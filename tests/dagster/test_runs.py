@@ -274,6 +274,7 @@ job.execute_in_process(instance=dg.DagsterInstance.get())
 """
 
 
+@pytest.mark.isolated("kill -9")
 @pytest.mark.contract("dagster", why="this Dagster's run failure sensor")
 def test_a_step_killed_after_publish_is_released_by_the_failure_sensor_and_the_next_run_recovers(
     kinesis: Any, dynamodb: Any, streams: StreamFactory, spark: Any, tmp_path: Path,

@@ -18,28 +18,22 @@ from typing import Any
 
 import pytest
 
-from kinesis_batch.events import MAINTENANCE_STEPS
 from kinesis_batch.maintenance import MaintainSettings, maintain
 from kinesis_batch.maintenance.maintain import maintainer_of
 from kinesis_batch.maintenance.plan import orphans
 from kinesis_batch.output import CommitRecord, Sink
 from kinesis_batch.output.datafiles import FileStats
 from tests.crashes import died_at, killed_at_exit, start_cli
+from tests.matrices import MAINTENANCE_CRASH
 from tests.output.support import commit_record, output_args, read_rows, sink_of, stage
 
-#: Every step for the local formats; on S3 the one whose leftovers differ most there (Delta:
-#: markers archived, nothing expired yet; Iceberg: a rewrite's files written, not committed).
-CRASH_KINDS = [
-    ("parquet", "local", MAINTENANCE_STEPS),
-    ("delta", "local", MAINTENANCE_STEPS),
-    ("iceberg", "local", MAINTENANCE_STEPS),
-    ("delta", "s3", ("archived",)),
-    ("iceberg", "s3", ("compacting",)),
-]
+#: (format, where, steps): every pair of step, format and place (tests.matrices.MAINTENANCE_CRASH),
+#: the steps of one format and place side by side in one test.
+CRASH_KINDS = [(format, where, steps) for (format, where), steps in MAINTENANCE_CRASH.by("format", "where")]
 LATER = MaintainSettings(retain_hours=0)
 APP = "kinesis-batch-tests"
 
-pytestmark = pytest.mark.processes  # maintain runs as a process of its own, killed
+pytestmark = [pytest.mark.processes, pytest.mark.isolated("kill -9")]  # maintain runs as a process of its own, killed
 
 
 def two_hours_later() -> float:

@@ -49,6 +49,7 @@ def test_a_name_part_keeps_to_what_statsd_can_carry() -> None:
 
 
 @pytest.mark.processes  # an Airflow task's process: Airflow's Stats is made once per process
+@pytest.mark.isolated("a fresh environment")
 def test_inside_an_airflow_task_the_points_go_through_airflows_own_statsd(listener: socket.socket) -> None:
     code = (
         "from kinesis_batch.metrics.statsd import StatsdBackend\n"

@@ -5,6 +5,7 @@ and print a table; exit 1 if any mutant's tests stayed green (or it no longer ap
 from __future__ import annotations
 
 import argparse
+import signal
 import subprocess
 import sys
 import time
@@ -38,7 +39,8 @@ def run(repo: Path, mutant: Mutant) -> tuple[str, float]:
     started = time.monotonic()
     path.write_text(mutated)
     try:
-        command = [str(repo / ".venv/bin/python"), "-m", "pytest", "-x", "-q", "-n", "2", "-p", "no:cacheprovider"]
+        # one process, so -x ends at the first failure with exit 1 (xdist's ends "interrupted", 2)
+        command = [str(repo / ".venv/bin/python"), "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider"]
         done = subprocess.run([*command, *mutant.tests], cwd=repo, capture_output=True, text=True)
     finally:
         path.write_text(original)
@@ -50,6 +52,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repo", type=Path, default=HERE, help="the checkout to mutate (its .venv runs the tests)")
     parser.add_argument("names", nargs="*", help="only these mutants")
     args = parser.parse_args(argv)
+    # a SIGTERM ends the run through run()'s finally, which puts the mutated file back
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     chosen = [m for m in MUTANTS if not args.names or m.name in args.names]
     print(f"| mutant | its tests | {args.repo.resolve()} | seconds |\n|---|---|---|---:|", flush=True)
     survived = 0

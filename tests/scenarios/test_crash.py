@@ -50,19 +50,16 @@ from tests.crashes import (
     start_crashing,
     stopped,
 )
+from tests.matrices import RUN_CRASH
 from tests.output.support import output_args, read_rows, run_config, sink_of
 from tests.runs import assert_exactly_once, assert_per_key_order, diamond_stream
 from tests.streams import StreamFactory
 
-STEPS = ("reading", "read", "staged", "published", "committed")
-#: (format, where, steps): every step for every format (the table formats where they are most
-#: used), and Iceberg on S3 at the two steps whose recoveries differ (discard, roll forward).
-CRASH_KINDS = [
-    ("parquet", "local", STEPS),
-    ("delta", "s3", STEPS),
-    ("iceberg", "local", STEPS),
-    ("iceberg", "s3", ("staged", "published")),
-]
+pytestmark = pytest.mark.isolated("kill -9")
+
+#: (format, where, steps): every pair of step, format and place (tests.matrices.RUN_CRASH), the
+#: steps of one format and place side by side in one test.
+CRASH_KINDS = [(format, where, steps) for (format, where), steps in RUN_CRASH.by("format", "where")]
 TWO_RUN_KINDS = [("parquet", "local"), ("delta", "s3"), ("iceberg", "local")]
 
 

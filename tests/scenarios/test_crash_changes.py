@@ -31,6 +31,8 @@ from tests.output.support import output_args, read_rows, run_config
 from tests.scenarios.test_crash_decoded import paired_sinks
 from tests.streams import StreamFactory
 
+pytestmark = pytest.mark.isolated("kill -9")
+
 STEPS = tuple(s for s in RUN_STEPS[1:] if s != TABLE_PUBLISHED)  # every step once the leases are taken (none routed)
 KINDS = [("delta", "s3"), ("iceberg", "local")]  # each format merges its own way
 MALFORMED = [Sent(f"bad-{i}", 0, None, f'{{"eventName": "INSERT", "n": {i}}}'.encode()) for i in range(3)]

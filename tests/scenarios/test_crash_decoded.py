@@ -32,6 +32,8 @@ from tests.decoding.support import dead_letter_args, put_payloads
 from tests.output.support import output_args, read_rows, run_config, sink_of
 from tests.streams import StreamFactory
 
+pytestmark = pytest.mark.isolated("kill -9")
+
 #: The steps where a batch of two outputs differs from one of one (tests/scenarios/test_crash.py
 #: kills an appending run at every step, test_crash_changes.py a run with two outputs): before
 #: either publish, between the two, after both.

@@ -34,6 +34,8 @@ from tests.output.support import read_rows, run_config
 from tests.scenarios.test_routed import event, routed_output, run
 from tests.streams import StreamFactory, put
 
+pytestmark = pytest.mark.isolated("kill -9")
+
 STEPS = ("reading", "read", "staged", TABLE_PUBLISHED, "published", "committed")
 #: Iceberg: the table-by-table publish, completion and fencing are proven on every format in
 #: tests/output/test_composite.py; this proves the whole run's steps on one.

@@ -41,6 +41,8 @@ from tests.scenarios.test_crash_routed import recovers
 from tests.scenarios.test_routed import routed_output, run
 from tests.streams import StreamFactory
 
+pytestmark = pytest.mark.isolated("kill -9")
+
 STEPS = ("read", "staged", TABLE_PUBLISHED, "published", "committed")
 ROUTING = ("--route-by", "metadata.table-name", "--changes", "dms", "--key", "id", "--key", "orders:order_id")
 KEYS = {"customers": "id", "orders": "order_id", "refunds": "id"}

@@ -157,6 +157,7 @@ def start_cli(*args: str) -> subprocess.Popen[str]:
     )
 
 
+@pytest.mark.isolated("kill -9")
 def test_after_a_kill_9_of_the_orchestrator_the_next_run_cancels_the_job_run_left_behind_and_lands_once(
     emr_serverless: StandIn, kinesis: Any, streams: StreamFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -185,6 +186,7 @@ def test_after_a_kill_9_of_the_orchestrator_the_next_run_cancels_the_job_run_lef
     assert bill_of(billed_runs(name), orphan)[:2] == (False, "CANCELLED")
 
 
+@pytest.mark.isolated("a signal")
 def test_sigterm_of_the_cli_cancels_the_job_run_and_releases_the_leases(
     emr_serverless: StandIn, kinesis: Any, streams: StreamFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -35,7 +35,7 @@ from tests.scenarios.test_group_run import faulted, streams_file
 from tests.scenarios.test_routed import routed_output
 from tests.streams import StreamFactory, open_shards, put, split
 
-pytestmark = [pytest.mark.groups, ON_KINESIS_LOCAL]
+pytestmark = [pytest.mark.groups, ON_KINESIS_LOCAL, pytest.mark.isolated("kill -9")]
 
 GROUP = "g"
 KINDS = ("click", "view", "buy")

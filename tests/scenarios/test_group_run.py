@@ -29,7 +29,7 @@ from kinesis_batch.leases.store import LeaseStore
 from tests import faultpoints
 from tests.changes.support import oracle, put_changes, shuffled_history, table_state
 from tests.output.support import output_args, read_rows, sink_of
-from tests.runs import REPO, assert_exactly_once, cli, diamond_stream
+from tests.runs import REPO, Ran, assert_exactly_once, cli, diamond_stream
 from tests.scenarios.test_another_account import ROLE
 from tests.scenarios.test_foreign_outputs import make_target
 from tests.streams import StreamFactory, open_shards, put, split
@@ -54,8 +54,8 @@ def streams_file(path: Path, entries: list[dict[str, Any]], members: list[str], 
     return path
 
 
-def run_group(path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    return cli("run", "--streams-file", str(path), "--group", "g", "--json", *extra)
+def run_group(path: Path, spark: Any, *extra: str) -> Ran:
+    return cli("run", "--streams-file", str(path), "--group", "g", "--json", *extra, spark=spark)
 
 
 def faulted(
@@ -140,10 +140,10 @@ def rows_of(name: str, output: tuple[str, ...]) -> dict[str, list[Any]]:
     return read_rows(sink_of(output, app=f"kinesis-batch-{name}", stream=name))
 
 
-def assert_left_as_alone(name: str, output: tuple[str, ...]) -> None:
+def assert_left_as_alone(name: str, output: tuple[str, ...], spark: Any) -> None:
     """A run of the stream alone after the group's finds nothing new: the group moved every
     checkpoint to the stream's end and left no lease held, no batch pending."""
-    alone = cli("run", "--stream", name, *output, "--read-limits", "none", "--json")
+    alone = cli("run", "--stream", name, *output, "--read-limits", "none", "--json", spark=spark)
     assert alone.returncode == 0, alone.stderr[-3000:]
     report = json.loads(alone.stdout)
     assert (report["records"], report["recovered"], report["leased_elsewhere"]) == (0, {}, {}), report
@@ -152,12 +152,12 @@ def assert_left_as_alone(name: str, output: tuple[str, ...]) -> None:
 
 
 def test_a_group_run_lands_every_stream_exactly_once_and_leaves_each_as_its_run_alone_would(
-    kinesis: Any, streams: StreamFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    kinesis: Any, streams: StreamFactory, spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     entries, members = made(kinesis, streams, tmp_path, monkeypatch)
     path = streams_file(tmp_path / "streams.toml", entries, list(members))
 
-    ran = run_group(path)
+    ran = run_group(path, spark)
 
     assert ran.returncode == 0, ran.stderr[-3000:]
     report = json.loads(ran.stdout)
@@ -170,13 +170,14 @@ def test_a_group_run_lands_every_stream_exactly_once_and_leaves_each_as_its_run_
         one.check()
         if one.raw:  # its own batch, in its own output
             assert set(rows_of(one.name, one.output)["batch_id"]) == {stream["batch_id"]}
-        assert_left_as_alone(one.name, one.alone)
+        assert_left_as_alone(one.name, one.alone, spark)
     assert len({s["batch_id"] for s in report["streams"]}) == len(members), "two streams shared a batch"
 
 
+@pytest.mark.isolated("a fault in a run's process")
 def test_a_broken_stream_of_a_group_fails_alone_with_its_own_line_while_the_others_commit(
-    kinesis: Any, streams: StreamFactory, stack: LocalStack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-    request: pytest.FixtureRequest,
+    kinesis: Any, streams: StreamFactory, stack: LocalStack, spark: Any, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest,
 ) -> None:  # fmt: skip
     good = streams.create(shards=2)
     sent = put(kinesis, good, 50)
@@ -224,7 +225,7 @@ def test_a_broken_stream_of_a_group_fails_alone_with_its_own_line_while_the_othe
     assert "'nowhere' has no [[streams]] entry" in by_stream["nowhere"]
     assert f"{good}: run " in ran.stdout and "6 failed" in ran.stdout.splitlines()[-1], ran.stdout
     assert_exactly_once(rows_of(good, good_output), sent)
-    assert_left_as_alone(good, good_output)
+    assert_left_as_alone(good, good_output, spark)
     assert not LeaseStore(dynamodb_client(), f"kinesis-batch-{foreign}").table_exists()
     assert not (Path(foreign_output[3]) / "_kinesis_batch").exists()
 
@@ -242,9 +243,10 @@ def test_a_broken_stream_of_a_group_fails_alone_with_its_own_line_while_the_othe
     assert said.returncode == 0 and said.stdout.splitlines()[0].endswith("worst first: 6 that cannot be read")
 
 
+@pytest.mark.isolated("kill -9")
 @pytest.mark.groups  # make test-groups
 def test_a_group_killed_mid_read_loses_nothing_and_duplicates_nothing_when_run_again(
-    kinesis: Any, streams: StreamFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    kinesis: Any, streams: StreamFactory, spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     entries, members = made(kinesis, streams, tmp_path, monkeypatch)
     path = streams_file(tmp_path / "streams.toml", entries, list(members))
@@ -259,16 +261,17 @@ def test_a_group_killed_mid_read_loses_nothing_and_duplicates_nothing_when_run_a
             store.evict_lease(lease)
     assert pending, "the kill came before any stream's batch was under way"
 
-    ran = run_group(path)
+    ran = run_group(path, spark)
 
     assert ran.returncode == 0, ran.stderr[-3000:]
     for one in members.values():
         one.check()
-        assert_left_as_alone(one.name, one.alone)
+        assert_left_as_alone(one.name, one.alone, spark)
 
 
+@pytest.mark.isolated("two runs at once, as two hosts")
 def test_a_group_run_beside_a_run_of_one_of_its_streams_alone_never_reads_a_shard_twice(
-    kinesis: Any, streams: StreamFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    kinesis: Any, streams: StreamFactory, spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     entries, members = made(kinesis, streams, tmp_path, monkeypatch)
     path = streams_file(tmp_path / "streams.toml", entries, list(members))
@@ -293,15 +296,16 @@ def test_a_group_run_beside_a_run_of_one_of_its_streams_alone_never_reads_a_shar
     shards = [s["shard_id"] for s in read_by_group["shards"]] + [s["shard_id"] for s in read_alone["shards"]]
     assert len(shards) == len(set(shards)), f"a shard was read by both: {sorted(shards)}"
     # What one skipped (leased by the other) the next run reads: then every record is there once.
-    finish = cli("run", "--streams-file", str(path), "--group", "g")
+    finish = cli("run", "--streams-file", str(path), "--group", "g", spark=spark)
     assert finish.returncode == 0, finish.stderr[-3000:]
     for one in members.values():
         one.check()
 
 
+@pytest.mark.isolated("a signal")
 @pytest.mark.groups  # make test-groups
 def test_a_group_told_to_stop_mid_read_stops_every_stream_cleanly_and_the_next_run_lands_each_once(
-    kinesis: Any, streams: StreamFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    kinesis: Any, streams: StreamFactory, spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     entries, members = made(kinesis, streams, tmp_path, monkeypatch)
     path = streams_file(tmp_path / "streams.toml", entries, list(members))
@@ -319,7 +323,7 @@ def test_a_group_told_to_stop_mid_read_stops_every_stream_cleanly_and_the_next_r
         leases = LeaseStore(dynamodb_client(), f"kinesis-batch-{stream['stream']}").list_leases()
         assert all(lease.lease_owner is None and lease.pending_batch_id is None for lease in leases), stream
 
-    again = run_group(path)
+    again = run_group(path, spark)
     assert again.returncode == 0, again.stderr[-3000:]
     for one in members.values():
         one.check()

@@ -32,7 +32,10 @@ from tests.output.support import read_rows, run_config, sink_of
 from tests.runs import REPO, assert_exactly_once, assert_per_key_order, diamond_stream
 from tests.streams import StreamFactory
 
-pytestmark = pytest.mark.contract("connect", why="the read step on a Spark Connect server of this PySpark")
+pytestmark = [
+    pytest.mark.contract("connect", why="the read step on a Spark Connect server of this PySpark"),
+    pytest.mark.isolated("a Spark Connect server and a killed client"),
+]
 
 LEASE_SECONDS = 10  # the killed client's leases block the next worker this long
 

@@ -30,6 +30,8 @@ from tests.runs import assert_exactly_once
 from tests.scenarios.test_crash import catch_up
 from tests.streams import StreamFactory, put
 
+pytestmark = pytest.mark.isolated("a signal")
+
 STOP_TIMEOUT = 30.0  # the default
 LEASE_SECONDS = 10  # the shortest: the runs after a hard exit wait this out on their clock
 RUN_ID = "stopped-batch"

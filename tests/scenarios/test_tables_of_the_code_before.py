@@ -27,6 +27,8 @@ from tests.scenarios.test_crash_routed import where_each_landed
 from tests.scenarios.test_routed import event, routed_output, run
 from tests.streams import StreamFactory, put
 
+pytestmark = pytest.mark.isolated("a fresh environment of the code before")
+
 #: The last commit of the sinks before the composite: a pair for one table and its dead letters,
 #: a routed sink for a template's tables.
 BEFORE = "99c5c0544e98fe1c5dc52967b61b934aba8afcec"

@@ -14,12 +14,15 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
 from devkit.limits_proxy import LimitsProxy
 
 from kinesis_batch.aws import dynamodb_client
 from kinesis_batch.leases.store import LeaseStore
 from tests.runs import REPO
 from tests.streams import StreamFactory
+
+pytestmark = pytest.mark.isolated("thirty runs at once, as thirty hosts")
 
 RUNS = 30
 #: Each process imports the package, says it is ready, then waits for the word to go: the runs

@@ -24,6 +24,8 @@ from tests.output.support import output_args, read_rows, run_config, sink_of
 from tests.runs import REPO, assert_exactly_once, diamond_stream
 from tests.streams import StreamFactory
 
+pytestmark = pytest.mark.isolated("a frozen run")
+
 # Long enough that a loaded CI machine never lets the zombie's own renewals lapse before it
 # freezes; it costs no time, since the recoverer's clock is set past it.
 LEASE_SECONDS = 60
