@@ -1,5 +1,5 @@
 # The two commands of the README. Both set up .venv (and the emulators) themselves.
-.PHONY: demo test check lint test-oracle test-groups test-benchmarks test-compat
+.PHONY: demo test check lint test-oracle test-groups test-benchmarks test-compat test-mutants
 
 SOURCES = kinesis_batch spark_jobs dags tests benchmarks tools/devkit
 # Every tier's pytest runs through the cost report (tools/devkit/suite_cost.py): after pytest's
@@ -13,7 +13,7 @@ demo:
 
 # mypy (about 40 s on one core from a clean clone) runs beside pytest; its report follows
 # pytest's. Either failing fails the target. Three workers on two cores: with two, the cores sat
-# idle while the workers waited on processes (docs/testing.md has the figures).
+# idle while the workers waited on processes.
 test:
 	@tools/bootstrap.sh
 	.venv/bin/ruff check $(SOURCES)
@@ -52,22 +52,28 @@ test-groups:
 	@tools/bootstrap.sh
 	$(COST) test-groups -- .venv/bin/python -m pytest -n 2 --dist worksteal -q -m groups tests/scenarios
 
-# The benchmarks' --quick forms (CI runs them after make test-oracle), so none can rot: each
+# The benchmarks' smallest forms (CI runs them after make test-groups), so none can rot: each
 # starts its own endpoints and Spark and prints its figures; the test checks that they ran and
-# drained everything, never how fast. About 3 minutes on 2 cores.
+# drained everything, never how fast.
 test-benchmarks:
 	@tools/bootstrap.sh
 	$(COST) test-benchmarks -- .venv/bin/python -m pytest -n 2 --dist worksteal -q -m benchmarks tests/test_benchmarks.py
 
 # The compatibility matrix (CI runs it after make test-benchmarks): each environment installs the
 # built wheel with a user's extras only (and the test tools apart), so an extra that lacks a
-# dependency fails here: the Spark tests on PySpark 3.5.0 and 4.0.2 (3.5's newest by name:
-# tools/compat.sh spark-3.5-newest); the Airflow,
-# Dagster and table tests on Amazon MWAA 3.3.1's package set on Python 3.12; the Spark, Airflow
-# and Dagster tests on Python 3.13. Built by tools/compat.sh in .compat/, each one's Python,
-# versions and time printed. docs/platforms.md says what each stands for.
+# dependency fails here, and runs the contract sets of what it varies (tests marked contract(SET)):
+# spark on PySpark 3.5.0 and 4.0.2 (3.5's newest by name: tools/compat.sh spark-3.5-newest);
+# airflow, dagster and tables on Amazon MWAA 3.3.1's package set on Python 3.12; spark, connect,
+# airflow and dagster on Python 3.13. Built by tools/compat.sh in .compat/, each one's Python,
+# versions and cost printed. docs/platforms.md says what each stands for.
 test-compat:
 	@tools/compat.sh
+
+# Every deliberate fault of tests/mutants turns its tests red (by hand, before and after a change
+# to the suite; `python -m tests.mutants --repo DIR` runs them against another checkout's suite).
+test-mutants:
+	@tools/bootstrap.sh
+	.venv/bin/python -m tests.mutants
 
 lint:
 	.venv/bin/ruff check $(SOURCES) && .venv/bin/ruff format --check $(SOURCES) && .venv/bin/mypy

@@ -125,7 +125,7 @@ def many(names: list[str], scratch: Path) -> dict[str, float]:
             "start_max": max(starts)}  # fmt: skip
 
 
-def job_run_ways(names: list[str], scratch: Path, at_once: int) -> dict[str, dict[str, Any]]:
+def job_run_ways(names: list[str], scratch: Path, at_once: int, archive: Path | None) -> dict[str, dict[str, Any]]:
     """The streams read as job runs: half as single runs (``at_once`` at a time), half as one
     group; wall seconds, CPU seconds here, job runs and their billed vCPU-hours."""
     from benchmarks.standin import stand_in
@@ -133,7 +133,7 @@ def job_run_ways(names: list[str], scratch: Path, at_once: int) -> dict[str, dic
     bucket = f"kb-fleet-{os.getpid()}"
     plain_client("s3").create_bucket(Bucket=bucket)
     alone, grouped = names[: len(names) // 2], names[len(names) // 2 :]
-    with stand_in(scratch / "job-runs", dict(os.environ), bucket) as emr:
+    with stand_in(scratch / "job-runs", dict(os.environ), bucket, archive) as emr:
         os.environ["AWS_ENDPOINT_URL_EMR_SERVERLESS"] = emr.server.url
         os.environ["KINESIS_BATCH_EMR_SERVERLESS_POLL_SECONDS"] = "1"
         started = time.monotonic()
@@ -182,6 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--at-once", type=int, default=4, help="single runs at once (default 4)")
     parser.add_argument("--many", type=int, help="streams of the planning group (default 200; --quick 12)")
     parser.add_argument("--job-runs", type=int, help="streams read as job runs, each way (default 10; --quick 3)")
+    parser.add_argument("--archive", type=Path, help="an environment archive kinesis-batch package built (else built)")
     args = parser.parse_args(argv)
     count, records = args.streams or (6 if args.quick else 50), args.records or (200 if args.quick else 2_000)
     how_many = args.many or (12 if args.quick else 200)
@@ -197,7 +198,9 @@ def main(argv: list[str] | None = None) -> int:
             f"one group run of {count}": group(grouped, Path(scratch), 8),
         }
         planning = many(make_streams(kinesis, "many", how_many, 2, 10), Path(scratch))
-        jobs = job_run_ways(make_streams(kinesis, "jobs", 2 * job_runs, 2, records), Path(scratch), args.at_once)
+        jobs = job_run_ways(
+            make_streams(kinesis, "jobs", 2 * job_runs, 2, records), Path(scratch), args.at_once, args.archive
+        )
     print("| way | wall s | CPU s | peak MiB | Spark JVMs | records |")
     print("|---|---|---|---|---|---|")
     for way, f in figures.items():

@@ -37,6 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="2,000 records (CI)")
     parser.add_argument("--records", type=int, help="records of 1 KiB (default 100,000; --quick 2,000)")
+    parser.add_argument("--archive", type=Path, help="an environment archive kinesis-batch package built (else built)")
     args = parser.parse_args(argv)
     records = args.records or (2_000 if args.quick else 100_000)
     print(f"# job_run: {machine()}; {records:,} records of 1 KiB in 4 shards", flush=True)
@@ -44,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
         env = {**STATIC_ENV, **stack.env("kinesalite")}
         os.environ.update(env)
         plain_client("s3").create_bucket(Bucket="bench-job-run")
-        with stand_in(Path(scratch), env, "bench-job-run") as emr:
+        with stand_in(Path(scratch), env, "bench-job-run", args.archive) as emr:
             os.environ["AWS_ENDPOINT_URL_EMR_SERVERLESS"] = emr.server.url
             os.environ["KINESIS_BATCH_EMR_SERVERLESS_POLL_SECONDS"] = "1"
             kinesis = plain_client("kinesis")

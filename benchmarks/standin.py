@@ -58,15 +58,16 @@ class StandIn:
 
 
 @contextmanager
-def stand_in(scratch: Path, env: dict[str, str], bucket: str) -> Iterator[StandIn]:
+def stand_in(scratch: Path, env: dict[str, str], bucket: str, archive: Path | None = None) -> Iterator[StandIn]:
     """The stand-in on a free port, an application, and ``kinesis-batch package``'s archive for
-    this Python uploaded to ``bucket`` (moto's S3, where ``env`` points) as its environment."""
+    this Python uploaded to ``bucket`` (moto's S3, where ``env`` points) as its environment:
+    ``archive``, one that command built already, or one built now."""
     bare = scratch / "image-python"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True, timeout=120)
     images = {IMAGE_PYTHON: str(bare / "bin" / "python")}
     server = start_emr_serverless(scratch / "emr-serverless", {**env, "SPARK_LOCAL_IP": "127.0.0.1"}, images)
     try:
-        archive = _archive(scratch / "environment")
+        archive = archive or _archive(scratch / "environment")
         key = f"environments/{archive.name}"
         boto3.client("s3").upload_file(str(archive), bucket, key)
         arch = {"x86_64": "X86_64", "aarch64": "ARM64"}[ARCH]

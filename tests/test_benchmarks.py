@@ -7,32 +7,41 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from tests.runs import REPO
 
-FORMAT_ROW = r"\| {kind} +\| +20,000 \|"  # a row of throughput's table per output, every record drained
+FORMAT_ROW = r"\| {kind} +\| +5,000 \|"  # a row of throughput's table per output, every record drained
 
 
 # each starts its endpoints and Spark
 pytestmark = [pytest.mark.processes, pytest.mark.benchmarks, pytest.mark.isolated("a benchmark")]
 
-#: What the suite runs beyond --quick: throughput into parquet only (each format it writes is one more
-#: Spark start; the table formats are tested elsewhere, and all five measured by hand, see
-#: benchmarks/README.md).
-EXTRA = {"throughput": ("--formats", "parquet")}
+#: What the suite runs beyond --quick: the smallest run that still goes through every path, since
+#: the test proves that the benchmark runs, not what it measures (each prints its figures by hand,
+#: benchmarks/README.md). Throughput into parquet only (each format it writes is one more Spark
+#: start; the table formats are tested elsewhere); the job runs on the session's environment archive.
+RECORDS = 5_000
+EXTRA = {
+    "throughput": ("--formats", "parquet", "--records", str(RECORDS)),
+    "routed": ("--records", str(RECORDS)),
+    "fleet": ("--streams", "3", "--many", "6", "--job-runs", "2"),
+}
+ON_THE_ARCHIVE = ("job_run", "fleet")
 
 
-def run_benchmark(name: str) -> str:
+def run_benchmark(name: str, archive: Path | None = None) -> str:
     done = subprocess.run(
-        [sys.executable, "-m", f"benchmarks.{name}", "--quick", *EXTRA.get(name, ())],
+        [sys.executable, "-m", f"benchmarks.{name}", "--quick", *EXTRA.get(name, ()),
+         *(("--archive", str(archive)) if archive else ())],
         capture_output=True,
         text=True,
         cwd=REPO,
         timeout=540,
         start_new_session=True,
-    )
+    )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-2000:]
     return done.stdout
 
@@ -44,11 +53,11 @@ def run_benchmark(name: str) -> str:
         (
             "throughput",
             (
-                r"20,000 records: kinesis-batch / raw = [\d.]+ without start-up",
+                r"5,000 records: kinesis-batch / raw = [\d.]+ without start-up",
                 FORMAT_ROW.format(kind="parquet"),
                 # typed JSON beside raw (every record a row, every event_time a timestamp), and users' path
-                r"\| json +\| fast +\| +20,000 \| +[\d,]+ \| +[\d.]+ \| +[\d.]+ \|",
-                r"json, 20,000 records: users' path = raw landing [\d.]+ s \+ from_json job [\d.]+ s",
+                r"\| json +\| fast +\| +5,000 \| +[\d,]+ \| +[\d.]+ \| +[\d.]+ \|",
+                r"json, 5,000 records: users' path = raw landing [\d.]+ s \+ from_json job [\d.]+ s",
             ),
         ),
         (
@@ -91,7 +100,7 @@ def run_benchmark(name: str) -> str:
         (
             "routed",
             (
-                r"\| 20 tables \| 20 \| 20,000 \| [\d,]+ \| [\d.]+ \|",
+                r"\| 20 tables \| 20 \| 5,000 \| [\d,]+ \| [\d.]+ \|",
                 r"20 tables / 1 table: [\d.]+x \(target: at most 1.5x\)",
                 r"publish step: 1 tables [\d.]+ s, 20 tables [\d.]+ s",
             ),
@@ -126,13 +135,13 @@ def run_benchmark(name: str) -> str:
         (
             "fleet",
             (
-                r"\| 6 single runs, 4 at a time \| [\d.]+ \| [\d.]+ \| [\d,]+ \| 6 \| 1,200 \|",
-                r"\| one group run of 6 \| [\d.]+ \| [\d.]+ \| [\d,]+ \| 1 \| 1,200 \|",
-                r"both read 1,200 records: 1,200 and 1,200",
-                r"12 streams in one group: the first run .* an hour with nothing new .* [\d.]+ s",
-                # every read a job run on the EMR Serverless stand-in: 3 job runs against the group's 1
-                r"\| 3 single runs, 4 at a time \| [\d.]+ \| [\d.]+ \| 3 \| [\d.]+ \| 600 \|",
-                r"\| one group run of 3 \| [\d.]+ \| [\d.]+ \| 1 \| [\d.]+ \| 600 \|",
+                r"\| 3 single runs, 4 at a time \| [\d.]+ \| [\d.]+ \| [\d,]+ \| 3 \| 600 \|",
+                r"\| one group run of 3 \| [\d.]+ \| [\d.]+ \| [\d,]+ \| 1 \| 600 \|",
+                r"both read 600 records: 600 and 600",
+                r"6 streams in one group: the first run .* an hour with nothing new .* [\d.]+ s",
+                # every read a job run on the EMR Serverless stand-in: 2 job runs against the group's 1
+                r"\| 2 single runs, 4 at a time \| [\d.]+ \| [\d.]+ \| 2 \| [\d.]+ \| 400 \|",
+                r"\| one group run of 2 \| [\d.]+ \| [\d.]+ \| 1 \| [\d.]+ \| 400 \|",
                 r"the group on EMR Serverless: [\d.]+ of the billed vCPU-hours",
             ),
         ),
@@ -147,7 +156,10 @@ def run_benchmark(name: str) -> str:
         ),
     ],
 )
-def test_the_quick_form_of_each_benchmark_runs_to_its_figures(name: str, says: tuple[str, ...]) -> None:
-    out = run_benchmark(name)
+def test_the_quick_form_of_each_benchmark_runs_to_its_figures(
+    name: str, says: tuple[str, ...], request: pytest.FixtureRequest
+) -> None:
+    archive = request.getfixturevalue("environment_archive_file") if name in ON_THE_ARCHIVE else None
+    out = run_benchmark(name, archive)
     for pattern in says:
         assert re.search(pattern, out), f"{name} did not print {pattern!r}:\n{out[-3000:]}"

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.matrices import ALL, Matrix
 from tests.pairs import all_pairs, describe
 
 
@@ -72,3 +73,26 @@ def test_describe_prints_the_rows_and_the_product() -> None:
     text = describe("crash", dimensions, all_pairs(dimensions))
     assert text.splitlines()[0] == "crash: 4 rows for every pair (the product: 4)"
     assert "  step | format" in text
+
+
+def test_a_matrix_keeps_its_rows_first_and_groups_the_rest_by_its_leading_dimensions() -> None:
+    matrix = Matrix(
+        "crash",
+        {"step": ("read", "staged", "published"), "format": ("parquet", "delta"), "where": ("local", "s3")},
+        keep=(("published", "delta", "s3"),),
+        allowed=lambda row: not (row["format"] == "parquet" and row["where"] == "s3"),
+    )
+    assert matrix.rows[0] == ("published", "delta", "s3")
+    assert ("read", "parquet", "s3") not in matrix.rows
+    groups = dict(matrix.by("format", "where"))
+    assert set(groups) == {("parquet", "local"), ("delta", "local"), ("delta", "s3")}
+    assert sorted(step for steps in groups.values() for step in steps) == sorted(row[0] for row in matrix.rows)
+    with pytest.raises(ValueError, match="group by all but one"):
+        matrix.by("format")
+
+
+def test_the_suites_matrices_cover_every_step_of_each_format() -> None:
+    for matrix in ALL:
+        steps = set(matrix.dimensions["step"])
+        for format in matrix.dimensions["format"]:
+            assert {row[0] for row in matrix.rows if row[1] == format} == steps, (matrix.title, format)

@@ -17,6 +17,7 @@ import pytest
 from devkit.stack import free_port
 
 from kinesis_batch import Checkpoint, DynamoDBCheckpointStore, Lease, LeaseStore
+from kinesis_batch._backoff import Backoff
 from kinesis_batch.cli import main
 from kinesis_batch.config import RunConfig
 from kinesis_batch.parsers import default_table
@@ -198,6 +199,7 @@ def test_unreachable_endpoint(
     before = seeded.leases()
     closed = f"http://127.0.0.1:{free_port()}"  # nothing listens there
     monkeypatch.setenv(f"AWS_ENDPOINT_URL_{service}", closed)
+    monkeypatch.setattr(Backoff, "delay", lambda self, attempt, rand=None: 0.0)  # every try, none of the waits
     output = ["--output", str(tmp_path / "out")] if command == "run" else []
     line = fails(capsys, command, "--stream", seeded.name, *output, code=EXIT_RETRYABLE)
     assert "cannot reach the endpoint" in line and closed in line

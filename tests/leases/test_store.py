@@ -10,6 +10,7 @@ import pytest
 from devkit.stack import LOOPBACK, free_port
 
 from kinesis_batch import aws
+from kinesis_batch._backoff import Backoff
 from kinesis_batch.errors import DependencyError, IllegalArgumentError, LeaseTableNotFoundError, MalformedLeaseError
 from kinesis_batch.leases.model import Lease
 from kinesis_batch.leases.store import LeaseStore
@@ -101,6 +102,7 @@ def test_unreachable_endpoint_raises_dependency_error_naming_the_table(
 ) -> None:
     closed = f"http://{LOOPBACK}:{free_port()}"  # bound and released: nothing listens there
     monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", closed)
+    monkeypatch.setattr(Backoff, "delay", lambda self, attempt, rand=None: 0.0)  # every try, none of the waits
     store = LeaseStore(aws.dynamodb_client(), "leases")
 
     with pytest.raises(DependencyError) as raised:
