@@ -75,7 +75,7 @@ MUTANTS = (
         "kinesis_batch/output/changes.py",
         "found = Tombstones(table.bookkeeping()).read(key, keys)",
         "found = None",
-        ("tests/output/test_changes.py", "tests/output/test_tombstones.py"),
+        ("tests/output/test_tombstones.py", "tests/output/test_changes.py"),
     ),
     Mutant(
         "a-dead-letter-counted-as-a-row",
@@ -103,11 +103,14 @@ MUTANTS = (
     ),
     Mutant(
         "a-job-runs-bill-unrecorded",
-        "an EMR Serverless job run's bill is kept with the batch it read",
-        "kinesis_batch/run/publish.py",
-        "stream, cost = context.config.stream, job_run.cost(context)",
-        "stream, cost = context.config.stream, None",
-        ("tests/dags/test_kinesis_catchup_on_emr_serverless.py",),
+        "an EMR Serverless job run's bill is kept in the history, whatever its outcome",
+        "kinesis_batch/run/job_run.py",
+        "    record_bill(context.checkpoints.history, ended)",
+        "    del ended  # never kept",
+        (
+            "tests/scenarios/test_emr_serverless.py::"
+            "test_an_hour_with_nothing_new_starts_no_job_run_and_every_billed_one_is_in_the_history",
+        ),
     ),
     Mutant(
         "a-control-plane-call-without-retry",
