@@ -115,8 +115,9 @@ failed=()
 # Python 3.12 on x86_64 and aarch64 (tests/test_package.py).
 started=$SECONDS
 say "installability: the wheel under MWAA 3.3.1's set, Python 3.12, x86_64 and aarch64"
-KINESIS_BATCH_COMPAT=1 .venv/bin/python -m pytest -q -p no:cacheprovider tests/test_package.py -k resolves \
-  || failed+=(installability)
+KINESIS_BATCH_COMPAT=1 .venv/bin/python tools/devkit/suite_cost.py --tier "compat installability" \
+  --kind "compat environment" --junit .compat/junit-installability.xml \
+  -- .venv/bin/python -m pytest -q -p no:cacheprovider tests/test_package.py -k resolves || failed+=(installability)
 say "installability: $((SECONDS - started)) s"
 names=("$@")
 # spark-3.5-newest is left out of the default: a patch release of 3.5 between the oldest (3.5.0) and
