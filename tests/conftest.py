@@ -254,6 +254,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if wanted:  # a contract's tests, and any test named by its id beside it
         named = {arg for arg in config.args if "::" in arg}
         kept = [item for item in items if contract_sets(item) & wanted or item.nodeid in named]
+        empty = wanted - set().union(*(contract_sets(item) for item in kept))
+        if empty:  # under pytest-xdist an empty set would end "no tests ran" after an hour of CI
+            raise pytest.UsageError(f"the contract set(s) {', '.join(sorted(empty))} hold no test collected here")
         kept_ids = {id(item) for item in kept}
         config.hook.pytest_deselected(items=[item for item in items if id(item) not in kept_ids])
         items[:] = kept
