@@ -40,7 +40,8 @@ newest_35=3.5.9  # PyPI's newest 3.5 when this was written
 #   dagster  the definitions loaded and materialized, checks, sensor, termination, dagster dev
 #   tables   each format's publish, read-back, merge and maintenance on the table libraries' versions
 # and a fresh environment of the wheel with [spark,delta] alone on this PySpark (or MWAA's set).
-SPARK_TESTS=(tests --contract spark
+# The Spark environments install no Dagster (their extras are a Spark user's): its modules stay out.
+SPARK_TESTS=(tests --contract spark --ignore=tests/dagster --ignore=tests/status/test_views_unchanged.py
   "tests/test_package.py::test_the_wheel_with_spark_and_delta_alone_lands_a_resharded_stream_exactly_once_on_local_spark[kinesalite-constraints]")
 MWAA_TESTS=(tests --contract airflow --contract dagster --contract tables)
 FRESH_UNDER_MWAA=tests/test_package.py::test_the_wheel_with_spark_and_delta_alone_lands_a_resharded_stream_exactly_once_on_local_spark[kinesalite-mwaa-3.3.1]

@@ -101,9 +101,15 @@ def test_a_client_killed_mid_read_on_spark_connect_then_another_lands_every_reco
     assert read_rows(sink) == {}, "nothing may be visible before publish"
     assert set(lease_owners(name).values()) == {"a"} and pending_batches(name), "the dead client's batch is pending"
 
-    time.sleep(LEASE_SECONDS + 1)  # then another worker, on the same server
+    # Then another worker, on the same server, its clock past the killed client's leases.
     config = run_config(name, output, "b", lease_seconds=LEASE_SECONDS, read_limits="none")
-    report = CatchUpRun(config, kinesis=kinesis_client(), dynamodb=dynamodb_client(), spark=lambda: engine).run()
+
+    def lapsed() -> float:
+        return time.time() + LEASE_SECONDS + 1
+
+    report = CatchUpRun(
+        config, kinesis=kinesis_client(), dynamodb=dynamodb_client(), spark=lambda: engine, clock=lapsed
+    ).run()
 
     assert set(report.recovered.values()) == {"discarded"}
     assert report.failed_task_attempts is None  # a Connect client sees no task attempts
