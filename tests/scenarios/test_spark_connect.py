@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,7 @@ from kinesis_batch.parsers import default_table
 from kinesis_batch.run import CatchUpRun
 from kinesis_batch.spark.engine import Engine, remote
 from tests import faultpoints
-from tests.crashes import lease_owners, pending_batches
+from tests.crashes import after_expiry, lease_owners, pending_batches
 from tests.output.support import read_rows, run_config, sink_of
 from tests.runs import REPO, assert_exactly_once, assert_per_key_order, diamond_stream
 from tests.streams import StreamFactory
@@ -101,14 +100,10 @@ def test_a_client_killed_mid_read_on_spark_connect_then_another_lands_every_reco
     assert read_rows(sink) == {}, "nothing may be visible before publish"
     assert set(lease_owners(name).values()) == {"a"} and pending_batches(name), "the dead client's batch is pending"
 
-    # Then another worker, on the same server, its clock past the killed client's leases.
+    # Then another worker, on the same server, its clock past the killed client's (shorter) leases.
     config = run_config(name, output, "b", lease_seconds=LEASE_SECONDS, read_limits="none")
-
-    def lapsed() -> float:
-        return time.time() + LEASE_SECONDS + 1
-
     report = CatchUpRun(
-        config, kinesis=kinesis_client(), dynamodb=dynamodb_client(), spark=lambda: engine, clock=lapsed
+        config, kinesis=kinesis_client(), dynamodb=dynamodb_client(), spark=lambda: engine, clock=after_expiry
     ).run()
 
     assert set(report.recovered.values()) == {"discarded"}
