@@ -16,6 +16,7 @@ import threading
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from devkit.stack import (
@@ -237,6 +238,23 @@ def kind_of(item: pytest.Item) -> str:
     return "endpoints" if item.get_closest_marker("processes") else "pure"
 
 
+class EmptyContract(pytest.Item):
+    """Stands for every test of a run whose --contract set selects nothing: it fails, saying so."""
+
+    def __init__(self, *, message: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.message = message
+
+    def runtest(self) -> None:
+        raise pytest.UsageError(self.message)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        return self.message
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, 0, "contract sets"
+
+
 def contract_sets(item: pytest.Item) -> set[str]:
     names: set[str] = set()
     for marker in item.iter_markers("contract"):
@@ -255,8 +273,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         named = {arg for arg in config.args if "::" in arg}
         kept = [item for item in items if contract_sets(item) & wanted or item.nodeid in named]
         empty = wanted - set().union(*(contract_sets(item) for item in kept))
-        if empty:  # under pytest-xdist an empty set would end "no tests ran" after an hour of CI
-            raise pytest.UsageError(f"the contract set(s) {', '.join(sorted(empty))} hold no test collected here")
+        if empty:  # else "no tests ran" after an hour of CI
+            message = f"the contract set(s) {', '.join(sorted(empty))} hold no test collected here"
+            if not hasattr(config, "workerinput"):
+                raise pytest.UsageError(message)
+            # A pytest-xdist worker's UsageError crashes it and its message is lost: one failing test says it.
+            config.hook.pytest_deselected(items=list(items))
+            items[:] = [
+                EmptyContract.from_parent(config.pluginmanager.getplugin("session"), name="contract", message=message)
+            ]
+            return
         kept_ids = {id(item) for item in kept}
         config.hook.pytest_deselected(items=[item for item in items if id(item) not in kept_ids])
         items[:] = kept

@@ -40,13 +40,16 @@ newest_35=3.5.9  # PyPI's newest 3.5 when this was written
 #   dagster  the definitions loaded and materialized, checks, sensor, termination, dagster dev
 #   tables   each format's publish, read-back, merge and maintenance on the table libraries' versions
 # and a fresh environment of the wheel with [spark,delta] alone on this PySpark (or MWAA's set).
-SPARK_TESTS=(tests --contract spark
-  "tests/test_package.py::test_the_wheel_with_spark_and_delta_alone_lands_a_resharded_stream_exactly_once_on_local_spark[kinesalite-constraints]")
-# The Spark environments install no Dagster (their extras are a Spark user's): its modules stay out
-# there, and only there (py3.13 runs the dagster set).
-NO_DAGSTER=(--ignore=tests/dagster --ignore=tests/status/test_views_unchanged.py)
-MWAA_TESTS=(tests --contract airflow --contract dagster --contract tables)
-FRESH_UNDER_MWAA=tests/test_package.py::test_the_wheel_with_spark_and_delta_alone_lands_a_resharded_stream_exactly_once_on_local_spark[kinesalite-mwaa-3.3.1]
+# One list per environment (tests/test_compat.py checks that each set of each list selects tests).
+FRESH=tests/test_package.py::test_the_wheel_with_spark_and_delta_alone_lands_a_resharded_stream_exactly_once_on_local_spark
+# The Spark environments install no Dagster (their extras are a Spark user's): its modules stay out.
+SPARK_3_TESTS=(tests --contract spark --ignore=tests/dagster --ignore=tests/status/test_views_unchanged.py
+  "$FRESH[kinesalite-constraints]")
+SPARK_4_TESTS=("${SPARK_3_TESTS[@]}" --contract connect)  # Spark Connect is 4.x's
+MWAA_TESTS=(tests --contract airflow --contract dagster --contract tables "$FRESH[kinesalite-mwaa-3.3.1]")
+# The table libraries' own contract runs on 3.11 and under MWAA's set; here the whole runs into
+# every format (the spark set) carry the table libraries on 3.13.
+PY313_TESTS=(tests --contract spark --contract connect --contract airflow --contract dagster "$FRESH[kinesalite-constraints]")
 
 # interpreter VERSION: an interpreter of that version (on PATH, else pyenv's), or one line and exit 2.
 interpreter() {
@@ -139,8 +142,8 @@ for name in "${names[@]}"; do
       # constraints.txt with pyspark moved to this version (and py4j to what it takes)
       { grep -viE '^(pyspark|py4j)==' constraints.txt; echo "pyspark==$version"; } > "$pins"
       build "$name" "$root/.venv/bin/python" "$version" "$extras" "$pins"
-      connect=(); [[ $name == spark-4.0 ]] && connect=(--contract connect)  # Spark Connect is 4.x's
-      run "$name" "${SPARK_TESTS[@]}" "${NO_DAGSTER[@]}" "${connect[@]}" || failed+=("$name")
+      if [[ $name == spark-4.0 ]]; then run "$name" "${SPARK_4_TESTS[@]}" || failed+=("$name")
+      else run "$name" "${SPARK_3_TESTS[@]}" || failed+=("$name"); fi
       ;;
     mwaa-3.3.1)
       # MWAA's set pins no pyspark (its workers run no Spark driver): the DAG tests' local Spark
@@ -148,15 +151,13 @@ for name in "${names[@]}"; do
       py312=$(interpreter 3.12) || exit 2
       build "$name" "$py312" "$(sed -n 's/^pyspark==//p' constraints.txt)" \
         spark,airflow,dagster,delta,iceberg,openlineage,metrics,glue-protobuf "$mwaa" tools/compat/lowest.txt
-      run "$name" "${MWAA_TESTS[@]}" "$FRESH_UNDER_MWAA" || failed+=("$name")
+      run "$name" "${MWAA_TESTS[@]}" || failed+=("$name")
       ;;
     py3.13)
       py313=$(interpreter 3.13) || exit 2
       build "$name" "$py313" "$(sed -n 's/^pyspark==//p' constraints.txt)" \
         spark,spark-connect,airflow,dagster,delta,iceberg,openlineage,metrics,glue-protobuf constraints.txt
-      # The table libraries' own contract runs on 3.11 and under MWAA's set; here the whole runs into
-      # every format (the spark set) carry the table libraries on 3.13.
-      run "$name" "${SPARK_TESTS[@]}" --contract connect --contract airflow --contract dagster || failed+=("$name")
+      run "$name" "${PY313_TESTS[@]}" || failed+=("$name")
       ;;
     *) say "no such environment: $name (spark-3.5.0, spark-3.5-newest, spark-4.0, mwaa-3.3.1, py3.13)"; exit 2 ;;
   esac
