@@ -86,6 +86,9 @@ def spark_submitted() -> Engine:
     from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
+    from kinesis_batch.spark import converters
+
+    converters.lighten()  # before the context's first JVM call
     return classic(SparkSession(SparkContext.getOrCreate()))
 
 

@@ -76,8 +76,10 @@ def spark_session(
     from pyspark import SparkConf, SparkContext
     from pyspark.sql import SparkSession
 
+    from kinesis_batch.spark import converters
     from kinesis_batch.spark.engine import classic
 
+    converters.lighten()  # before the context's first JVM call
     conf = SparkConf().setAppName(app_name).setMaster(master)
     for key, value in {
         "spark.ui.enabled": "false",
