@@ -1,5 +1,5 @@
 """A process tree watched while it runs: each process's peak resident memory, by role (driver,
-Spark JVM, Python worker), and the CPU time the tree used.
+Spark JVM, Python worker daemon, Python worker), and the CPU time the tree used, by role too.
 
 Sampled every 50 ms with psutil. CPU time is each process's own (user + system) as last seen, so
 a process's last 50 ms and processes that live less than that are missed: a floor, a few percent
@@ -15,6 +15,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+#: The roles of a tree's processes: the command, Spark's JVM, the Python worker daemon the JVM
+#: starts, and the workers it forks (the tasks).
+KINDS = ("driver", "jvm", "worker daemon", "python worker")
+
 
 class ProcessTree:
     """Samples a process tree every 50 ms: each process's peak resident memory, by role, and its
@@ -24,6 +28,7 @@ class ProcessTree:
         self.pid = pid
         self.peaks: dict[int, tuple[str, int]] = {}
         self.cpu: dict[int, float] = {}
+        self.roles: dict[int, str] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
 
@@ -44,6 +49,13 @@ class ProcessTree:
         """User + system CPU time of every process of the tree."""
         return sum(self.cpu.values())
 
+    def cpu_by_kind(self) -> dict[str, float]:
+        """User + system CPU time of the tree's processes, summed by role (KINDS)."""
+        summed = dict.fromkeys(KINDS, 0.0)
+        for pid, seconds in self.cpu.items():
+            summed[self.roles[pid]] += seconds
+        return summed
+
     def _sample(self) -> None:
         import psutil
 
@@ -61,6 +73,7 @@ class ProcessTree:
                 except psutil.Error:
                     continue
                 self.cpu[process.pid] = times.user + times.system
+                self.roles[process.pid] = role
                 if rss > self.peaks.get(process.pid, ("", 0))[1]:
                     self.peaks[process.pid] = (role, rss)
             time.sleep(0.05)
@@ -88,4 +101,7 @@ def _role(process: Any, root: Any) -> str:
     command = " ".join(process.cmdline())
     if "java" in process.name() or "org.apache.spark" in command:
         return "jvm"
+    parent = process.parent()
+    if parent is not None and parent.pid != root.pid and "java" in parent.name():
+        return "worker daemon"  # the JVM's own child: the tasks are its forks
     return "python worker"
