@@ -7,10 +7,12 @@ from datetime import UTC, date, datetime, timedelta, timezone
 
 import pyarrow as pa
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kinesis_batch.columns import ARRIVAL, RAW
 from kinesis_batch.errors import IllegalArgumentError, InvalidStateError
-from kinesis_batch.storage.layout import DEFAULT, FileLayout, PartitionBy, choose, spelled
+from kinesis_batch.storage.layout import DEFAULT, EPOCH, FileLayout, PartitionBy, choose, spelled
 
 
 @pytest.mark.parametrize(
@@ -90,6 +92,42 @@ def test_split_keeps_each_partitions_rows_in_their_order() -> None:
     assert parts == {"a": [1, 4], "b": [2, 5], None: [3]}
     one = pa.record_batch({"k": ["a", "a"], "n": [1, 2]})
     assert [(value, part is one) for value, part in partition.split(one)] == [("a", True)]  # no copy
+
+
+UNITS = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
+
+
+@given(
+    form=st.sampled_from(["day(t)", "hour(t)"]),
+    unit=st.sampled_from(sorted(UNITS)),
+    zone=st.sampled_from([None, "UTC", "America/New_York"]),
+    start=st.integers(-3 * 86_400, 3 * 86_400),  # either side of the epoch: floor, not truncation
+    offsets=st.lists(st.integers(0, 2 * 3_600), min_size=1, max_size=12),
+    null=st.booleans(),
+)
+def test_rows_split_by_time_as_their_utc_day_or_hour_says_in_one_part_or_many(
+    form: str, unit: str, zone: str | None, start: int, offsets: list[int], null: bool
+) -> None:
+    partition = PartitionBy.parse(form)
+    assert partition is not None
+    seconds = [start + offset for offset in offsets]
+    kind = pa.timestamp(unit, zone)
+    rows = pa.record_batch(
+        {"t": pa.array([s * UNITS[unit] for s in seconds] + ([None] if null else []), pa.int64()).cast(kind),
+         "n": list(range(len(seconds) + null))}
+    )  # fmt: skip
+    # The oracle: each instant's UTC day or hour by datetime, grouped in first-seen order.
+    spelling = "%Y-%m-%d" if form.startswith("day") else "%Y-%m-%d-%H"
+    expected: dict[str | None, list[int]] = {}
+    for n, second in enumerate(seconds):
+        expected.setdefault((EPOCH + timedelta(seconds=second)).strftime(spelling), []).append(n)
+    if null:
+        expected[None] = [len(seconds)]
+    parts = partition.split(rows)
+    assert {value: part.column("n").to_pylist() for value, part in parts} == expected
+    assert len(parts) == len(expected)
+    if len(expected) == 1:
+        assert parts[0][1] is rows  # one part: the rows themselves
 
 
 @pytest.mark.parametrize(
