@@ -84,6 +84,15 @@ def run_benchmark(name: str, archive: Path | None = None) -> str:
                 r"\| rows: columns at once \| [\d.]+ \| [\d.]+ \|",
             ),
         ),
+        # CPU by kind of process, at start-up and at the margin: every record landed (the benchmark asserts it).
+        (
+            "process_cpu",
+            (
+                r"\| new, raw \| start-up \(64 records\), CPU s \|( [\d.]+ \|){4} \*\*[\d.]+\*\* \|",
+                r"\| new, raw \| margin, CPU s per GiB \|( -?[\d.]+ \|){4} \*\*-?[\d.]+\*\* "
+                r"\| [\d.]+ \(5,000 records\) \|",
+            ),
+        ),
         # Each run read every record put before it (the benchmark asserts it).
         ("bookkeeping", (r"DynamoDB calls per shard: [\d.]+ the first run, [\d.]+ a later one",)),
         ("planning", (r"history: 550 shards[\s\S]*time per shard at 2x the leases / at 1x: [\d.]+",)),
