@@ -107,7 +107,9 @@ class PartitionBy:
 
     def values(self, rows: pa.RecordBatch | pa.Table) -> pa.Array:
         """Each row's partition value as text (null for a null source)."""
-        source = rows.column(self.source)
+        return self._text(rows.column(self.source))
+
+    def _text(self, source: pa.Array | pa.ChunkedArray) -> pa.Array:
         if self.transform == "identity":
             return pc.cast(source, pa.string())
         if pa.types.is_timestamp(source.type):
@@ -116,9 +118,15 @@ class PartitionBy:
 
     def split(self, rows: pa.RecordBatch) -> list[tuple[str | None, pa.RecordBatch]]:
         """``rows`` by partition value, each part in the rows' own order."""
-        if self._one_bucket(rows.column(self.source)):  # a catch-up's batch mostly: no pass per row
-            return [(self.values(rows.slice(0, 1))[0].as_py(), rows)]
-        values = self.values(rows)
+        source = rows.column(self.source)
+        if self.transform != "identity" and len(source) and not source.null_count:
+            # A day or an hour only grows with time: the least and greatest rows' partitions bound
+            # every other's, and a catch-up's batch is mostly one partition: no pass per row.
+            bounds = pc.min_max(source)
+            least, greatest = self._text(pa.array([bounds["min"], bounds["max"]], source.type)).to_pylist()
+            if least == greatest:
+                return [(least, rows)]
+        values = self._text(source)
         distinct = values.unique().to_pylist()
         if len(distinct) == 1:
             return [(distinct[0], rows)]
@@ -127,22 +135,6 @@ class PartitionBy:
             mask = pc.is_null(values) if value is None else pc.equal(values, value)
             parts.append((value, rows.filter(mask)))
         return parts
-
-    def _one_bucket(self, source: pa.Array) -> bool:
-        """Whether every row of a timestamp ``source`` (none null) falls in one day or hour: its
-        least and greatest do."""
-        if (
-            self.transform == "identity"
-            or not len(source)
-            or source.null_count
-            or not pa.types.is_timestamp(source.type)
-        ):
-            return False
-        bucket = 86_400 if self.transform == "day" else 3_600
-        per_second = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}[source.type.unit]
-        extremes = pc.min_max(source.cast(pa.int64()))
-        least, greatest = extremes["min"].as_py(), extremes["max"].as_py()
-        return bool(least // (bucket * per_second) == greatest // (bucket * per_second))
 
     def text(self, stored: Any) -> str | None:
         """A partition value as a table format stores it (Iceberg: days or hours since the
