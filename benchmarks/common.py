@@ -170,6 +170,18 @@ def put_records(
         return sum(pool.map(put_batch, range(first, first + count, 500)))
 
 
+def even_backlog(kinesis: Any, stream: str, shards: int, records: int, payload: Callable[[int], bytes] = filler) -> int:
+    """A stream of ``shards`` shards and ``records`` records spread evenly over them (the same
+    backlog in every shard: a read's span is then its design's, not the largest shard's).
+    Returns the payloads' bytes."""
+    from kinesis_batch.shards.listing import list_shards
+
+    kinesis.create_stream(StreamName=stream, ShardCount=shards)
+    wait_active(kinesis, stream)
+    starts = [str(shard.starting_hash_key) for shard in list_shards(kinesis, stream)]
+    return put_records(kinesis, stream, records, hash_keys=starts, payload=payload)
+
+
 def backlog_with_split_and_merge(
     kinesis: Any, stream: str, records: int, shards: int = 8, payload: Callable[[int], bytes] = filler
 ) -> int:

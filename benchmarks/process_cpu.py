@@ -27,9 +27,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from devkit.stack import local_stack, wait_active
+from devkit.stack import local_stack
 
-from benchmarks.common import MIB, REPO, filler, machine, plain_client, put_records
+from benchmarks.common import MIB, REPO, even_backlog, filler, machine, plain_client
 from benchmarks.events import encodings
 from benchmarks.processes import KINDS, watched
 
@@ -67,11 +67,11 @@ class Row:
         gib = (self.big.payload_bytes - self.start.payload_bytes) / GIB
         if kind is None:
             return (self.big.total - self.start.total) / gib
-        return (self.big.cpu.get(kind, 0.0) - self.start.cpu.get(kind, 0.0)) / gib
+        return (self.big.cpu[kind] - self.start.cpu[kind]) / gib
 
     def lines(self) -> list[str]:
         name = f"{self.code}, {self.decode}"
-        start = " | ".join(f"{self.start.cpu.get(kind, 0.0):.2f}" for kind in KINDS)
+        start = " | ".join(f"{self.start.cpu[kind]:.2f}" for kind in KINDS)
         margin = " | ".join(f"{self.margin(kind):.2f}" for kind in KINDS)
         return [
             f"| {name} | start-up ({self.start.records} records), CPU s | {start} | **{self.start.total:.2f}** "
@@ -84,15 +84,6 @@ class Row:
 HEAD = f"| code, decode | what | {' | '.join(KINDS)} | all | wall s |\n|---|---|{'---|' * len(KINDS)}---|---|"
 
 
-def stream_of(kinesis: object, name: str, records: int, payload: object) -> int:
-    """A stream of SHARDS shards and ``records`` records spread evenly over them: its payload bytes."""
-    kinesis.create_stream(StreamName=name, ShardCount=SHARDS)  # type: ignore[attr-defined]
-    wait_active(kinesis, name)
-    shards = kinesis.list_shards(StreamName=name)["Shards"]  # type: ignore[attr-defined]
-    keys = [shard["HashKeyRange"]["StartingHashKey"] for shard in shards]
-    return put_records(kinesis, name, records, hash_keys=keys, payload=payload)  # type: ignore[arg-type]
-
-
 def least(landings: list[Landing]) -> Landing:
     """The landing of least CPU of repeats of one: the machine's noise only ever adds."""
     return min(landings, key=lambda landing: landing.total)
@@ -103,7 +94,7 @@ def land(
 ) -> Landing:
     """``kinesis-batch run`` of ``checkout`` (its .venv) over ``stream``: every record landed."""
     python = sys.executable if checkout == REPO else str(checkout / ".venv" / "bin" / "python")
-    tag = f"{stream}-{abs(hash(checkout)) % 10_000}-{flags[1] if flags else 'raw'}-{time.monotonic_ns()}"
+    tag = f"{stream}-{time.monotonic_ns()}"  # a table and an output of each landing's own
     command = [python, "-m", "kinesis_batch.cli", "run", "--stream", stream, "--output", str(scratch / tag),
                "--table", tag, "--read-limits", "none", "--json", *flags]  # fmt: skip
     seconds, tree, out = watched(command, checkout, env)
@@ -142,13 +133,13 @@ def main(argv: list[str] | None = None) -> int:
         schemas.mkdir()
         json_encoding = encodings(schemas, plain_client("glue"))["json"]
         for decode in decodes:
-            payload = json_encoding.payload if decode == "json" else None
+            payload = json_encoding.payload if decode == "json" else filler
             flags = json_encoding.flags if decode == "json" else ()
             streams = {}
             for count in (START_RECORDS, args.records):
                 name = f"cpu-{decode}-{count}-{int(time.time())}"
                 took = time.monotonic()
-                size = stream_of(kinesis, name, count, payload or filler)
+                size = even_backlog(kinesis, name, SHARDS, count, payload)
                 streams[count] = (name, size)
                 print(f"backlog: {name}, {size / MIB:,.1f} MiB, put in {time.monotonic() - took:.1f} s", flush=True)
             for code, checkout in codes:

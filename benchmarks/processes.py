@@ -28,7 +28,6 @@ class ProcessTree:
         self.pid = pid
         self.peaks: dict[int, tuple[str, int]] = {}
         self.cpu: dict[int, float] = {}
-        self.roles: dict[int, str] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
 
@@ -53,7 +52,7 @@ class ProcessTree:
         """User + system CPU time of the tree's processes, summed by role (KINDS)."""
         summed = dict.fromkeys(KINDS, 0.0)
         for pid, seconds in self.cpu.items():
-            summed[self.roles[pid]] += seconds
+            summed[self.peaks[pid][0]] += seconds  # each sampled process has a peak, with its role
         return summed
 
     def _sample(self) -> None:
@@ -73,8 +72,7 @@ class ProcessTree:
                 except psutil.Error:
                     continue
                 self.cpu[process.pid] = times.user + times.system
-                self.roles[process.pid] = role
-                if rss > self.peaks.get(process.pid, ("", 0))[1]:
+                if rss > self.peaks.get(process.pid, ("", -1))[1]:  # its first sample always
                     self.peaks[process.pid] = (role, rss)
             time.sleep(0.05)
 

@@ -29,10 +29,9 @@ from pathlib import Path
 
 import psutil
 from devkit.limits_proxy import LimitsProxy, ShardLimits, ShardStats
-from devkit.stack import local_stack, wait_active
+from devkit.stack import local_stack
 
-from benchmarks.common import kinesis_batch_run, machine, plain_client, put_records
-from kinesis_batch.shards.listing import list_shards
+from benchmarks.common import even_backlog, kinesis_batch_run, machine, plain_client
 
 KIB = 1024
 
@@ -111,11 +110,7 @@ def main(argv: list[str] | None = None) -> int:
         os.environ.update(stack.env("kinesalite"))
         kinesis = plain_client("kinesis")
         stream = f"limit-{int(time.time())}"
-        kinesis.create_stream(StreamName=stream, ShardCount=shards)
-        wait_active(kinesis, stream)
-        # The same backlog in every shard: the read's span is then the design's, not the largest shard's.
-        starts = [str(shard.starting_hash_key) for shard in list_shards(kinesis, stream)]
-        put_records(kinesis, stream, shards * per_shard, hash_keys=starts)
+        even_backlog(kinesis, stream, shards, shards * per_shard)
         read_limits = f"{limits.calls_per_second},{limits.bytes_per_second}"
         for number, design in enumerate(designs):
             with LimitsProxy(stack.kinesis["kinesalite"].url, limits=limits) as proxy, CpuSampler() as cpu:
