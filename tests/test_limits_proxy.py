@@ -79,13 +79,17 @@ def test_an_iterator_expires_and_the_reader_renews_it(proxy: LimitsProxy, stream
     with pytest.raises(kinesis.exceptions.ExpiredIteratorException):
         kinesis.get_records(ShardIterator=iterator)
 
-    pauses = iter([0.0, 2.5])  # the reader sleeps long enough once for its iterator to expire
+    # The reader sleeps long enough once, before its second call, for its iterator to expire. Its
+    # clock stands still, so each call after the first is paced by a sleep: on the real clock a first
+    # call slower than the pause (a loaded machine) led to no sleep before the second at all.
+    pauses = iter([2.5])
     reader = ShardReader(
         kinesis,
         name,
         shard,
         StartPosition.trim_horizon(),
         limits=ReadLimits(records_per_call=10),
+        clock=lambda: 0.0,
         sleep=lambda seconds: time.sleep(max(seconds, next(pauses, 0.0))),
     )
     assert len(list(reader)) == 20 and reader.iterator_renewals >= 1
