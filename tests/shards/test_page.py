@@ -1,5 +1,5 @@
 """Both ways of parsing a GetRecords page give the same rows: pages of random records (sizes from
-0 to 1 MiB, KPL aggregates and bytes that only look like one, sequence numbers up to the API's
+0 to 10 MiB, Kinesis' largest record, KPL aggregates and bytes that only look like one, sequence numbers up to the API's
 129 digits, arrival times from the epoch to the year 9999, written as AWS writes numbers) served
 by a stub Kinesis endpoint over HTTP, read by the shard reader on the fast path and on
 botocore's, land as identical raw rows, and as the rows the records stand for."""
@@ -101,7 +101,10 @@ def body(records: list[Drawn], next_page: int | None, scientific: bool) -> bytes
     return f'{{"Records":[{",".join(items)}],"MillisBehindLatest":{behind}{tail}}}'.encode()
 
 
-sizes = st.one_of(st.integers(0, 64), st.sampled_from([0, 1, MIB - 1, MIB]), st.integers(0, MIB))
+LARGEST = 10 * MIB  # the largest record Kinesis takes
+sizes = st.one_of(
+    st.integers(0, 64), st.sampled_from([0, 1, MIB - 1, MIB, LARGEST - 1, LARGEST]), st.integers(0, LARGEST)
+)
 users = st.lists(st.tuples(st.text(min_size=1, max_size=8), st.binary(max_size=64)), min_size=1, max_size=4)
 #: A record's data, and the user records it holds when it is a KPL aggregate (else None).
 payloads: st.SearchStrategy[tuple[bytes, Users | None]] = st.one_of(
@@ -145,6 +148,7 @@ def landed(url: str, how: str, backoff: Backoff = Backoff(base=0.01, cap=0.01, a
 @settings(max_examples=30, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(shard=shards(), scientific=st.booleans())
 @example(shard=([(0, 0, b"", "0")], [None], [0, 0, 0, 0]), scientific=False)  # empty pages before the records
+@example(shard=([(1, LAST_MS, b"\x00\xff" * (LARGEST // 2), "k")], [None], [1]), scientific=True)  # the largest
 def test_the_fast_parse_and_botocores_land_the_same_rows_the_records_stand_for(
     stub: StubKinesis, shard: tuple[list[Drawn], list[Users | None], list[int]], scientific: bool
 ) -> None:

@@ -4,19 +4,25 @@ first error of any shard fails the whole group."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
-from collections.abc import Iterator
+import tracemalloc
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.dataset as ds
 import pytest
+from devkit.stack import LocalStack
 
-from kinesis_batch import Checkpoint
+from kinesis_batch import Checkpoint, aws
 from kinesis_batch.config import RunConfig
+from kinesis_batch.decoding.settings import DecodeSettings
+from kinesis_batch.decoding.spec import DecodeSpec
 from kinesis_batch.errors import IllegalArgumentError, StreamNotFoundError
 from kinesis_batch.planning import ShardRange, plan_run
 from kinesis_batch.shards.lineage import Lineage
@@ -154,3 +160,61 @@ def test_a_ranges_pages_and_row_groups_share_the_tasks_budget_between_a_ceiling_
     ranges: int, share: int
 ) -> None:
     assert buffer_bytes(ranges) == share
+
+
+LARGEST = 10 * MIB  # the largest record Kinesis takes
+
+
+@contextlib.contextmanager
+def peak_memory() -> Iterator[Callable[[], int]]:
+    """The peak of what Python and Arrow held at once while inside (tracemalloc's peak plus the
+    peak of an Arrow pool of its own, made the default meanwhile): an upper bound of the task's
+    record memory, the interpreter's own start not counted."""
+    pool = pa.proxy_memory_pool(pa.default_memory_pool())
+    before = pa.default_memory_pool()
+    pa.set_memory_pool(pool)
+    tracemalloc.start()
+    try:
+        yield lambda: tracemalloc.get_traced_memory()[1] + pool.max_memory()
+    finally:
+        tracemalloc.stop()
+        pa.set_memory_pool(before)
+
+
+@pytest.mark.parametrize("decode", [None, "json"], ids=["raw", "typed"])
+def test_records_of_10_mib_land_raw_and_typed_within_the_tasks_memory_budget(
+    stack: LocalStack, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, decode: str | None
+) -> None:
+    # moto's Kinesis is the local endpoint that serves one: kinesalite refuses a record over 1 MiB,
+    # and kinesis-local takes one after UpdateMaxRecordSize, as AWS does, but answers a 500 to its read
+    monkeypatch.setenv("AWS_ENDPOINT_URL_KINESIS", stack.dynamodb.url)
+    kinesis = aws.kinesis_client()
+    streams = StreamFactory(kinesis, prefix="largest")
+    name = streams.create(shards=1)
+    head = b'{"id": %d, "blob": "'
+    sent = [head % n + b"x" * (LARGEST - len(head % n) - 2) + b'"}' for n in range(3)]
+    assert {len(data) for data in sent} == {LARGEST}
+    for n, data in enumerate(sent):
+        kinesis.put_record(StreamName=name, Data=data, PartitionKey=f"k{n}")
+    config = RunConfig.of(stream=name, output=str(tmp_path), read_limits="none")
+    table = pa.schema([("id", pa.int64()), ("blob", pa.string())])
+    spec = DecodeSpec(DecodeSettings(decode=decode), table=table) if decode else None
+    for folder in ("rows", "dead"):  # the driver's, before the tasks start
+        (tmp_path / folder).mkdir()
+    targets = RouteTargets.single(Place(str(tmp_path / "rows")), FileLayout())
+    dead = Place(str(tmp_path / "dead"))
+    group = GroupSpec.of(config, kinesis, plan_of(kinesis, name), None, targets, "b1", dead_data=dead, decode=spec)
+
+    with peak_memory() as peak:
+        read_group(group)
+
+    landed = ds.dataset(tmp_path / "rows", format="parquet").to_table()
+    assert not list(tmp_path.glob("dead/*.parquet")), "no dead letter"
+    if decode:
+        assert landed.column("id").to_pylist() == [0, 1, 2]
+        blobs = landed.column("blob").to_pylist()
+        assert [head % n + blob.encode() + b'"}' for n, blob in enumerate(blobs)] == sent
+    else:
+        assert landed.column("data").to_pylist() == sent
+    print(f"{decode or 'raw'}: three records of 10 MiB, peak {peak() / MIB:.0f} MiB")
+    assert peak() <= TASK_BUFFER_BYTES, f"peak {peak() / MIB:.0f} MiB over the task's {TASK_BUFFER_BYTES // MIB} MiB"
