@@ -7,6 +7,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+#: ``attempts`` for a retry that a budget of time ends instead (kinesis_batch.control.waiting).
+UNCOUNTED = 2**31
+
 
 @dataclass(frozen=True)
 class Backoff:

@@ -33,8 +33,17 @@ from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 from botocore.parsers import ResponseParserFactory
 
-from kinesis_batch._backoff import Backoff
-from kinesis_batch.errors import IllegalArgumentError, KinesisBatchError, RetryableError, error_code, from_botocore
+from kinesis_batch._backoff import UNCOUNTED, Backoff
+from kinesis_batch.control.pacing import PACER
+from kinesis_batch.control.waiting import Waiting, wait_seconds
+from kinesis_batch.errors import (
+    IllegalArgumentError,
+    KinesisBatchError,
+    RetryableError,
+    ThrottledError,
+    error_code,
+    from_botocore,
+)
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -295,12 +304,19 @@ def aws_call(operation: str, resource: str, call: Callable[[], T], *, codes: Map
         raise from_botocore(exc, operation=operation, resource=resource) from exc
 
 
-#: The control plane's calls: 10 tries, waits of up to 0.2 s doubling to 5 s with full jitter
-#: (about 13 s in all on average, 26 s at most), before the error is the caller's. AWS counts
-#: a limit per second (DescribeStreamSummary: 20 a second per account), and a throttled call
-#: counts against it too: many runs started at once must spread their tries over several
-#: seconds, which six tries within about 1.5 s (the budget before) often did not.
-CONTROL_PLANE_BACKOFF = Backoff(base=0.2, cap=5.0, attempts=10)
+#: The control plane's waits: from 0.2 s doubling to 5 s with full jitter, as many tries as the
+#: call's budget of seconds allows (kinesis_batch.control.waiting: 300 s by default), not a
+#: count. AWS counts a limit per second (DescribeStreamSummary: 20 a second per account), a
+#: throttled call counts against it too, and a fleet started at the top of the hour meets more
+#: throttles than any count foresees.
+CONTROL_PLANE_BACKOFF = Backoff(base=0.2, cap=5.0, attempts=UNCOUNTED)
+
+
+def account_of(client: Any) -> str:
+    """Whose limits a client's calls count against: its region and access key (a role of
+    another account signs with its own)."""
+    credentials = getattr(getattr(client, "_request_signer", None), "_credentials", None)
+    return f"{client.meta.region_name}/{getattr(credentials, 'access_key', '')}"
 
 
 def retried(
@@ -311,27 +327,48 @@ def retried(
     codes: Mapping[str, Handler] = {},
     backoff: Backoff = CONTROL_PLANE_BACKOFF,
     sleep: Callable[[float], None] = time.sleep,
+    account: str = "",
 ) -> T:
     """:func:`aws_call` for a call that reads and may be made again (:func:`retrying`). The
     errors ``codes`` handle are raised at once."""
-    return retrying(lambda: aws_call(operation, resource, call, codes=codes), backoff=backoff, sleep=sleep)
+    return retrying(
+        lambda: aws_call(operation, resource, call, codes=codes),
+        backoff=backoff,
+        sleep=sleep,
+        operation=operation,
+        account=account,
+        resource=resource,
+    )
 
 
 def retrying(
-    call: Callable[[], T], *, backoff: Backoff = CONTROL_PLANE_BACKOFF, sleep: Callable[[float], None] = time.sleep
+    call: Callable[[], T],
+    *,
+    backoff: Backoff = CONTROL_PLANE_BACKOFF,
+    sleep: Callable[[float], None] = time.sleep,
+    operation: str = "",
+    account: str = "",
+    resource: str = "",
 ) -> T:
     """``call`` (one AWS call, its errors already this package's) tried again with backoff and
     full jitter while it fails retryably (throttled; the endpoint dropped the connection, timed
-    out or failed on its side), at most ``backoff.attempts`` times, then that error is raised.
-    Any other error is raised at once. The one retry loop of the control plane's calls: many
-    runs started at the top of the hour spread their calls instead of failing on the first
-    throttle."""
+    out or failed on its side), until ``backoff.attempts`` tries or the call's budget of seconds
+    waited (kinesis_batch.control.waiting) is spent, then that error is raised. Any other error
+    is raised at once. Each try first takes its turn under the account's documented limit of
+    ``operation`` (kinesis_batch.control.pacing). The one retry loop of the control plane's
+    calls: many runs started at the top of the hour spread their calls instead of failing."""
+    waiting = Waiting(operation, backoff, wait_seconds())
     attempt = 0
     while True:
         attempt += 1
+        PACER.wait(operation, account, resource)
         try:
-            return call()
-        except RetryableError:
+            answer = call()
+        except RetryableError as exc:
+            PACER.answered(operation, account, resource, throttled=isinstance(exc, ThrottledError))
             if attempt >= backoff.attempts:
                 raise
-            backoff.sleep(attempt, sleep)
+            sleep(waiting.pause(attempt, exc))
+            continue
+        PACER.answered(operation, account, resource, throttled=False)
+        return answer

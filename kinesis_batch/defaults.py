@@ -15,6 +15,10 @@ SPARK_MASTER = "local[*]"
 LEASE_SECONDS = 300.0
 #: Kinesis' own per-shard read limits (5 GetRecords calls/s, 2 MiB/s): ``ReadLimits.parse``.
 READ_LIMITS = "kinesis"
+#: How long one control-plane call (DescribeStreamSummary, ListShards, the lease table's) waits
+#: out throttles and dropped connections before its error is the run's: at the top of the hour a
+#: fleet shares the account's limits (DescribeStreamSummary: 20 calls a second).
+CONTROL_PLANE_WAIT_SECONDS = 300.0
 #: Where the stream's first run starts each shard (later shards always start at their start).
 INITIAL_POSITION = "trim_horizon"
 #: Where a backfill starts, when it names no start.

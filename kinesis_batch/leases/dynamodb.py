@@ -97,7 +97,8 @@ def create_table(
         )
 
     try:
-        retrying(lambda: call_dynamodb("CreateTable", table_name, create), backoff=backoff, sleep=sleep)
+        call = lambda: call_dynamodb("CreateTable", table_name, create)  # noqa: E731
+        retrying(call, backoff=backoff, sleep=sleep, operation="CreateTable", resource=table_name)
     except _TableInUse:
         return False
     return True
@@ -116,7 +117,7 @@ def table_status(
         return call_dynamodb("DescribeTable", table_name, lambda: client.describe_table(TableName=table_name))
 
     try:
-        described = retrying(describe, backoff=backoff, sleep=sleep)
+        described = retrying(describe, backoff=backoff, sleep=sleep, operation="DescribeTable", resource=table_name)
     except LeaseTableNotFoundError:
         return None
     return str(described["Table"]["TableStatus"])

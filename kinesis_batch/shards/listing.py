@@ -17,7 +17,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from kinesis_batch._backoff import Backoff
-from kinesis_batch.aws import CONTROL_PLANE_BACKOFF, Handler, retried
+from kinesis_batch.aws import CONTROL_PLANE_BACKOFF, Handler, account_of, retried
 from kinesis_batch.errors import KinesisBatchError, StreamNotFoundError
 from kinesis_batch.shards.model import Shard, stream_argument
 
@@ -54,7 +54,9 @@ def _list_once(
     codes = {"ExpiredNextTokenException": _TokenExpired, "ResourceNotFoundException": _missing(stream_name)}
     while True:
         call = partial(client.list_shards, **request)
-        page = retried("ListShards", stream_name, call, codes=codes, backoff=backoff, sleep=sleep)
+        page = retried(
+            "ListShards", stream_name, call, codes=codes, backoff=backoff, sleep=sleep, account=account_of(client)
+        )
         shards.extend(Shard.from_api(item) for item in page.get("Shards", []))
         token = page.get("NextToken")
         if not token:
@@ -109,6 +111,7 @@ def describe_stream(
         codes={"ResourceNotFoundException": _missing(stream_name)},
         backoff=backoff,
         sleep=sleep,
+        account=account_of(client),
     )
     summary = described["StreamDescriptionSummary"]
     created = summary["StreamCreationTimestamp"]

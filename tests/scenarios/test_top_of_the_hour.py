@@ -15,12 +15,14 @@ import time
 from pathlib import Path
 
 import pytest
-from devkit.limits_proxy import LimitsProxy
+from devkit.limits_proxy import ACCOUNT, ControlLimits, LimitsProxy, Rate
 
-from kinesis_batch.aws import dynamodb_client
+from kinesis_batch.aws import dynamodb_client, kinesis_client
 from kinesis_batch.leases.store import LeaseStore
-from tests.runs import REPO
-from tests.streams import StreamFactory
+from tests.output.support import output_args
+from tests.runs import REPO, assert_exactly_once
+from tests.scenarios.test_group_run import entry, rows_of, streams_file
+from tests.streams import StreamFactory, put
 
 pytestmark = pytest.mark.isolated("thirty runs at once, as thirty hosts")
 
@@ -108,3 +110,47 @@ def test_thirty_runs_started_in_the_same_second_all_succeed_within_the_accounts_
     for name in names:
         (lease,) = LeaseStore(client, f"kinesis-batch-{name}").list_leases()
         assert lease.checkpoint.sentinel is not None and lease.lease_owner is None
+
+
+GROUPS, MEMBERS = 3, 4
+
+
+def test_three_groups_of_four_at_once_behind_one_call_a_second_all_land_every_stream_once(
+    proxies: tuple[LimitsProxy, LimitsProxy], streams: StreamFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The account's DescribeStreamSummary limit scaled down to 1 call a second (AWS: 20 a
+    second, so 12 streams here stand for 240), every 7th control-plane connection dropped."""
+    kinesis, dynamodb = proxies
+    limits = dict(ControlLimits().rates) | {"DescribeStreamSummary": Rate(1, ACCOUNT)}
+    kinesis.control = ControlLimits(tuple(limits.items()))
+    kinesis.drop_every(7, frozenset({"DescribeStreamSummary", "ListShards", "DescribeStream"}))
+    dynamodb.drop_every(7, frozenset({"CreateTable", "DescribeTable"}))
+    client = kinesis_client()
+    members: list[tuple[str, tuple[str, ...], list[str]]] = []
+    commands = []
+    for group in range(GROUPS):
+        entries, names = [], []
+        for _ in range(MEMBERS):
+            name = streams.create(shards=1)
+            output = output_args("parquet", "local", tmp_path, monkeypatch)
+            members.append((name, output, put(client, name, 5)))
+            entries.append(entry(name, output, read_limits="none"))
+            names.append(name)
+        path = streams_file(tmp_path / f"group-{group}.toml", entries, names)
+        commands.append(["run", "--streams-file", str(path), "--group", "g", "--spark-master", "local[1]"])
+    env = {**os.environ, "AWS_ENDPOINT_URL_KINESIS": kinesis.url, "AWS_ENDPOINT_URL_DYNAMODB": dynamodb.url}
+
+    launched = start_together(commands, tmp_path, env)
+    try:
+        done = [p.communicate(timeout=600) for p in launched]
+    finally:
+        for process in launched:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+
+    print(f"\ncalls: {kinesis.calls}; throttled: {kinesis.throttles}; dropped: {kinesis.dropped}, {dynamodb.dropped}")
+    for process, (_, stderr) in zip(launched, done, strict=True):
+        assert process.returncode == 0, stderr[-3000:]
+    for name, output, sent in members:
+        assert_exactly_once(rows_of(name, output), sent)
+    assert kinesis.throttles["DescribeStreamSummary"] > 0 and sum(kinesis.dropped.values()) > 0

@@ -53,6 +53,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from kinesis_batch.control.limits import ACCOUNT, LIMITS, STREAM
+
 MIB = 1024 * 1024
 CALLS_PER_SECOND = 5
 BYTES_PER_SECOND = 2 * MIB
@@ -83,7 +85,7 @@ class ShardLimits:
         return cls(calls_per_second, bytes_per_second, burst, MAX_RECORDS_PER_CALL)
 
 
-ACCOUNT, STREAM, SHARD, TABLE = "account", "stream", "shard", "table"
+SHARD, TABLE = "shard", "table"  # beside the product's ACCOUNT and STREAM scopes
 
 
 @dataclass(frozen=True)
@@ -98,14 +100,12 @@ class Rate:
 
 @dataclass(frozen=True)
 class ControlLimits:
-    """The control plane's limits by operation (its API name). The defaults are AWS's
-    (Kinesis Data Streams quotas, https://docs.aws.amazon.com/streams/latest/dev/service-sizes-and-limits.html)."""
+    """The control plane's limits by operation (its API name). The defaults are AWS's: the
+    product's own table (kinesis_batch.control.limits, with its sources), and GetShardIterator's
+    5 calls a second per shard."""
 
     rates: tuple[tuple[str, Rate], ...] = (
-        ("DescribeStreamSummary", Rate(20, ACCOUNT)),
-        ("DescribeStream", Rate(10, ACCOUNT)),
-        ("ListStreams", Rate(5, ACCOUNT)),
-        ("ListShards", Rate(1000, STREAM)),
+        *((name, Rate(int(rate.per_second), rate.scope)) for name, rate in LIMITS.items()),
         ("GetShardIterator", Rate(5, SHARD, "ProvisionedThroughputExceededException")),
     )
 
@@ -192,6 +192,8 @@ class LimitsProxy:
         self._iterators: dict[str, tuple[str, str, float]] = {}  # iterator -> stream, shard, issued at
         self._local = threading.local()
         self._drops: dict[str, int] = {}  # operation -> calls still to drop
+        self._drop_every: tuple[int, frozenset[str]] = (0, frozenset())  # every nth call of these operations
+        self._counted_for_drops = 0  # calls of those operations so far
         self._gathering: dict[str, threading.Barrier] = {}  # operation -> the calls it holds
         self._gathered_calls: dict[str, int] = {}  # operation -> calls held so far
         self.dropped: dict[str, int] = {}  # operation -> calls dropped so far
@@ -216,6 +218,12 @@ class LimitsProxy:
         (its API name: ``DescribeStreamSummary``)."""
         with self._lock:
             self._drops[operation] = self._drops.get(operation, 0) + calls
+
+    def drop_every(self, nth: int, operations: frozenset[str]) -> None:
+        """From now on, close the connection, unanswered, on every ``nth`` call of ``operations``
+        (counted together), as a flaky load balancer in front of the control plane does."""
+        with self._lock:
+            self._drop_every, self._counted_for_drops = (nth, operations), 0
 
     def gather(self, operation: str, calls: int, *, timeout: float = 60.0) -> None:
         """Hold the next ``calls`` calls of ``operation`` until all of them arrived (at most
@@ -255,9 +263,14 @@ class LimitsProxy:
         """Whether this call (its X-Amz-Target) is one to drop; counted if so."""
         operation = target.rsplit(".", 1)[-1]
         with self._lock:
-            if self._drops.get(operation, 0) < 1:
+            nth, operations = self._drop_every
+            if operation in operations:
+                self._counted_for_drops += 1
+            periodic = operation in operations and self._counted_for_drops % nth == 0
+            if self._drops.get(operation, 0) < 1 and not periodic:
                 return False
-            self._drops[operation] -= 1
+            if not periodic:
+                self._drops[operation] -= 1
             self.dropped[operation] = self.dropped.get(operation, 0) + 1
             return True
 

@@ -1,0 +1,118 @@
+"""How long one control-plane call waits out throttles and dropped connections, and what the
+process says and counts meanwhile.
+
+Contract (:class:`Waiting`, one per call being retried):
+- ``pause(attempt, error)`` gives the seconds to sleep before the next try (the backoff's full
+  jitter, doubling to its cap), trimmed to what is left of the budget; once the budget is spent
+  it raises ``error``. The budget is seconds slept, not tries: a fleet at the top of the hour
+  meets more throttles than a count foresees, and a run has nothing else to do meanwhile.
+- An endpoint that fails FAILURES_IN_A_ROW times in a row with no throttle between (refused,
+  dropped or timed-out connections, 5xx) is down, not busy: ``error`` is raised then, within
+  about 13 s of waits, as a wrong endpoint URL should be.
+- Every retryable failure is counted in :data:`TALLY` by operation (throttles, dropped or failed
+  calls, seconds waited), which a run's report reads.
+- One progress line (a warning) once a call has waited 5 s, then one every 30 s:
+  ``waiting on the account's DescribeStreamSummary limit: 14 throttles, 2 dropped or failed calls, 9 s``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from kinesis_batch import defaults
+from kinesis_batch._backoff import Backoff
+from kinesis_batch.errors import IllegalArgumentError, RetryableError, ThrottledError
+
+log = logging.getLogger(__name__)
+
+#: The environment variable that sets one call's budget (seconds), for every run of the process.
+WAIT_ENV = "KINESIS_BATCH_CONTROL_PLANE_WAIT_SECONDS"
+FIRST_LINE_AFTER = 5.0  # seconds waited before the first progress line
+LINE_EVERY = 30.0  # seconds waited between progress lines
+FAILURES_IN_A_ROW = 10  # tries that fail with no throttle between: the endpoint is down
+
+
+def wait_seconds(environ: Mapping[str, str] | None = None) -> float:
+    """One call's budget: ``KINESIS_BATCH_CONTROL_PLANE_WAIT_SECONDS``, else the default."""
+    text = (os.environ if environ is None else environ).get(WAIT_ENV, "").strip()
+    if not text:
+        return defaults.CONTROL_PLANE_WAIT_SECONDS
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not seconds >= 0:  # also NaN
+        raise IllegalArgumentError(f"{WAIT_ENV}={text!r}: expected seconds, 0 or more")
+    return seconds
+
+
+@dataclass(frozen=True)
+class Waited:
+    """What one operation's calls met in this process: throttles, dropped or failed calls (the
+    other retryable errors), and seconds slept before their next tries."""
+
+    throttles: int = 0
+    failures: int = 0
+    seconds: float = 0.0
+
+
+class Tally:
+    """The process's :class:`Waited` by operation; thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_operation: dict[str, Waited] = {}
+
+    def add(self, operation: str, error: RetryableError, seconds: float) -> None:
+        throttled = isinstance(error, ThrottledError)
+        with self._lock:
+            was = self._by_operation.get(operation, Waited())
+            self._by_operation[operation] = Waited(
+                was.throttles + throttled, was.failures + (not throttled), was.seconds + seconds
+            )
+
+    def snapshot(self) -> dict[str, Waited]:
+        with self._lock:
+            return dict(self._by_operation)
+
+
+TALLY = Tally()
+
+
+class Waiting:
+    def __init__(self, operation: str, backoff: Backoff, budget: float, tally: Tally = TALLY) -> None:
+        self._operation = operation or "control-plane"
+        self._backoff = backoff
+        self._budget = budget
+        self._tally = tally
+        self._waited = 0.0
+        self._throttles = 0
+        self._failures = 0
+        self._in_a_row = 0
+        self._next_line = FIRST_LINE_AFTER
+
+    def pause(self, attempt: int, error: RetryableError) -> float:
+        """Seconds to sleep before try ``attempt + 1``; raises ``error`` once the budget is spent."""
+        left = self._budget - self._waited
+        pause = min(self._backoff.delay(attempt), left)
+        self._tally.add(self._operation, error, max(pause, 0.0))
+        throttled = isinstance(error, ThrottledError)
+        self._throttles, self._failures = self._throttles + throttled, self._failures + (not throttled)
+        self._in_a_row = 0 if throttled else self._in_a_row + 1
+        if left <= 0 or self._in_a_row >= FAILURES_IN_A_ROW:
+            raise error
+        self._waited += pause
+        if self._waited >= self._next_line:
+            self._next_line += LINE_EVERY
+            log.warning(
+                "waiting on the account's %s limit: %d throttles, %d dropped or failed calls, %.0f s",
+                *(self._operation, self._throttles, self._failures, self._waited),
+            )
+        return pause
+
+
+__all__ = ["FAILURES_IN_A_ROW", "TALLY", "WAIT_ENV", "Tally", "Waited", "Waiting", "wait_seconds"]
