@@ -46,8 +46,10 @@ test-oracle:
 
 # The heaviest group scenarios (CI runs them after make test-oracle; marked "groups"): twelve
 # streams through the command line killed -9 mid-read, the group's DAG and its Dagster job
-# (tests/scenarios/test_group_of_twelve.py), and a group of six killed -9 or told to stop
-# mid-read (tests/scenarios/test_group_run.py). About 3 minutes on 2 cores.
+# (tests/scenarios/test_group_of_twelve.py), a group of six killed -9 or told to stop
+# mid-read (tests/scenarios/test_group_run.py), and the top of the hour at fleet size: twenty
+# runs and three groups of four at once behind 1 DescribeStreamSummary a second
+# (tests/scenarios/test_top_of_the_hour.py). About 4 minutes on 2 cores.
 test-groups:
 	@tools/bootstrap.sh
 	$(COST) test-groups -- .venv/bin/python -m pytest -n 2 --dist worksteal -q -m groups tests/scenarios

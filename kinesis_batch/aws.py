@@ -304,12 +304,14 @@ def aws_call(operation: str, resource: str, call: Callable[[], T], *, codes: Map
         raise from_botocore(exc, operation=operation, resource=resource) from exc
 
 
-#: The control plane's waits: from 0.2 s doubling to 5 s with full jitter, as many tries as the
-#: call's budget of seconds allows (kinesis_batch.control.waiting: 300 s by default), not a
-#: count. AWS counts a limit per second (DescribeStreamSummary: 20 a second per account), a
-#: throttled call counts against it too, and a fleet started at the top of the hour meets more
-#: throttles than any count foresees.
-CONTROL_PLANE_BACKOFF = Backoff(base=0.2, cap=5.0, attempts=UNCOUNTED)
+#: The control plane's waits: from 0.2 s doubling to 60 s with full jitter (a failure that is no
+#: throttle: to 5 s), as many tries as the call's budget of seconds allows
+#: (kinesis_batch.control.waiting: 300 s by default), not a count. AWS counts a limit per second
+#: (DescribeStreamSummary: 20 a second per account) and a throttled call counts against it too:
+#: N runs retrying at once get through only when their tries come less often than the limit, so
+#: the waits must grow to N over the limit seconds (20 runs at 1 a second: tries 20 s apart on
+#: average), while one run throttled once retries within 0.2 s.
+CONTROL_PLANE_BACKOFF = Backoff(base=0.2, cap=60.0, attempts=UNCOUNTED)
 
 
 def account_of(client: Any) -> str:
@@ -354,14 +356,17 @@ def retrying(
     full jitter while it fails retryably (throttled; the endpoint dropped the connection, timed
     out or failed on its side), until ``backoff.attempts`` tries or the call's budget of seconds
     waited (kinesis_batch.control.waiting) is spent, then that error is raised. Any other error
-    is raised at once. Each try first takes its turn under the account's documented limit of
-    ``operation`` (kinesis_batch.control.pacing). The one retry loop of the control plane's
+    is raised at once. The first try takes its turn in the process's pace under the account's
+    documented limit of ``operation`` (kinesis_batch.control.pacing); a retry waits its backoff,
+    which spreads the retries, and every answer or throttle sets the pace. The one retry loop of the control plane's
     calls: many runs started at the top of the hour spread their calls instead of failing."""
-    waiting = Waiting(operation, backoff, wait_seconds())
+    waiting = Waiting(operation, backoff, wait_seconds(), resource=resource)
     attempt = 0
     while True:
         attempt += 1
-        PACER.wait(operation, account, resource)
+        turn = PACER.turn(operation, account, resource) if attempt == 1 else 0.0  # a retry waits its backoff
+        if turn > 0:
+            sleep(turn)
         try:
             answer = call()
         except RetryableError as exc:

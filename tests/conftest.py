@@ -31,6 +31,7 @@ from devkit.stack import (
 from hypothesis import settings
 
 from kinesis_batch import aws
+from kinesis_batch.control.pacing import PACER
 from tests.serverless.standin import IMAGE_PYTHON, StandIn, bare_python, shared_archive
 from tests.streams import StreamFactory
 
@@ -131,6 +132,13 @@ PROCESSES = frozenset(
 #: Where a fast test's AWS calls go: a closed port, so a test that needs the stack without saying
 #: so fails at once instead of reaching a real endpoint.
 NOWHERE = "http://127.0.0.1:9"
+
+
+@pytest.fixture(autouse=True)
+def fresh_pace() -> None:
+    """Each test starts with the control plane's pace of a new process: a test that throttled
+    DescribeStreamSummary must not slow the next one's first call."""
+    PACER.forget()
 
 
 @pytest.fixture(autouse=True)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from kinesis_batch.control.waiting import Waited
 from kinesis_batch.cost import ReadCost
 from kinesis_batch.errors import KinesisBatchError, MalformedLeaseError
 from kinesis_batch.landing import Landing
@@ -46,6 +47,8 @@ class HistoryEntry:
     lag_at_start_ms: int | None = None  # the shard's lag when the batch's read began (None: not known)
     landing: Landing | None = None  # decoded: rows, dead letters, filtered, the commonest reasons
     cost: ReadCost | None = None  # the read's bill, when a service billed it (the run's, on each entry)
+    # What the run's control-plane calls met, when they met anything (the run's, on each entry).
+    control_plane: Waited | None = None
 
     @property
     def commit_id(self) -> str:
@@ -70,6 +73,8 @@ class HistoryEntry:
             item["lagAtStartMillis"] = {"N": str(self.lag_at_start_ms)}
         if self.cost is not None:
             item["readCost"] = {"S": json.dumps(self.cost.to_json(), sort_keys=True)}
+        if self.control_plane is not None:
+            item["controlPlane"] = {"S": json.dumps(self.control_plane.to_json(), sort_keys=True)}
         if self.landing is not None:
             item |= {
                 "rows": {"N": str(self.landing.rows)},
@@ -107,6 +112,7 @@ class HistoryEntry:
                 lag_at_start_ms=int(item["lagAtStartMillis"]["N"]) if "lagAtStartMillis" in item else None,
                 landing=_landing(item),
                 cost=ReadCost.from_json(json.loads(item["readCost"]["S"])) if "readCost" in item else None,
+                control_plane=Waited(**json.loads(item["controlPlane"]["S"])) if "controlPlane" in item else None,
             )
         except (KeyError, ValueError, KinesisBatchError) as exc:
             raise MalformedLeaseError(f"malformed checkpoint history item: {exc}") from exc

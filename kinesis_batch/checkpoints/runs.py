@@ -15,6 +15,7 @@ from datetime import datetime
 
 from kinesis_batch.checkpoints.bills import Bill
 from kinesis_batch.checkpoints.history import HistoryEntry
+from kinesis_batch.control.waiting import Waited
 from kinesis_batch.cost import ReadCost
 from kinesis_batch.landing import Landing, total
 
@@ -31,6 +32,7 @@ class RunSummary:
     landing: Landing | None = None  # decoded: rows, dead letters, filtered, reasons (all shards)
     cost: ReadCost | None = None  # the committed read's bill, when a service billed it
     billed: tuple[Bill, ...] = ()  # every job run billed to the run, whatever its outcome
+    control_plane: Waited | None = None  # what its control-plane calls met, when anything
 
     @property
     def committed(self) -> bool:
@@ -65,6 +67,7 @@ def _summary(run: str, entries: list[HistoryEntry], bills: list[Bill]) -> RunSum
         landing=total([entry.landing for entry in entries]),
         cost=next((entry.cost for entry in entries if entry.cost is not None), None),  # one bill a run
         billed=tuple(bills),
+        control_plane=next((e.control_plane for e in entries if e.control_plane is not None), None),  # the run's
     )
 
 

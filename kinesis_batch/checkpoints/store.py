@@ -23,6 +23,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from kinesis_batch.checkpoints.history import HistoryEntry, HistoryTable, utc_now
+from kinesis_batch.control.waiting import Waited
 from kinesis_batch.cost import ReadCost
 from kinesis_batch.errors import IllegalArgumentError, InvalidStateError
 from kinesis_batch.landing import Landing
@@ -166,11 +167,13 @@ class DynamoDBCheckpointStore:
         lag_at_start_ms: int | None = None,
         landing: Landing | None = None,
         cost: ReadCost | None = None,
+        control_plane: Waited | None = None,
         release: bool = False,
     ) -> Lease | None:
         """Move the checkpoint to the pending one of ``batch_id`` and append the history entry
         (``records``, ``lag_at_start_ms``, the shard's lag when the batch's read began, the
-        ``landing`` of decoded records and the read's ``cost`` go in it); with ``release``, give
+        ``landing`` of decoded records, the read's ``cost`` and what the run's ``control_plane``
+        calls met go in it); with ``release``, give
         the lease up in the same write (a run done with the shard: no release call after it).
 
         A pending batch without a pending checkpoint (see :meth:`prepare`) keeps the checkpoint;
@@ -191,6 +194,7 @@ class DynamoDBCheckpointStore:
             lag_at_start_ms=lag_at_start_ms,
             landing=landing,
             cost=cost,
+            control_plane=control_plane,
             release=release,
         )
 
@@ -218,6 +222,7 @@ class DynamoDBCheckpointStore:
         lag_at_start_ms: int | None = None,
         landing: Landing | None = None,
         cost: ReadCost | None = None,
+        control_plane: Waited | None = None,
         release: bool = False,
     ) -> Lease | None:
         owner = lease.lease_owner
@@ -236,6 +241,7 @@ class DynamoDBCheckpointStore:
             lag_at_start_ms=lag_at_start_ms,
             landing=landing,
             cost=cost,
+            control_plane=control_plane,
         )
         values: dict[str, dict[str, Any]] = {
             ":one": {"N": "1"},

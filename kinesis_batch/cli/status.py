@@ -200,5 +200,8 @@ def _runs(args: argparse.Namespace, table: str) -> int:
                 billed += f"  EMR Serverless job run {other.job_run_id} {job['state']}: {other.said()}"
         if not row["committed"]:
             counts, began = "nothing committed", ""
+        waited = row.get("control_plane")
+        if waited:  # the account's limits shared by too many runs at once
+            billed += f"  waited {waited['seconds']:.1f} s on the control plane ({waited['throttles']} throttles)"
         print(f"{row['committed_at']}  {row['run']:<28} {counts}  {began}{billed}")
     return 0

@@ -1,9 +1,10 @@
 """The process's pace under the account's control-plane limits.
 
 Contract (:class:`Pacer`, one per process: :data:`PACER`):
-- ``wait(operation, account, resource)`` returns once this call may go: calls of one operation
-  for one account (and one stream, for a stream-scoped limit) start at least the key's interval
-  apart, whichever thread makes them. An operation without a documented limit never waits.
+- ``turn(operation, account, resource)`` claims this call's turn and returns the seconds to
+  wait for it (the caller sleeps them, on its own clock): calls of one operation for one account
+  (and one stream, for a stream-scoped limit) start at least the key's interval apart, whichever
+  thread makes them. An operation without a documented limit never waits.
 - ``answered(..., throttled)`` adapts the interval: a throttle doubles it (up to
   MAX_INTERVAL), an answer shrinks it by a quarter, never below ``1 / per_second`` of the
   documented limit (kinesis_batch.control.limits). A process cannot see other processes' calls;
@@ -22,11 +23,8 @@ MAX_INTERVAL = 10.0  # seconds between one key's calls, however many throttles
 
 
 class Pacer:
-    def __init__(
-        self, clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep
-    ) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
-        self._sleep = sleep
         self._lock = threading.Lock()
         self._next: dict[tuple[str, str, str], float] = {}  # key -> earliest next start
         self._interval: dict[tuple[str, str, str], float] = {}  # key -> seconds between starts
@@ -37,20 +35,17 @@ class Pacer:
             return None
         return (operation, account, resource if rate.scope == STREAM else ""), 1.0 / rate.per_second
 
-    def wait(self, operation: str, account: str, resource: str) -> float:
-        """Wait for this call's turn; returns the seconds waited."""
+    def turn(self, operation: str, account: str, resource: str) -> float:
+        """Claim this call's turn; returns the seconds until it comes."""
         keyed = self._key(operation, account, resource)
         if keyed is None:
             return 0.0
         key, least = keyed
-        with self._lock:  # a turn is claimed at once; the sleep is outside the lock
+        with self._lock:
             now = self._clock()
             start = max(now, self._next.get(key, now))
             self._next[key] = start + self._interval.get(key, least)
-        pause = start - now
-        if pause > 0:
-            self._sleep(pause)
-        return pause
+        return start - now
 
     def answered(self, operation: str, account: str, resource: str, *, throttled: bool) -> None:
         """A call of this key was answered (``throttled``: refused for the limit)."""
@@ -61,6 +56,12 @@ class Pacer:
         with self._lock:
             interval = self._interval.get(key, least)
             self._interval[key] = min(MAX_INTERVAL, interval * 2) if throttled else max(least, interval * 0.75)
+
+    def forget(self) -> None:
+        """Forget every key's pace, as a new process starts (a test's process runs many)."""
+        with self._lock:
+            self._next.clear()
+            self._interval.clear()
 
     def interval(self, operation: str, account: str, resource: str) -> float:
         """The seconds between this key's calls now (0 for an operation without a limit)."""

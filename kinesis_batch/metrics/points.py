@@ -13,6 +13,9 @@ and ``ShardId`` too at the detailed level.
 - ``BilledVCPUHours``, ``BilledMemoryGBHours``, ``BilledStorageGBHours``: what the read's EMR
   Serverless job run was billed (kinesis_batch.cost), per stream; none for a read that nobody
   bills per run.
+- ``ControlPlaneThrottles``, ``ControlPlaneWaitSeconds``: the throttles the run's control-plane
+  calls met and the seconds they waited (kinesis_batch.control.waiting), zero most hours: an
+  alarm on them says the account's limits are shared by too many runs at once.
 
 A run that read nothing says so: zero records, no lag figures.
 """
@@ -22,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from kinesis_batch.control.waiting import Waited
 from kinesis_batch.cost import ReadCost
 from kinesis_batch.landing import Landing, total
 from kinesis_batch.metrics.settings import DETAILED
@@ -49,9 +53,10 @@ def points_of(
     timings: Mapping[str, float],
     level: str,
     cost: ReadCost | None = None,
+    waited: Waited | None = None,
 ) -> list[Point]:
-    """A run's metrics from its shards' commits, its steps' ``timings`` and its read's ``cost``:
-    per stream, and at DETAILED per shard too."""
+    """A run's metrics from its shards' commits, its steps' ``timings``, its read's ``cost`` and
+    what its control-plane calls ``waited``: per stream, and at DETAILED per shard too."""
     where = ((STREAM, stream),)
     points = _counts(shards, where)
     points += [Point(name, timings[step], SECONDS, where) for name, step in STEPS.items() if step in timings]
@@ -60,6 +65,11 @@ def points_of(
             Point("BilledVCPUHours", cost.vcpu_hours, NONE, where),
             Point("BilledMemoryGBHours", cost.memory_gb_hours, NONE, where),
             Point("BilledStorageGBHours", cost.storage_gb_hours, NONE, where),
+        ]
+    if waited is not None:
+        points += [
+            Point("ControlPlaneThrottles", waited.throttles, COUNT, where),
+            Point("ControlPlaneWaitSeconds", waited.seconds, SECONDS, where),
         ]
     if level == DETAILED:
         for shard in shards:

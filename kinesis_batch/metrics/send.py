@@ -9,6 +9,7 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from kinesis_batch.control.waiting import Waited
 from kinesis_batch.cost import ReadCost
 from kinesis_batch.errors import first_line
 from kinesis_batch.metrics.backend import Backend
@@ -48,13 +49,15 @@ def send_metrics(
     *,
     cloudwatch: Callable[[], Any],
     cost: ReadCost | None = None,
+    waited: Waited | None = None,
 ) -> bool:
-    """Send a run's metrics (its shards' commits, steps' timings and the read's ``cost``); False,
+    """Send a run's metrics (its shards' commits, steps' timings, the read's ``cost`` and what its
+    control-plane calls ``waited``); False,
     after one warning line, when they could not be sent. Nothing with ``--metrics none``."""
     if not settings.enabled:
         return True
     try:
-        backend_for(settings, cloudwatch).send(points_of(stream, shards, timings, settings.level, cost))
+        backend_for(settings, cloudwatch).send(points_of(stream, shards, timings, settings.level, cost, waited))
     except Exception as exc:  # whatever the backend's library raises: a run never fails for its metrics
         line = first_line(exc)
         log.warning("metrics: %s did not take this run's metrics (%s); the run is unaffected", settings.backend, line)

@@ -22,6 +22,7 @@ from kinesis_batch import binding, ownership
 from kinesis_batch.aws import assume_now
 from kinesis_batch.columns import RAW, decoded
 from kinesis_batch.config import NONE
+from kinesis_batch.control.waiting import Waited
 from kinesis_batch.decoding.resolve import resolve
 from kinesis_batch.errors import ShutdownError
 from kinesis_batch.leases.model import Lease
@@ -90,6 +91,7 @@ class CatchUpRun(RunContext):
             tasks=self.tasks,
             failed_task_attempts=self.failed_task_attempts,
             job_run=self.job_run,
+            control_plane=self.control_plane_met(),
         )
 
     def honouring_stop(self, call: Callable[[], T]) -> T:
@@ -228,7 +230,8 @@ class CatchUpRun(RunContext):
         with self.timings.step("commit"):
             record = self.output.committed(self.run_id)  # read once: the commit's and its observers'
             moved = committing.commit(self, record)
-        self.observer.committed(record, self.timings.rounded(), self.fields_of)
+        waited = sum(self.control_plane_met().values(), Waited())
+        self.observer.committed(record, self.timings.rounded(), self.fields_of, waited)
         return moved
 
     def finish(self) -> list[str]:

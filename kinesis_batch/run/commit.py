@@ -9,6 +9,7 @@ already moved (by an earlier attempt of this step) is not moved again.
 
 from __future__ import annotations
 
+from kinesis_batch.control.waiting import Waited
 from kinesis_batch.planning import generations
 from kinesis_batch.run.context import RunContext
 from kinesis_batch.storage.records import CommitRecord
@@ -20,6 +21,8 @@ def commit(context: RunContext, record: CommitRecord | None) -> int:
     manager, checkpoints, batch_id = context.manager, context.checkpoints, context.run_id
     manager.adopt()
     by_shard = {commit.shard_id: commit for commit in (record.shards if record else ())}
+    met = sum(context.control_plane_met().values(), Waited())
+    control_plane = met if met != Waited() else None
     held = manager.held()
     moved = _moved_before(context, [shard for shard in by_shard if shard not in held])
     parents = {shard: held[shard].parent_shard_ids for shard in by_shard if shard in held}
@@ -34,6 +37,7 @@ def commit(context: RunContext, record: CommitRecord | None) -> int:
                 lag_at_start_ms=by_shard[lease.lease_key].lag_at_start_ms,
                 landing=by_shard[lease.lease_key].landing,
                 cost=record.cost if record else None,
+                control_plane=control_plane,
                 release=True,
             ),
             concurrency=context.config.commit_concurrency,

@@ -20,8 +20,10 @@ import pyarrow as pa
 
 from kinesis_batch.aws import S3Settings, as_role, cloudwatch_client, emr_serverless_client, glue_client, s3_settings
 from kinesis_batch.aws import sts_endpoint as resolved_sts  # the parameter has its name
+from kinesis_batch.checkpoints.history import history_table_name
 from kinesis_batch.checkpoints.store import DynamoDBCheckpointStore
 from kinesis_batch.config import RunConfig
+from kinesis_batch.control.waiting import TALLY, Waited, met_since
 from kinesis_batch.decoding.resolve import resolve
 from kinesis_batch.decoding.spec import DecodeSpec
 from kinesis_batch.errors import NOTHING_PUBLISHED, InvalidStateError, LeaseLostError
@@ -113,6 +115,8 @@ class RunContext:
         ``gathering``: a group's, whose one job run reads this run's batch beside the others'
         (kinesis_batch.serverless.gathering; None: a job run of its own)."""
         self.config = config
+        # What the control plane's calls of this run's stream and tables met from here on.
+        self._control_plane_since = TALLY.snapshot()
         # A stream of another account is read with its role; everything else stays this account's.
         role, external_id = config.settings.role_arn, config.settings.external_id
         #: Where the role is assumed (None: no role), here and in the read's tasks.
@@ -148,6 +152,12 @@ class RunContext:
         self.observer = Observer(
             config, self.run_id, arn=lambda: self.described().arn, cloudwatch=self.cloudwatch, origin=origin
         )
+
+    def control_plane_met(self) -> dict[str, Waited]:
+        """What this run's control-plane calls (its stream's, its lease and history tables')
+        met so far, by operation: throttles, dropped or failed calls, seconds waited."""
+        resources = frozenset({self.config.stream_id, self.config.table, history_table_name(self.config.table)})
+        return met_since(self._control_plane_since, TALLY.snapshot(), resources)
 
     def described(self) -> StreamDescription:
         """The stream as DescribeStreamSummary says, asked once per run and process (the claim's,

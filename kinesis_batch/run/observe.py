@@ -22,6 +22,7 @@ from functools import cached_property
 from typing import Any
 
 from kinesis_batch.config import RunConfig
+from kinesis_batch.control.waiting import Waited
 from kinesis_batch.metrics.send import send_metrics
 from kinesis_batch.openlineage.emit import Fields, RunLineage
 from kinesis_batch.openlineage.origin import Origin
@@ -56,13 +57,18 @@ class Observer:
         if self.lineage is not None and not self.completed:
             self.lineage.failed(error)
 
-    def committed(self, record: CommitRecord | None, timings: Mapping[str, float], fields: Fields) -> None:
+    def committed(
+        self, record: CommitRecord | None, timings: Mapping[str, float], fields: Fields, waited: Waited | None = None
+    ) -> None:
         """After the commit of ``record`` (None: nothing was published), with the steps'
-        ``timings`` and the ``fields`` of the tables written."""
+        ``timings``, the ``fields`` of the tables written and what the run's control-plane
+        calls ``waited``."""
         shards = record.shards if record is not None else ()
         cost = record.cost if record is not None else None
         config = self.config
-        send_metrics(config.metrics, config.stream, shards, timings, cloudwatch=self.cloudwatch, cost=cost)
+        send_metrics(
+            config.metrics, config.stream, shards, timings, cloudwatch=self.cloudwatch, cost=cost, waited=waited
+        )
         if self.lineage is not None:
             self.lineage.complete(self.run_id, shards, fields)
         self.completed = True

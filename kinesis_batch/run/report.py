@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from kinesis_batch.control.waiting import Waited
 from kinesis_batch.landing import Landing, json_fields
 from kinesis_batch.serverless.job import JobRunInfo
 from kinesis_batch.storage.records import CommitRecord, ShardCommit
@@ -27,6 +28,8 @@ class RunReport:
     tasks: int = 0  # Spark tasks of the read, each a group of shards
     failed_task_attempts: int | None = 0  # task attempts that failed and were retried (None: not known)
     job_run: JobRunInfo | None = None  # the read's EMR Serverless job run, and what it was billed
+    # What its control-plane calls met, by operation (kinesis_batch.control.waiting): none, mostly.
+    control_plane: dict[str, Waited] = field(default_factory=dict)
 
     @property
     def published(self) -> bool:
@@ -73,6 +76,7 @@ class RunReport:
             "leased_elsewhere": self.leased_elsewhere,
             "waiting": {shard: list(parents) for shard, parents in self.waiting.items()},
             **({"job_run": self.job_run.to_json()} if self.job_run else {}),
+            "control_plane": {operation: met.to_json() for operation, met in self.control_plane.items()},
         }
 
     def _landed(self) -> dict[str, Any]:
@@ -96,7 +100,17 @@ class RunReport:
         job = self.job_run
         billed = [f"read by EMR Serverless job run {job.job_run_id} ({job.arn}): {job.said()}"] if job else []
         ui = [f"its Spark UI: {job.dashboard}"] if job and job.dashboard else []
-        return [*skipped, *billed, *ui, summary]
+        return [*skipped, *billed, *ui, *self._waited(), summary]
+
+    def _waited(self) -> list[str]:
+        """One line when the control plane made the run wait: the account's limits are shared."""
+        if not self.control_plane:
+            return []
+        met = sum(self.control_plane.values(), Waited())
+        return [
+            f"waited {met.seconds:.1f} s on the control plane ({met.throttles} throttles, {met.failures} dropped "
+            f"or failed calls: {', '.join(sorted(self.control_plane))})"
+        ]
 
 
 __all__ = ["RunReport"]

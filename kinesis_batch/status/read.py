@@ -191,6 +191,7 @@ def run_rows(
             "lag_at_start_ms": run.lag_at_start_ms,
             **({"cost": run.cost.to_json()} if run.cost else {}),
             **({"job_runs": [bill.to_json() for bill in run.billed]} if run.billed else {}),
+            **({"control_plane": run.control_plane.to_json()} if run.control_plane else {}),
         }
         for run in summarize_runs(entries, bills=bills(HistoryTable(dynamodb, table)), last=last)
     ]

@@ -10,6 +10,7 @@ import pytest
 
 from kinesis_batch.checkpoints.history import HistoryEntry, HistoryTable
 from kinesis_batch.checkpoints.store import DynamoDBCheckpointStore
+from kinesis_batch.control.waiting import Waited
 from kinesis_batch.cost import ReadCost
 from kinesis_batch.errors import MalformedLeaseError
 from kinesis_batch.landing import Landing
@@ -216,6 +217,7 @@ def test_entry_round_trips_through_the_table(
         if run_id
         else None,
         cost=ReadCost("00job", "00app", 0.0667, 0.2667, 0.3333) if run_id else None,  # read by a job run
+        control_plane=Waited(throttles=14, failures=2, seconds=9.25) if run_id else None,  # met the account's limits
     )
     dynamodb.transact_write_items(TransactItems=[history.put_request(entry)])
 

@@ -10,6 +10,7 @@ import pytest
 from kinesis_batch.checkpoints.bills import Bill
 from kinesis_batch.checkpoints.history import HistoryEntry
 from kinesis_batch.checkpoints.runs import RunSummary, summarize_runs
+from kinesis_batch.control.waiting import Waited
 from kinesis_batch.cost import ReadCost
 from kinesis_batch.shards.checkpoint import Checkpoint
 
@@ -79,6 +80,12 @@ def summary(run: str, minute: int, records: int, shards: int, lag_ms: int | None
             None,
             [summary("r1", 3, 3, 1, 0)],
             id="a shard committed twice by one run counts once among its shards",
+        ),
+        pytest.param(
+            [entry("s0", "r1", 0, 1, 0), replace(entry("s1", "r1", 0, 1, 0), control_plane=Waited(14, 2, 9.0))],
+            None,
+            [replace(summary("r1", 0, 2, 2, 0), control_plane=Waited(14, 2, 9.0))],
+            id="what the run's control-plane calls met is the run's, on whichever entry has it",
         ),
     ],
 )

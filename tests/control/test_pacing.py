@@ -1,6 +1,7 @@
 """The process's pace: one key's calls start at least its interval apart, whichever thread asks;
 a throttle doubles the interval, an answer shrinks it, never below the documented limit's nor
-above MAX_INTERVAL; keys of other accounts, streams or operations do not wait on each other."""
+above MAX_INTERVAL; keys of other accounts, streams or operations do not wait on each other.
+The pacer only says how long: its caller sleeps."""
 
 from __future__ import annotations
 
@@ -18,22 +19,20 @@ class Clock:
 
     def __init__(self) -> None:
         self.now = 0.0
-        self.lock = threading.Lock()
 
     def __call__(self) -> float:
         return self.now
 
     def sleep(self, seconds: float) -> None:
-        with self.lock:
-            self.now += seconds
+        self.now += seconds
 
 
 def test_one_keys_calls_start_a_twentieth_of_a_second_apart_at_twenty_a_second() -> None:
     clock = Clock()
-    pacer = Pacer(clock, clock.sleep)
+    pacer = Pacer(clock)
     starts = []
     for _ in range(5):
-        pacer.wait("DescribeStreamSummary", "acct", "s1")
+        clock.sleep(pacer.turn("DescribeStreamSummary", "acct", "s1"))
         starts.append(clock.now)
     assert starts == pytest.approx([0.0, 0.05, 0.10, 0.15, 0.20])
 
@@ -52,14 +51,13 @@ def test_one_keys_calls_start_a_twentieth_of_a_second_apart_at_twenty_a_second()
 def test_calls_wait_only_on_their_own_key(
     first: tuple[str, str, str], second: tuple[str, str, str], waits: bool
 ) -> None:
-    clock = Clock()
-    pacer = Pacer(clock, clock.sleep)
-    pacer.wait(*first)
-    assert (pacer.wait(*second) > 0) is waits
+    pacer = Pacer(Clock())
+    pacer.turn(*first)
+    assert (pacer.turn(*second) > 0) is waits
 
 
 def test_a_throttle_doubles_the_interval_and_answers_bring_it_back_to_the_limit() -> None:
-    pacer = Pacer(Clock(), Clock().sleep)
+    pacer = Pacer(Clock())
     key = ("DescribeStreamSummary", "a", "s")
     pacer.answered(*key, throttled=True)
     pacer.answered(*key, throttled=True)
@@ -71,20 +69,28 @@ def test_a_throttle_doubles_the_interval_and_answers_bring_it_back_to_the_limit(
 
 @given(st.lists(st.booleans(), max_size=60))
 def test_the_interval_stays_between_the_documented_limit_and_the_cap(outcomes: list[bool]) -> None:
-    pacer = Pacer(Clock(), Clock().sleep)
+    pacer = Pacer(Clock())
     for throttled in outcomes:
         pacer.answered("DescribeStreamSummary", "a", "s", throttled=throttled)
         assert 0.05 - 1e-12 <= pacer.interval("DescribeStreamSummary", "a", "s") <= MAX_INTERVAL
 
 
+def test_a_forgotten_pace_is_a_new_processs() -> None:
+    pacer = Pacer(Clock())
+    pacer.turn("DescribeStreamSummary", "a", "s")
+    pacer.answered("DescribeStreamSummary", "a", "s", throttled=True)
+    pacer.forget()
+    assert pacer.turn("DescribeStreamSummary", "a", "s") == 0.0
+    assert pacer.interval("DescribeStreamSummary", "a", "s") == pytest.approx(0.05)
+
+
 def test_threads_of_one_process_take_distinct_turns() -> None:
-    clock = Clock()
-    pacer = Pacer(clock, lambda _: None)  # turns are claimed, not slept: each start is its own
+    pacer = Pacer(Clock())  # turns are claimed at once, whoever sleeps them
     turns: list[float] = []
     lock = threading.Lock()
 
     def call() -> None:
-        waited = pacer.wait("DescribeStream", "a", "s")
+        waited = pacer.turn("DescribeStream", "a", "s")
         with lock:
             turns.append(waited)
 

@@ -9,7 +9,16 @@ import logging
 import pytest
 
 from kinesis_batch._backoff import Backoff
-from kinesis_batch.control.waiting import FAILURES_IN_A_ROW, WAIT_ENV, Tally, Waited, Waiting, wait_seconds
+from kinesis_batch.control.waiting import (
+    FAILURE_CAP,
+    FAILURES_IN_A_ROW,
+    WAIT_ENV,
+    Tally,
+    Waited,
+    Waiting,
+    met_since,
+    wait_seconds,
+)
 from kinesis_batch.errors import DependencyError, IllegalArgumentError, ThrottledError
 
 STEADY = Backoff(base=2.0, cap=2.0, attempts=1000, jitter=lambda: 1.0)  # 2 s every time
@@ -43,17 +52,29 @@ def test_an_endpoint_failing_ten_times_in_a_row_is_down_but_throttles_between_fa
         down.pause(FAILURES_IN_A_ROW, failure)
 
 
-def test_throttles_failures_and_seconds_are_counted_by_operation() -> None:
+def test_throttles_failures_and_seconds_are_counted_by_operation_and_resource() -> None:
     tally = Tally()
-    waiting = Waiting("DescribeStreamSummary", STEADY, budget=60.0, tally=tally)
+    waiting = Waiting("DescribeStreamSummary", STEADY, budget=60.0, resource="s1", tally=tally)
     waiting.pause(1, ThrottledError("Rate exceeded"))
     waiting.pause(2, ThrottledError("Rate exceeded"))
     waiting.pause(3, DependencyError("connection closed"))
-    Waiting("ListShards", STEADY, budget=60.0, tally=tally).pause(1, ThrottledError("Rate exceeded"))
+    Waiting("ListShards", STEADY, budget=60.0, resource="s1", tally=tally).pause(1, ThrottledError("Rate exceeded"))
     assert tally.snapshot() == {
-        "DescribeStreamSummary": Waited(throttles=2, failures=1, seconds=6.0),
-        "ListShards": Waited(throttles=1, failures=0, seconds=2.0),
+        ("DescribeStreamSummary", "s1"): Waited(throttles=2, failures=1, seconds=6.0),
+        ("ListShards", "s1"): Waited(throttles=1, failures=0, seconds=2.0),
     }
+
+
+def test_a_run_reads_what_its_own_resources_met_since_it_began() -> None:
+    tally = Tally()
+    Waiting("DescribeStreamSummary", STEADY, 60.0, resource="s1", tally=tally).pause(1, ThrottledError("x"))
+    began = tally.snapshot()
+    Waiting("DescribeStreamSummary", STEADY, 60.0, resource="s1", tally=tally).pause(1, ThrottledError("x"))
+    Waiting("DescribeTable", STEADY, 60.0, resource="leases", tally=tally).pause(1, DependencyError("x"))
+    Waiting("DescribeStreamSummary", STEADY, 60.0, resource="s2", tally=tally).pause(1, ThrottledError("x"))
+    met = met_since(began, tally.snapshot(), frozenset({"s1", "leases"}))
+    assert met == {"DescribeStreamSummary": Waited(1, 0, 2.0), "DescribeTable": Waited(0, 1, 2.0)}
+    assert met_since(began, began, frozenset({"s1"})) == {}
 
 
 def test_one_progress_line_after_five_seconds_of_waiting_then_one_every_thirty(
@@ -78,3 +99,10 @@ def test_the_budget_is_the_environments_or_five_minutes(environ: dict[str, str],
 def test_a_budget_that_is_no_number_of_seconds_is_one_clear_line(text: str) -> None:
     with pytest.raises(IllegalArgumentError, match=rf"^{WAIT_ENV}='{text}': expected seconds, 0 or more$"):
         wait_seconds({WAIT_ENV: text})
+
+
+def test_a_failure_that_is_no_throttle_waits_at_most_five_seconds_a_throttle_up_to_the_backoffs_cap() -> None:
+    long = Backoff(base=60.0, cap=60.0, attempts=1000, jitter=lambda: 1.0)
+    waiting = Waiting("DescribeStreamSummary", long, budget=3600.0, tally=Tally())
+    assert waiting.pause(1, DependencyError("connection closed")) == FAILURE_CAP
+    assert waiting.pause(2, ThrottledError("Rate exceeded")) == 60.0

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from kinesis_batch.control.waiting import Waited
 from kinesis_batch.cost import ReadCost
 from kinesis_batch.metrics.points import Point, points_of
 from kinesis_batch.metrics.settings import DETAILED, SUMMARY
@@ -70,3 +71,11 @@ def test_a_read_billed_by_emr_serverless_adds_its_bill_per_stream_only() -> None
     }
     assert not any(p.name.startswith("Billed") for p in points if p.dimensions != STREAM)
     assert not any(p.name.startswith("Billed") for p in points_of("clicks", [], TIMINGS, SUMMARY))
+
+
+def test_what_the_control_plane_made_the_run_wait_is_two_figures_per_stream() -> None:
+    points = points_of("clicks", [], {}, DETAILED, waited=Waited(throttles=14, failures=2, seconds=9.5))
+    figures = by_name(points)
+    assert (figures["ControlPlaneThrottles"], figures["ControlPlaneWaitSeconds"]) == (14, 9.5)
+    assert {p.name: p.unit for p in points}["ControlPlaneWaitSeconds"] == "Seconds"
+    assert "ControlPlaneThrottles" not in by_name(points_of("clicks", [], {}, SUMMARY))  # not told: not sent

@@ -3,8 +3,10 @@ JSON and as the command line's one summary line; a run that published nothing sa
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
+from kinesis_batch.control.waiting import Waited
 from kinesis_batch.landing import Landing
 from kinesis_batch.run.report import RunReport
 from kinesis_batch.shards.checkpoint import Checkpoint
@@ -55,3 +57,16 @@ def test_a_run_that_published_nothing_has_no_figures_and_says_so() -> None:
     assert not done.published and done.shards == () and done.records == 0 and done.landing is None
     assert done.to_json()["records"] == 0 and "rows" not in done.to_json()
     assert done.lines("backfill")[-1] == "backfill r1: 0 records from 0 shards in 2.5 s; nothing new to publish"
+
+
+def test_a_run_the_control_plane_made_wait_says_how_long_in_one_line_and_by_operation_in_its_json() -> None:
+    met = {"DescribeStreamSummary": Waited(throttles=14, failures=1, seconds=9.25), "ListShards": Waited(1, 0, 0.5)}
+    done = replace(report(None), control_plane=met)
+    assert done.to_json()["control_plane"] == {
+        "DescribeStreamSummary": {"throttles": 14, "failures": 1, "seconds": 9.25},
+        "ListShards": {"throttles": 1, "failures": 0, "seconds": 0.5},
+    }
+    assert done.lines()[-2] == (
+        "waited 9.8 s on the control plane (15 throttles, 1 dropped or failed calls: DescribeStreamSummary, ListShards)"
+    )
+    assert report(None).to_json()["control_plane"] == {} and len(report(None).lines()) == 2
