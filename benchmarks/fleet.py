@@ -10,8 +10,12 @@ one for the group, with the same records, into parquet folders. Every process of
 watched (benchmarks.processes); the single runs' peaks are those of the largest run, their sum
 at once is at most ``--at-once`` times it. Each way is checked to have read every record.
 
-Then a group of many small streams (``--many``, default 200) is run twice: its first run, and an
-hour with nothing new, which is what planning and leasing every stream costs each hour.
+Then many small streams (``--many``, default 200) in groups (``--groups``, default 4; each a
+process, all started at once, as a platform team's schedules do at the top of the hour): their
+first run, an hour with nothing new (what planning and leasing every stream costs each hour),
+and the same hour behind the limits proxy with AWS's own control-plane limits (not scaled:
+DescribeStreamSummary 20 calls a second for the account): the time the limits cost, the
+throttles met and the seconds the runs waited them out.
 
 Then the same two ways with every read an EMR Serverless job run (``--job-runs``, default 10
 streams; --quick 3), on the stand-in (benchmarks.job_runs: job runs that really run, billed as
@@ -32,6 +36,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from devkit.limits_proxy import LimitsProxy
 from devkit.stack import STATIC_ENV, local_stack, wait_active
 
 from benchmarks.common import machine, plain_client, put_records
@@ -41,11 +46,12 @@ REPO = Path(__file__).resolve().parents[1]
 MIB = 1 << 20
 
 
-def watched(args: list[str]) -> tuple[float, ProcessTree, str]:
-    """``kinesis-batch ARGS`` watched: wall seconds, its process tree, its stdout."""
+def watched(args: list[str], env: dict[str, str] | None = None) -> tuple[float, ProcessTree, str]:
+    """``kinesis-batch ARGS`` watched (``env`` over the environment): wall seconds, its process
+    tree, its stdout."""
     started = time.monotonic()
     process = subprocess.Popen(
-        [sys.executable, "-m", "kinesis_batch.cli", *args],
+        [sys.executable, "-m", "kinesis_batch.cli", *args], env={**os.environ, **(env or {})},
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO, start_new_session=True,
     )  # fmt: skip
     with ProcessTree(process.pid) as tree:
@@ -109,20 +115,36 @@ def write_group(scratch: Path, names: list[str], name: str) -> Path:
     return path
 
 
-def many(names: list[str], scratch: Path) -> dict[str, float]:
-    """A group of many streams, run twice: the first run makes every stream's tables and leases
-    and reads its records; the second finds nothing new, so it is the hourly cost of planning,
-    leasing, probing and releasing every stream (no Spark job starts)."""
-    path = write_group(scratch, names, "many")
-    args = ["run", "--streams-file", str(path), "--group", "many", "--json"]
-    first, _, out = watched(args)
-    assert json.loads(out)["exit_code"] == 0
-    quiet, tree, out = watched(args)
-    report = json.loads(out)
-    assert report["exit_code"] == 0 and sum(stream["records"] for stream in report["streams"]) == 0, report
-    starts = [stream["timings"]["start"] for stream in report["streams"]]
-    return {"first": first, "quiet": quiet, "cpu": tree.cpu_seconds, "start_mean": sum(starts) / len(starts),
-            "start_max": max(starts)}  # fmt: skip
+def many(names: list[str], scratch: Path, groups: int, limits: LimitsProxy) -> dict[str, float]:
+    """``names`` in ``groups`` groups, each group's run a process, all started at once: the
+    first run makes every stream's tables and leases and reads its records; the second finds
+    nothing new (the hourly cost of planning, leasing, probing and releasing every stream; no
+    Spark job starts); the third is the same hour with Kinesis behind ``limits`` (AWS's own)."""
+    paths = [write_group(scratch, names[n::groups], f"many-{n}") for n in range(groups)]
+
+    def hour(env: dict[str, str] | None = None) -> tuple[float, float, list[dict[str, Any]]]:
+        started = time.monotonic()
+        with ThreadPoolExecutor(len(paths)) as pool:
+            ran = list(pool.map(lambda path: watched(_group_args(path), env), paths))
+        reports = [json.loads(out) for _, _, out in ran]
+        assert all(report["exit_code"] == 0 for report in reports), reports
+        streams = [stream for report in reports for stream in report["streams"]]
+        return time.monotonic() - started, sum(tree.cpu_seconds for _, tree, _ in ran), streams
+
+    first, _, _ = hour()
+    quiet, cpu, streams = hour()
+    assert sum(stream["records"] for stream in streams) == 0, streams
+    starts = [stream["timings"]["start"] for stream in streams]
+    limited, _, behind = hour({"AWS_ENDPOINT_URL_KINESIS": limits.url})
+    waits = [met for stream in behind for met in stream["control_plane"].values()]
+    waited_streams = sum(bool(stream["control_plane"]) for stream in behind)
+    return {"first": first, "quiet": quiet, "cpu": cpu, "start_mean": sum(starts) / len(starts),
+            "start_max": max(starts), "limited": limited, "throttles": sum(limits.throttles.values()),
+            "waited": sum(met["seconds"] for met in waits), "waited_streams": waited_streams}  # fmt: skip
+
+
+def _group_args(path: Path) -> list[str]:
+    return ["run", "--streams-file", str(path), "--group", path.stem, "--json"]
 
 
 def job_run_ways(names: list[str], scratch: Path, at_once: int, archive: Path | None) -> dict[str, dict[str, Any]]:
@@ -180,7 +202,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--streams", type=int, help="streams (default 50; --quick 6)")
     parser.add_argument("--records", type=int, help="records per stream (default 2,000; --quick 200)")
     parser.add_argument("--at-once", type=int, default=4, help="single runs at once (default 4)")
-    parser.add_argument("--many", type=int, help="streams of the planning group (default 200; --quick 12)")
+    parser.add_argument("--many", type=int, help="streams planned in groups (default 200; --quick 12)")
+    parser.add_argument("--groups", type=int, default=4, help="the groups they are in, run at once (default 4)")
     parser.add_argument("--job-runs", type=int, help="streams read as job runs, each way (default 10; --quick 3)")
     parser.add_argument("--archive", type=Path, help="an environment archive kinesis-batch package built (else built)")
     args = parser.parse_args(argv)
@@ -197,7 +220,8 @@ def main(argv: list[str] | None = None) -> int:
             f"{count} single runs, {args.at_once} at a time": singles(alone, Path(scratch), args.at_once),
             f"one group run of {count}": group(grouped, Path(scratch), 8),
         }
-        planning = many(make_streams(kinesis, "many", how_many, 2, 10), Path(scratch))
+        with LimitsProxy(stack.kinesis["kinesalite"].url) as limits:  # AWS's own limits
+            planning = many(make_streams(kinesis, "many", how_many, 2, 10), Path(scratch), args.groups, limits)
         jobs = job_run_ways(
             make_streams(kinesis, "jobs", 2 * job_runs, 2, records), Path(scratch), args.at_once, args.archive
         )
@@ -216,10 +240,15 @@ def main(argv: list[str] | None = None) -> int:
     print(f"both read {expected:,} records: {single['records']:,} and {one['records']:,}")
     assert single["records"] == one["records"] == expected
     print(
-        f"{how_many} streams in one group: the first run (tables, leases, 10 records each) {planning['first']:.1f} s; "
-        f"an hour with nothing new (plan, lease, probe, release every stream) {planning['quiet']:.1f} s, "
-        f"{planning['cpu']:.1f} CPU s, each stream's start {planning['start_mean']:.2f} s on average, "
-        f"{planning['start_max']:.2f} s at most"
+        f"{how_many} streams in {args.groups} groups at once: the first run (tables, leases, 10 records each) "
+        f"{planning['first']:.1f} s; an hour with nothing new (plan, lease, probe, release every stream) "
+        f"{planning['quiet']:.1f} s, {planning['cpu']:.1f} CPU s, each stream's start {planning['start_mean']:.2f} s "
+        f"on average, {planning['start_max']:.2f} s at most"
+    )
+    print(
+        f"the same hour behind AWS's own control-plane limits: {planning['limited']:.1f} s, so the limits cost "
+        f"{planning['limited'] - planning['quiet']:.1f} s; {planning['throttles']} throttles, "
+        f"{planning['waited']:.1f} s waited by {planning['waited_streams']} of {how_many} streams"
     )
     print(
         "| way, every read an EMR Serverless job run | wall s | CPU s here | job runs | billed vCPU-hours | records |"
