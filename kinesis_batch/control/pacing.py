@@ -6,8 +6,8 @@ Contract (:class:`Pacer`, one per process: :data:`PACER`):
   (and one stream, for a stream-scoped limit) start at least the key's interval apart, whichever
   thread makes them. An operation without a documented limit never waits.
 - ``answered(..., throttled)`` adapts the interval: a throttle doubles it (up to
-  MAX_INTERVAL), an answer shrinks it by a quarter, never below ``1 / per_second`` of the
-  documented limit (kinesis_batch.control.limits). A process cannot see other processes' calls;
+  MAX_INTERVAL), an answer halves it, never below ``1 / per_second`` of the documented limit
+  (kinesis_batch.control.limits). A process cannot see other processes' calls;
   their throttles tell it the account's budget is shared, and it slows down until they stop.
 """
 
@@ -19,7 +19,9 @@ from collections.abc import Callable
 
 from kinesis_batch.control.limits import STREAM, rate_of
 
-MAX_INTERVAL = 10.0  # seconds between one key's calls, however many throttles
+# Seconds between one key's first tries, however many throttles: a process still asks once a
+# second (its retries wait their own backoff), and a few answers bring it back to the limit.
+MAX_INTERVAL = 1.0
 
 
 class Pacer:
@@ -55,7 +57,7 @@ class Pacer:
         key, least = keyed
         with self._lock:
             interval = self._interval.get(key, least)
-            self._interval[key] = min(MAX_INTERVAL, interval * 2) if throttled else max(least, interval * 0.75)
+            self._interval[key] = min(MAX_INTERVAL, interval * 2) if throttled else max(least, interval / 2)
 
     def forget(self) -> None:
         """Forget every key's pace, as a new process starts (a test's process runs many)."""

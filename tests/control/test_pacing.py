@@ -1,5 +1,5 @@
 """The process's pace: one key's calls start at least its interval apart, whichever thread asks;
-a throttle doubles the interval, an answer shrinks it, never below the documented limit's nor
+a throttle doubles the interval, an answer halves it, never below the documented limit's nor
 above MAX_INTERVAL; keys of other accounts, streams or operations do not wait on each other.
 The pacer only says how long: its caller sleeps."""
 
