@@ -110,6 +110,11 @@ def sts_endpoint(region: str | None, endpoint_url: str | None = None) -> str:
     return endpoint_url or str(new_session(region_name=region).client("sts").meta.endpoint_url)
 
 
+def credentials_of(client: Any) -> Any:
+    """The credentials a client signs with (botocore keeps them on its signer; None: none found)."""
+    return client._request_signer._credentials
+
+
 def as_role(
     client: KinesisClient, role_arn: str, external_id: str = "", *, sts_endpoint_url: str | None = None
 ) -> KinesisClient:
@@ -123,7 +128,7 @@ def as_role(
     from botocore.credentials import AssumeRoleCredentialFetcher, DeferredRefreshableCredentials
 
     region = client.meta.region_name
-    own = client._request_signer._credentials  # type: ignore[attr-defined]  # the caller's: a hook's, a task's
+    own = credentials_of(client)  # the caller's: a hook's, a task's
     session = new_session(region_name=region)
     asked: dict[str, Any] = {"RoleSessionName": "kinesis-batch"}
     if external_id:
@@ -152,7 +157,7 @@ def assume_now(client: KinesisClient, role_arn: str) -> None:
     level = said_by_botocore.level
     said_by_botocore.setLevel(logging.ERROR)  # its warning and traceback would repeat the one line said here
     try:
-        client._request_signer._credentials.get_frozen_credentials()  # type: ignore[attr-defined]
+        credentials_of(client).get_frozen_credentials()
     except (ClientError, BotoCoreError) as exc:
         said = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise IllegalArgumentError(
@@ -317,8 +322,7 @@ CONTROL_PLANE_BACKOFF = Backoff(base=0.2, cap=60.0, attempts=UNCOUNTED)
 def account_of(client: Any) -> str:
     """Whose limits a client's calls count against: its region and access key (a role of
     another account signs with its own)."""
-    credentials = getattr(getattr(client, "_request_signer", None), "_credentials", None)
-    return f"{client.meta.region_name}/{getattr(credentials, 'access_key', '')}"
+    return f"{client.meta.region_name}/{getattr(credentials_of(client), 'access_key', '')}"
 
 
 def retried(
@@ -358,8 +362,9 @@ def retrying(
     waited (kinesis_batch.control.waiting) is spent, then that error is raised. Any other error
     is raised at once. The first try takes its turn in the process's pace under the account's
     documented limit of ``operation`` (kinesis_batch.control.pacing); a retry waits its backoff,
-    which spreads the retries, and every answer or throttle sets the pace. The one retry loop of the control plane's
-    calls: many runs started at the top of the hour spread their calls instead of failing."""
+    which spreads the retries, and every answer or throttle sets the pace. The one retry loop of
+    the control plane's calls: many runs started at the top of the hour spread their calls
+    instead of failing."""
     waiting = Waiting(operation, backoff, wait_seconds(), resource=resource)
     attempt = 0
     while True:

@@ -23,7 +23,7 @@ import logging
 import math
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from kinesis_batch import defaults
@@ -71,6 +71,11 @@ class Waited:
 
     def to_json(self) -> dict[str, float]:
         return {"throttles": self.throttles, "failures": self.failures, "seconds": round(self.seconds, 3)}
+
+
+def total(mets: Iterable[Waited]) -> Waited:
+    """What several calls (or operations) met, together."""
+    return sum(mets, Waited())
 
 
 Counts = dict[tuple[str, str], Waited]  # (operation, resource) -> what its calls met
@@ -155,5 +160,6 @@ __all__ = [
     "Waited",
     "Waiting",
     "met_since",
+    "total",
     "wait_seconds",
 ]

@@ -97,8 +97,13 @@ def create_table(
         )
 
     try:
-        call = lambda: call_dynamodb("CreateTable", table_name, create)  # noqa: E731
-        retrying(call, backoff=backoff, sleep=sleep, operation="CreateTable", resource=table_name)
+        retrying(
+            lambda: call_dynamodb("CreateTable", table_name, create),
+            backoff=backoff,
+            sleep=sleep,
+            operation="CreateTable",
+            resource=table_name,
+        )
     except _TableInUse:
         return False
     return True

@@ -22,7 +22,6 @@ from kinesis_batch import binding, ownership
 from kinesis_batch.aws import assume_now
 from kinesis_batch.columns import RAW, decoded
 from kinesis_batch.config import NONE
-from kinesis_batch.control.waiting import Waited
 from kinesis_batch.decoding.resolve import resolve
 from kinesis_batch.errors import ShutdownError
 from kinesis_batch.leases.model import Lease
@@ -230,8 +229,7 @@ class CatchUpRun(RunContext):
         with self.timings.step("commit"):
             record = self.output.committed(self.run_id)  # read once: the commit's and its observers'
             moved = committing.commit(self, record)
-        waited = sum(self.control_plane_met().values(), Waited())
-        self.observer.committed(record, self.timings.rounded(), self.fields_of, waited)
+        self.observer.committed(record, self.timings.rounded(), self.fields_of, self.control_plane_waited())
         return moved
 
     def finish(self) -> list[str]:

@@ -21,8 +21,8 @@ def commit(context: RunContext, record: CommitRecord | None) -> int:
     manager, checkpoints, batch_id = context.manager, context.checkpoints, context.run_id
     manager.adopt()
     by_shard = {commit.shard_id: commit for commit in (record.shards if record else ())}
-    met = sum(context.control_plane_met().values(), Waited())
-    control_plane = met if met != Waited() else None
+    met = context.control_plane_waited()
+    control_plane = met if met != Waited() else None  # most runs met nothing: their entries say nothing
     held = manager.held()
     moved = _moved_before(context, [shard for shard in by_shard if shard not in held])
     parents = {shard: held[shard].parent_shard_ids for shard in by_shard if shard in held}

@@ -23,7 +23,7 @@ from kinesis_batch.aws import sts_endpoint as resolved_sts  # the parameter has 
 from kinesis_batch.checkpoints.history import history_table_name
 from kinesis_batch.checkpoints.store import DynamoDBCheckpointStore
 from kinesis_batch.config import RunConfig
-from kinesis_batch.control.waiting import TALLY, Waited, met_since
+from kinesis_batch.control.waiting import TALLY, Waited, met_since, total
 from kinesis_batch.decoding.resolve import resolve
 from kinesis_batch.decoding.spec import DecodeSpec
 from kinesis_batch.errors import NOTHING_PUBLISHED, InvalidStateError, LeaseLostError
@@ -158,6 +158,10 @@ class RunContext:
         met so far, by operation: throttles, dropped or failed calls, seconds waited."""
         resources = frozenset({self.config.stream_id, self.config.table, history_table_name(self.config.table)})
         return met_since(self._control_plane_since, TALLY.snapshot(), resources)
+
+    def control_plane_waited(self) -> Waited:
+        """:meth:`control_plane_met`, all operations together."""
+        return total(self.control_plane_met().values())
 
     def described(self) -> StreamDescription:
         """The stream as DescribeStreamSummary says, asked once per run and process (the claim's,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kinesis_batch.control.waiting import Waited
+from kinesis_batch.control.waiting import Waited, total
 from kinesis_batch.landing import Landing, json_fields
 from kinesis_batch.serverless.job import JobRunInfo
 from kinesis_batch.storage.records import CommitRecord, ShardCommit
@@ -106,7 +106,7 @@ class RunReport:
         """One line when the control plane made the run wait: the account's limits are shared."""
         if not self.control_plane:
             return []
-        met = sum(self.control_plane.values(), Waited())
+        met = total(self.control_plane.values())
         return [
             f"waited {met.seconds:.1f} s on the control plane ({met.throttles} throttles, {met.failures} dropped "
             f"or failed calls: {', '.join(sorted(self.control_plane))})"

@@ -12,23 +12,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kinesis_batch.control.pacing import MAX_INTERVAL, Pacer
-
-
-class Clock:
-    """Seconds that pass only when slept."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.now += seconds
+from tests.faults import FakeClock
 
 
 def test_one_keys_calls_start_a_twentieth_of_a_second_apart_at_twenty_a_second() -> None:
-    clock = Clock()
+    clock = FakeClock(start=0.0)
     pacer = Pacer(clock)
     starts = []
     for _ in range(5):
@@ -51,13 +39,13 @@ def test_one_keys_calls_start_a_twentieth_of_a_second_apart_at_twenty_a_second()
 def test_calls_wait_only_on_their_own_key(
     first: tuple[str, str, str], second: tuple[str, str, str], waits: bool
 ) -> None:
-    pacer = Pacer(Clock())
+    pacer = Pacer(FakeClock(start=0.0))
     pacer.turn(*first)
     assert (pacer.turn(*second) > 0) is waits
 
 
 def test_a_throttle_doubles_the_interval_and_answers_bring_it_back_to_the_limit() -> None:
-    pacer = Pacer(Clock())
+    pacer = Pacer(FakeClock(start=0.0))
     key = ("DescribeStreamSummary", "a", "s")
     pacer.answered(*key, throttled=True)
     pacer.answered(*key, throttled=True)
@@ -69,14 +57,14 @@ def test_a_throttle_doubles_the_interval_and_answers_bring_it_back_to_the_limit(
 
 @given(st.lists(st.booleans(), max_size=60))
 def test_the_interval_stays_between_the_documented_limit_and_the_cap(outcomes: list[bool]) -> None:
-    pacer = Pacer(Clock())
+    pacer = Pacer(FakeClock(start=0.0))
     for throttled in outcomes:
         pacer.answered("DescribeStreamSummary", "a", "s", throttled=throttled)
         assert 0.05 - 1e-12 <= pacer.interval("DescribeStreamSummary", "a", "s") <= MAX_INTERVAL
 
 
 def test_a_forgotten_pace_is_a_new_processs() -> None:
-    pacer = Pacer(Clock())
+    pacer = Pacer(FakeClock(start=0.0))
     pacer.turn("DescribeStreamSummary", "a", "s")
     pacer.answered("DescribeStreamSummary", "a", "s", throttled=True)
     pacer.forget()
@@ -85,7 +73,7 @@ def test_a_forgotten_pace_is_a_new_processs() -> None:
 
 
 def test_threads_of_one_process_take_distinct_turns() -> None:
-    pacer = Pacer(Clock())  # turns are claimed at once, whoever sleeps them
+    pacer = Pacer(FakeClock(start=0.0))  # turns are claimed at once, whoever sleeps them
     turns: list[float] = []
     lock = threading.Lock()
 
