@@ -14,7 +14,9 @@ Contract (:class:`Waiting`, one per call being retried):
   table the call names): throttles, dropped or failed calls, seconds waited. A run's report
   reads what its own resources met since it began (:func:`met_since`).
 - One progress line (a warning) once a call has waited 5 s, then one every 30 s:
-  ``waiting on the account's DescribeStreamSummary limit: 14 throttles, 2 dropped or failed calls, 9 s``.
+  ``waiting on the account's DescribeStreamSummary limit: 14 throttles, 2 dropped or failed calls, 9 s``;
+  with no throttle yet, it is the endpoint that fails, and the line says so:
+  ``waiting on the endpoint for DescribeStreamSummary: 6 dropped or failed calls, 8 s``.
 """
 
 from __future__ import annotations
@@ -143,10 +145,16 @@ class Waiting:
         self._waited += pause
         if self._waited >= self._next_line:
             self._next_line += LINE_EVERY
-            log.warning(
-                "waiting on the account's %s limit: %d throttles, %d dropped or failed calls, %.0f s",
-                *(self._operation, self._throttles, self._failures, self._waited),
-            )
+            if self._throttles:
+                log.warning(
+                    "waiting on the account's %s limit: %d throttles, %d dropped or failed calls, %.0f s",
+                    *(self._operation, self._throttles, self._failures, self._waited),
+                )
+            else:
+                log.warning(
+                    "waiting on the endpoint for %s: %d dropped or failed calls, %.0f s",
+                    *(self._operation, self._failures, self._waited),
+                )
         return pause
 
 

@@ -106,3 +106,15 @@ def test_a_failure_that_is_no_throttle_waits_at_most_five_seconds_a_throttle_up_
     waiting = Waiting("DescribeStreamSummary", long, budget=3600.0, tally=Tally())
     assert waiting.pause(1, DependencyError("connection closed")) == FAILURE_CAP
     assert waiting.pause(2, ThrottledError("Rate exceeded")) == 60.0
+
+
+def test_with_no_throttle_the_progress_line_blames_the_endpoint_not_the_account(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    waiting = Waiting("DescribeStreamSummary", STEADY, budget=300.0, tally=Tally())
+    with caplog.at_level(logging.WARNING, logger="kinesis_batch.control.waiting"):
+        for attempt in (1, 2, 3):
+            waiting.pause(attempt, DependencyError("connection refused"))
+    assert [r.getMessage() for r in caplog.records] == [
+        "waiting on the endpoint for DescribeStreamSummary: 3 dropped or failed calls, 6 s"
+    ]
