@@ -51,6 +51,11 @@ SCHEDULE = "@hourly"
 #: A group's streams read side by side in one run (kinesis_batch.run.group), each a Spark job of
 #: its own in the run's one session; the others wait their turn.
 STREAMS_AT_ONCE = 8
+#: A group's streams whose reads are EMR Serverless job runs share one job run per application,
+#: of at most this many streams (a larger set is split evenly): each is a thread and a Spark job
+#: in the job's one driver, whose default worker (4 vCPU, 16 GB) holds 64 reads' threads, clients
+#: and task results without strain, while one run's start and minimum is paid per 64 streams.
+STREAMS_PER_JOB_RUN = 64
 CRON_SCHEDULE = "0 * * * *"
 #: Seconds between two polls of an EMR Serverless job run's state (GetJobRun).
 EMR_SERVERLESS_POLL_SECONDS = 15.0

@@ -34,7 +34,7 @@ from kinesis_batch.airflow.steps import step_task, task_stop
 from kinesis_batch.airflow.streams import StreamEntry
 from kinesis_batch.config import RunConfig
 from kinesis_batch.errors import IllegalArgumentError
-from kinesis_batch.run.group import SharedEngines, StreamRun, in_a_group, run_group
+from kinesis_batch.run.group import SharedEngines, StreamRun, in_a_group, local_share, run_group
 from kinesis_batch.serverless.gathering import JobRunGathering
 from kinesis_batch.stopping import StopRequest
 from kinesis_batch.streams_file import StreamGroup
@@ -80,7 +80,8 @@ def group_dag(group: StreamGroup, entries: Mapping[str, StreamEntry], broken: Ma
             context = get_current_context()
             dag_run = context["dag_run"]
             stop = task_stop() or StopRequest()
-            gathering = JobRunGathering(group.name)
+            job_runs = [stream for stream, entry in entries.items() if entry.settings.emr_serverless is not None]
+            gathering = JobRunGathering(group.name, job_runs, progress=print)
             runs = _stream_runs(
                 group,
                 entries,
@@ -134,7 +135,7 @@ def _stream_runs(
     gathering: JobRunGathering,
 ) -> dict[str, StreamRun]:
     engines = SharedEngines()
-    share = max(1, min(defaults.STREAMS_AT_ONCE, len(group.streams)))
+    share = local_share(defaults.STREAMS_AT_ONCE, group.streams, gathering)
 
     def run_of(stream: str) -> StreamRun:
         def run() -> Any:

@@ -23,7 +23,7 @@ from kinesis_batch.cli.run import catch_up_run, until_of
 from kinesis_batch.config import KEEP, RunConfig
 from kinesis_batch.errors import IllegalArgumentError
 from kinesis_batch.options import flag
-from kinesis_batch.run.group import GroupReport, SharedEngines, StreamRun, in_a_group, run_group
+from kinesis_batch.run.group import GroupReport, SharedEngines, StreamRun, in_a_group, local_share, run_group
 from kinesis_batch.serverless.gathering import JobRunGathering
 from kinesis_batch.settings import CLI, StreamSettings, as_field_message, offered
 from kinesis_batch.stopping import StopRequest
@@ -47,8 +47,7 @@ def group_command(
         raise IllegalArgumentError("run: --streams-file and --group go together (the group's streams and settings)")
     streams = StreamsFile.read(Path(args.streams_file))
     group = streams.group(args.group)
-    gathering = JobRunGathering(group.name)
-    runs = _stream_runs(args, streams, group.streams, until, spark, stop, gathering)
+    runs, gathering = _stream_runs(args, streams, group.name, group.streams, until, spark, stop)
     report = run_group(group.name, runs, at_once=args.streams_at_once, stop=stop, gathering=gathering)
     said = {id(o.error): error_line(o.error, verbose=args.verbose) for o in report.outcomes if o.error is not None}
     if args.json:
@@ -82,14 +81,15 @@ def _refuse_stream_flags(args: argparse.Namespace) -> None:
 def _stream_runs(
     args: argparse.Namespace,
     streams: StreamsFile,
+    group: str,
     members: tuple[str, ...],
     until: Any,
     spark: Callable[[], Any] | None,
     stop: StopRequest,
-    gathering: JobRunGathering,
-) -> dict[str, StreamRun]:
+) -> tuple[dict[str, StreamRun], JobRunGathering]:
     """Each member's run, in the group's order: one that cannot be made (no entry, a broken one,
-    its own Spark) raises its line when its turn comes, so it fails alone."""
+    its own Spark) raises its line when its turn comes, so it fails alone; and the gathering of
+    the members whose reads are job runs."""
     from kinesis_batch.aws import dynamodb_client, kinesis_client
 
     made, broken = streams.entries(entry_settings, ENTRY_FIELDS, key=_stream, only=members)
@@ -97,7 +97,9 @@ def _stream_runs(
     lines = {stream_name(entry.stream): entry.describe(streams.path) for entry in broken}
     clients = kinesis_client(), dynamodb_client()  # thread-safe: one of each for the group
     engines = SharedEngines()
-    share = max(1, min(args.streams_at_once, len(members)))
+    job_runs = [stream for stream, settings in by_stream.items() if settings.emr_serverless is not None]
+    gathering = JobRunGathering(group, job_runs, progress=_said)
+    share = local_share(args.streams_at_once, members, gathering)
 
     def run_of(stream: str) -> StreamRun:
         settings = by_stream.get(stream)
@@ -123,7 +125,12 @@ def _stream_runs(
         )
         return lambda: run().run()
 
-    return {stream: run_of(stream) for stream in members}
+    return {stream: run_of(stream) for stream in members}, gathering
+
+
+def _said(line: str) -> None:
+    """A group's own progress (its job runs' split), on stderr with --json too."""
+    print(line, file=sys.stderr, flush=True)
 
 
 def _stream(settings: StreamSettings) -> str:

@@ -7,14 +7,17 @@ run id. It reads the leases that run took and writes into its staging; it never 
 its result goes: the step's last act is to write it (kinesis_batch.serverless.attempt).
 
 ``read_step.py SPEC SPEC...``: a group's job run (kinesis_batch.serverless.gathering) reads every
-spec side by side in the one Spark session, each with a stop of its own: its orchestrator asks it
-to stop alone by a marker beside its spec (polled), a signal stops them all. Each writes its own
-result; the process exits 0 once every one is written (each spec's outcome is its result's).
+spec side by side in the one Spark session, each with a stop of its own and an equal share of the
+session's task slots: its orchestrator asks it to stop alone by a marker beside its spec (polled),
+a signal stops them all. Each writes its own result, with the task seconds its read held (its
+share of the job run's bill); the process exits 0 once every one is written (each spec's outcome
+is its result's).
 """
 
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,8 +50,9 @@ def main(argv: list[str]) -> int:
         said: list[str] = []
 
         def read() -> int:
+            config = RunConfig.from_json(body.config)
             run = CatchUpRun(
-                RunConfig.from_json(body.config),
+                replace(config, slot_share=len(bodies)) if len(bodies) > 1 else config,
                 kinesis=kinesis,
                 dynamodb=dynamodb,
                 spark=lambda: engine,
@@ -140,8 +144,8 @@ def _write_result(attempt: str, at: dict[str, Any], code: int, said: list[str], 
     from kinesis_batch.serverless.attempt import JobResult
     from kinesis_batch.storage.place import Place
 
-    tasks, failed = (runs[0].tasks, runs[0].failed_task_attempts) if runs else (0, 0)
-    result = JobResult(attempt, code, said[0] if said else "", tasks, failed)
+    held = (runs[0].tasks, runs[0].failed_task_attempts, runs[0].task_seconds) if runs else (0, 0, 0.0)
+    result = JobResult(attempt, code, said[0] if said else "", *held)
     place = Place.from_json(at)
     result.write(Place(place.uri, s3_settings()))
 

@@ -3,7 +3,9 @@ of the streams file (kinesis_batch.dagster.defs.definitions_from_file), on the g
 
 - Its one op runs every stream of the group side by side in its step's process
   (kinesis_batch.run.group), on one Spark session, each stream's run the one its own asset's
-  materialization makes (its settings, its leases, output, publish and commit).
+  materialization makes (its settings, its leases, output, publish and commit). The streams whose
+  reads are EMR Serverless job runs (the ``kinesis_batch_spark`` resource's application, else a
+  stream's ``emr_serverless``) share one job run per application (kinesis_batch.serverless.gathering).
 - Each stream stays its own asset, ``kinesis_batch/<stream>``: the op reports a materialization
   of it for each stream that ran, with the metadata its own materialization carries, and an
   observation of each stream that failed, with its one line (``error``, ``exit_code``), on that
@@ -28,7 +30,8 @@ from kinesis_batch.dagster.resources import AwsClients, SparkResource
 from kinesis_batch.dagster.runs import CATCH_UP, Consumer, catch_up_run, failing_for_good, for_stream, run_ids
 from kinesis_batch.errors import IllegalArgumentError
 from kinesis_batch.parsers import parse_time
-from kinesis_batch.run.group import SharedEngines, StreamRun, in_a_group, run_group
+from kinesis_batch.run.group import SharedEngines, StreamRun, in_a_group, local_share, run_group
+from kinesis_batch.serverless.gathering import JobRunGathering
 from kinesis_batch.stopping import StopRequest, say_on_stderr, stopping_on_signals
 from kinesis_batch.streams_file import StreamGroup
 
@@ -58,17 +61,20 @@ def group_defs(group: StreamGroup, consumers: Mapping[str, Consumer]) -> dg.Defi
         kinesis_batch_aws: AwsClients,
         kinesis_batch_spark: SparkResource,
     ) -> None:
-        if kinesis_batch_spark.submit or kinesis_batch_spark.job_run():
+        if kinesis_batch_spark.submit:
             raise dg.Failure(
-                description="a group reads in its step's own Spark session: a resource that submits to a cluster or "
-                "starts a job run is a stream's alone",
+                description="a group reads in its step's own Spark session or in EMR Serverless job runs: a resource "
+                "that submits to a cluster is a stream's alone",
                 allow_retries=False,
             )
         ids = run_ids(context.instance, context.run, CATCH_UP)
         with failing_for_good():
             until = parse_time(config.read_bound, setting="read_bound") if config.read_bound else None
         stop, engines, metadata = StopRequest(), SharedEngines(), dict[str, dict[str, Any]]()
-        share = max(1, min(defaults.STREAMS_AT_ONCE, len(group.streams)))
+        every = kinesis_batch_spark.job_run() is not None  # the resource's application: every stream's reads
+        job_runs = [s for s in group.streams if every or consumers[s].settings.emr_serverless is not None]
+        gathering = JobRunGathering(group.name, job_runs, progress=context.log.info)
+        share = local_share(defaults.STREAMS_AT_ONCE, group.streams, gathering)
 
         def run_of(stream: str) -> StreamRun:
             def caught_up() -> Any:
@@ -76,6 +82,7 @@ def group_defs(group: StreamGroup, consumers: Mapping[str, Consumer]) -> dg.Defi
                 one = catch_up_run(
                     consumer, kinesis_batch_aws, for_stream(ids, stream), spark=kinesis_batch_spark, until=until,
                     allow_gaps=config.allow_gaps, log=context.log, slot_share=share, engines=engines.of,
+                    gathering=gathering,
                 )  # fmt: skip
                 one.stop = stop
                 report = one.run()
@@ -86,7 +93,8 @@ def group_defs(group: StreamGroup, consumers: Mapping[str, Consumer]) -> dg.Defi
 
         # Dagster stops a run with SIGINT to its process: every stream's run stops cleanly.
         with stopping_on_signals(stop, timeout=defaults.STOP_TIMEOUT_SECONDS, say=say_on_stderr):
-            report = run_group(group.name, {s: run_of(s) for s in group.streams}, at_once=share, stop=stop)
+            runs = {s: run_of(s) for s in group.streams}
+            report = run_group(group.name, runs, at_once=defaults.STREAMS_AT_ONCE, stop=stop, gathering=gathering)
         for outcome in report.outcomes:
             if outcome.report is not None:
                 context.log_event(

@@ -31,6 +31,7 @@ from kinesis_batch.stopping import say_on_stderr, stopping_on_signals
 if TYPE_CHECKING:
     from kinesis_batch.dagster.config import BackfillConfig
     from kinesis_batch.dagster.resources import AwsClients, SparkResource
+    from kinesis_batch.serverless.gathering import JobRunGathering
     from kinesis_batch.spark.engine import Engine
     from kinesis_batch.spark.place import ReadPlace
 
@@ -121,13 +122,14 @@ def catch_up_run(
     log: dg.DagsterLogManager | None = None,
     slot_share: int = 1,
     engines: Callable[[ReadPlace], Callable[[], Engine]] | None = None,
+    gathering: JobRunGathering | None = None,
 ) -> CatchUpRun:
     """The kinesis-batch run of one Dagster run (``spark`` None: a run that only tears down);
-    a group's (kinesis_batch.dagster.group): ``slot_share``, the runs beside it, and ``engines``,
-    the Spark session they share."""
+    a group's (kinesis_batch.dagster.group): ``slot_share``, the runs beside it, ``engines``,
+    the Spark session they share, and ``gathering``, the job run their job-run reads share."""
     with failing_for_good():
         config = _config(consumer, ids, spark, until=until, allow_gaps=allow_gaps, slot_share=slot_share)
-        return _run(config, aws, ids, spark, log, engines)
+        return _run(config, aws, ids, spark, log, engines, gathering)
 
 
 def backfill_run(
@@ -196,6 +198,7 @@ def _run(
     spark: SparkResource | None,
     log: dg.DagsterLogManager | None,
     engines: Callable[[ReadPlace], Callable[[], Engine]] | None = None,
+    gathering: JobRunGathering | None = None,
 ) -> CatchUpRun:
     """The run, its read where the resource says (kinesis_batch.spark.place: ``submit`` brings
     the cluster); ``spark`` None: a run that only tears down, with no Spark at all; ``engines``:
@@ -211,6 +214,7 @@ def _run(
         spark=(engines(place) if engines else None) if spark else _no_spark,
         progress=log.info if log else print,
         origin=ids.origin,
+        gathering=gathering,
     )
 
 

@@ -143,6 +143,8 @@ class RunContext:
         self.current_read: Cancellable | None = None  # for the lease renewer (and a stop) to cancel
         self.tasks = 0  # the read's Spark tasks
         self.failed_task_attempts: int | None = 0  # and their retried attempts (None: not known, Spark Connect)
+        #: Task seconds the read held, each task counted for its Spark job's time (splits a group's job run's bill).
+        self.task_seconds = 0.0
         self.job_run: JobRunInfo | None = None  # the read's EMR Serverless job run, once it ended
         # The table's claim once it was checked and marked in this process (by the start, or by a
         # backfill's seed before it): the start and the teardown do not check it again.

@@ -16,8 +16,10 @@ Spark Connect session, for the whole group), each still the run of that stream a
 - A stop (SIGINT, SIGTERM) reaches every stream's run: each stops as a run alone does, and a
   stream not begun yet does not begin.
 - The streams whose reads are EMR Serverless job runs share one job run (per application and
-  settings) when the group's run has a gathering (kinesis_batch.serverless.gathering): each stream
-  still makes, and judges, its own attempt.
+  settings, of up to ``defaults.STREAMS_PER_JOB_RUN`` streams) when the group's run has a
+  gathering (kinesis_batch.serverless.gathering): each stream still makes, and judges, its own
+  attempt. They take no turn of the local streams': they begin at once, and their job run
+  starts as soon as they are ready, while the local streams read.
 """
 
 from __future__ import annotations
@@ -132,6 +134,14 @@ def worst(codes: Iterable[int]) -> int:
     return min(codes, key=rank, default=0)
 
 
+def local_share(at_once: int, streams: Iterable[str], gathering: JobRunGathering | None = None) -> int:
+    """The share of the session's task slots a local read of the group takes
+    (``RunConfig.slot_share``): one of the ``at_once`` turns of the streams that read here (a
+    stream ``gathering`` takes reads in a job run and takes none)."""
+    local = sum(1 for stream in streams if gathering is None or not gathering.takes(stream))
+    return max(1, min(at_once, local))
+
+
 def run_group(
     group: str,
     runs: Mapping[str, StreamRun],
@@ -140,31 +150,41 @@ def run_group(
     stop: StopRequest,
     gathering: JobRunGathering | None = None,
 ) -> GroupReport:
-    """Run every stream's run, ``at_once`` side by side; each one's outcome, in ``runs``' order.
-    A stream's error is caught as its outcome (any Exception: one stream's bug is not the
-    group's); one whose turn comes after a stop was asked for is not begun. ``gathering``: the
-    one the runs' job-run reads wait in (told when each stream begins and ends)."""
+    """Run every stream's run; each one's outcome, in ``runs``' order. The streams that read here
+    take turns, ``at_once`` side by side; the streams ``gathering`` takes (their reads are job
+    runs) take no turn: they all begin at once, beside them, and their job run starts as soon as
+    they are ready, whatever the local streams are doing. A stream's error is caught as its
+    outcome (any Exception: one stream's bug is not the group's); one whose turn comes after a
+    stop was asked for is not begun."""
     started = time.monotonic()
-    workers = max(1, min(at_once, len(runs)))
+    elsewhere = [stream for stream in runs if gathering is not None and gathering.takes(stream)]
+    local = [stream for stream in runs if stream not in elsewhere]
     if gathering is not None:
-        gathering.expect(len(runs), workers)
+        gathering.expect(len(elsewhere), len(elsewhere))
 
     def outcome(stream: str, run: StreamRun) -> StreamOutcome:
-        if gathering is not None:
-            gathering.begin()
+        gathered = gathering if stream in elsewhere else None
+        if gathered is not None:
+            gathered.begin()
         try:
             stop.check(f"before stream {stream} began")
             return StreamOutcome(stream, report=run())
         except Exception as exc:
             return StreamOutcome(stream, error=exc)
         finally:
-            if gathering is not None:
-                gathering.end()
+            if gathered is not None:
+                gathered.end()
 
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="stream") as pool:
-        futures = [pool.submit(outcome, stream, run) for stream, run in runs.items()]
-        outcomes = tuple(future.result() for future in futures)
+    with (
+        ThreadPoolExecutor(max_workers=max(1, min(at_once, len(local))), thread_name_prefix="stream") as turns,
+        ThreadPoolExecutor(max_workers=max(1, len(elsewhere)), thread_name_prefix="job-run-stream") as all_at_once,
+    ):
+        futures = {stream: all_at_once.submit(outcome, stream, runs[stream]) for stream in elsewhere}
+        futures |= {stream: turns.submit(outcome, stream, runs[stream]) for stream in local}
+        outcomes = tuple(futures[stream].result() for stream in runs)
     return GroupReport(group, outcomes, time.monotonic() - started)
 
 
-__all__ = ["GroupReport", "SharedEngines", "StreamOutcome", "StreamRun", "in_a_group", "run_group", "worst"]
+__all__ = [
+    "GroupReport", "SharedEngines", "StreamOutcome", "StreamRun", "in_a_group", "local_share", "run_group", "worst"
+]  # fmt: skip

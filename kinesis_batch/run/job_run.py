@@ -30,7 +30,6 @@ from kinesis_batch.serverless.job import JobRunInfo
 from kinesis_batch.serverless.naming import JobName
 from kinesis_batch.serverless.settings import ServerlessSettings
 from kinesis_batch.serverless.step import JobRunRead, ReadInputs, poll_seconds
-from kinesis_batch.storage.staged import staged
 
 if TYPE_CHECKING:
     from kinesis_batch.run.context import RunContext
@@ -68,6 +67,7 @@ def cancel_left_behind(context: RunContext, leases: dict[str, Lease]) -> list[st
         context.emr_serverless(),
         settings_of(context).application_id,
         context.config.table,
+        s3=s3_settings(),
         left_behind=lambda job: job.batch_id not in live,
         progress=context.progress,
         poll_seconds=poll_seconds(),
@@ -96,13 +96,8 @@ def job_run_read(context: RunContext) -> JobRunRead | GatheredRead:
         progress=context.progress,
     )
     if context.gathering is not None:
-        return GatheredRead(context.gathering, inputs, bytes_read=lambda: bytes_read(context))
+        return GatheredRead(context.gathering, inputs)
     return JobRunRead(inputs)
-
-
-def bytes_read(context: RunContext) -> int:
-    """What the batch's read staged, in bytes of records (a group's job run is split by it)."""
-    return sum(result.read.bytes for result in staged(context.output.results(context.run_id)).values())
 
 
 def record(context: RunContext, info: JobRunInfo) -> None:

@@ -114,6 +114,7 @@ def _read(context: RunContext) -> None:
         raise
     finally:
         context.tasks, context.failed_task_attempts = job.tasks, job.failed_attempts
+        context.task_seconds = job.tasks * (time.monotonic() - started)  # a read stopped or failed held them too
         context.current_read = None
     seconds = time.monotonic() - started
     context.still_ours("while reading")  # before writing anything more into the batch's staging

@@ -9,6 +9,9 @@ reading, or a result an earlier attempt left, is never taken for an empty read.
                                                     /result.json     what the job did (its last act)
                                                     /stop.json       the orchestrator's ask that a
                                                                      group's job stop this read alone
+                                                    /members.json    a group's job run: every read it
+                                                                     holds (the next run of any of
+                                                                     them finds its own batch there)
                           /_emr_serverless/job_run.json              the job run that read the batch
                                                                      (the orchestrator's, for publish)
 """
@@ -17,16 +20,20 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kinesis_batch.aws import S3Settings
 from kinesis_batch.environment import READ_STEP
 from kinesis_batch.read_spec import ReadStepSpec
 from kinesis_batch.serverless.job import JobRunInfo
+from kinesis_batch.serverless.naming import JobName
 from kinesis_batch.storage.place import Place
 
 FOLDER = "_emr_serverless"
 ENTRY_POINT, SPEC, RESULT, JOB_RUN, STOP = "read_step.py", "spec.json", "result.json", "job_run.json", "stop.json"
+MEMBERS = "members.json"
 
 
 @dataclass(frozen=True)
@@ -59,6 +66,10 @@ class Attempt:
         """Ask the job reading this attempt beside others (a group's) to stop it alone."""
         self.place.write_text(STOP, json.dumps({"attempt": self.id}))
 
+    def write_members(self, members: Sequence[JobName]) -> None:
+        """The reads of the group's job run this attempt is one of (written before it starts)."""
+        self.place.write_text(MEMBERS, json.dumps([member.to_json() for member in members]))
+
     def result(self) -> JobResult | None:
         """What this attempt's job left (None: nothing)."""
         text = self.place.read_text(RESULT)
@@ -68,13 +79,15 @@ class Attempt:
 @dataclass(frozen=True)
 class JobResult:
     """The read step's outcome as the job wrote it: its exit code (the command line's), its
-    error's line, and its Spark tasks."""
+    error's line, its Spark tasks, and the task seconds they held (kinesis_batch.run.read:
+    each task counted for its read's Spark job's time, a read stopped or failed too)."""
 
     attempt: str
     exit_code: int
     error: str = ""
     tasks: int = 0
     failed_task_attempts: int | None = 0
+    task_seconds: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -83,6 +96,7 @@ class JobResult:
             "error": self.error,
             "tasks": self.tasks,
             "failed_task_attempts": self.failed_task_attempts,
+            "task_seconds": round(self.task_seconds, 3),
         }
 
     @classmethod
@@ -93,6 +107,7 @@ class JobResult:
             str(body.get("error") or ""),
             int(body.get("tasks") or 0),
             body.get("failed_task_attempts"),
+            float(body.get("task_seconds") or 0.0),
         )
 
     def write(self, place: Place) -> None:
@@ -111,4 +126,16 @@ def recorded_job_run(staging: Place) -> JobRunInfo | None:
     return JobRunInfo.from_json(json.loads(text)) if text is not None else None
 
 
-__all__ = ["FOLDER", "Attempt", "JobResult", "record_job_run", "recorded_job_run"]
+def members_beside(specs: Sequence[str], s3: S3Settings) -> tuple[JobName, ...]:
+    """The reads of a group's job run whose arguments are ``specs``, from the first manifest
+    found beside one of them (each member's staging holds one: a member whose staging was
+    settled since does not hide the others); () when none is left."""
+    for spec in specs:
+        folder, _, _ = spec.rpartition("/")
+        text = Place(folder, s3).read_text(MEMBERS)
+        if text is not None:
+            return tuple(JobName.from_json(member) for member in json.loads(text))
+    return ()
+
+
+__all__ = ["FOLDER", "MEMBERS", "Attempt", "JobResult", "members_beside", "record_job_run", "recorded_job_run"]

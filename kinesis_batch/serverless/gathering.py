@@ -2,12 +2,14 @@
 
 Each stream of a group whose read is a job run still makes its own attempt (checked, its earlier
 attempts cancelled, its entry point and spec written into its own staging), then hands it to
-the group's :class:`JobRunGathering` and waits. Once no stream of the group can still come (every
-stream running is waiting, and every stream began or every slot is taken: :func:`ready`), the
-waiting attempts start one job run per application and settings, whose entry point reads every
-attempt's spec side by side in one Spark session (kinesis_batch/cli/read_step.py), each leaving
-its own result. So a group of fifty quiet-but-one streams pays one job run's start and minimum,
-not fifty; a stream with nothing new hands nothing (its read step starts none).
+the group's :class:`JobRunGathering` and waits. The streams that read as job runs take no local
+slot (kinesis_batch.run.group begins them all at once, beside the local streams' turns), so once
+every one of them began and each running one waits (:func:`ready`), the waiting attempts start
+their job runs: one per application and settings, of at most ``per_job_run`` streams (a larger
+set is split evenly, and the split said in one line: :func:`split`). The job's entry point reads
+every attempt's spec side by side in one Spark session (kinesis_batch/cli/read_step.py), each
+leaving its own result. So a group of fifty quiet-but-one streams pays one job run's start and
+minimum, not fifty; a stream with nothing new hands nothing (its read step starts none).
 
 - Each stream judges the job run by its own result, as a job run of its own would be judged
   (kinesis_batch.serverless.step): another stream's failure is not its own.
@@ -15,28 +17,48 @@ not fifty; a stream with nothing new hands nothing (its read step starts none).
   after, it asks the job to stop its read alone (a marker beside its spec, which the job polls),
   and waits for the job run to end, so nothing writes into its staging after. When every stream
   of a job run asked, the job run itself is cancelled.
-- The job run's bill is split across its streams by the bytes each read (evenly when none read
-  a byte), each share kept in that stream's history and commit record (``shared_by``: how many).
-- A job run left behind by a crashed orchestrator is named for its first stream's batch
-  (kinesis_batch.serverless.naming): that stream's next run cancels it, as a job run of its own.
+- The job run's bill is split across its streams by the task seconds each read held in it (each
+  of its Spark tasks counted for its read's Spark job's time, as the job measured it: a read
+  stopped mid-way is billed for what it held, one of tiny records for its time, not its bytes;
+  evenly when none held any), each share kept in that stream's history and commit record
+  (``shared_by``: how many).
+- A job run left behind by a crashed orchestrator is named as a group's
+  (kinesis_batch.serverless.naming.GroupJobName), and a manifest of its members is written
+  beside each member's spec before it starts: the next run of any member finds it there and
+  cancels it (kinesis_batch.serverless.orphans).
 """
 
 from __future__ import annotations
 
 import copy
 import threading
-import uuid
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Collection, Sequence
+from typing import Any, TypeVar
 
+from kinesis_batch import defaults
 from kinesis_batch.errors import NOTHING_PUBLISHED, DependencyError
 from kinesis_batch.serverless import checks, states
 from kinesis_batch.serverless.attempt import Attempt, JobResult
 from kinesis_batch.serverless.job import JobRun, JobRunInfo
-from kinesis_batch.serverless.naming import tags
+from kinesis_batch.serverless.naming import GroupJobName, group_tags
 from kinesis_batch.serverless.request import spark_settings, start_job_run
 from kinesis_batch.serverless.settings import ServerlessSettings
 from kinesis_batch.serverless.step import ReadInputs, dashboard, failed, no_result, poll_seconds
+
+T = TypeVar("T")
+
+
+def split(members: Sequence[T], most: int) -> list[list[T]]:
+    """Pure: ``members`` in order, in as few parts of at most ``most`` as can hold them, their
+    sizes differing by one at most (130 by 64: 44, 43, 43)."""
+    parts = -(-len(members) // max(1, most))
+    size, extra = divmod(len(members), parts) if parts else (0, 0)
+    cuts, start = [], 0
+    for part in range(parts):
+        end = start + size + (1 if part < extra else 0)
+        cuts.append(list(members[start:end]))
+        start = end
+    return cuts
 
 
 def ready(*, total: int, at_once: int, begun: int, ended: int, waiting: int) -> bool:
@@ -53,9 +75,8 @@ class GatheredRead:
     serverless.step); ``cancel`` stops it from any thread. Afterwards ``info`` (its share of the
     job run's bill), ``result`` and ``cancelled`` (earlier attempts it cancelled) say what it was."""
 
-    def __init__(self, gathering: JobRunGathering, inputs: ReadInputs, *, bytes_read: Callable[[], int]) -> None:
-        """``bytes_read``: what the read staged, once the job run ended (its share of the bill)."""
-        self.gathering, self.inputs, self.bytes_read = gathering, inputs, bytes_read
+    def __init__(self, gathering: JobRunGathering, inputs: ReadInputs) -> None:
+        self.gathering, self.inputs = gathering, inputs
         self.attempt: Attempt | None = None
         self.target: checks.Target | None = None
         self.info: JobRunInfo | None = None
@@ -87,16 +108,31 @@ class GatheredRead:
 
 
 class JobRunGathering:
-    """The job-run reads of one group's run: :meth:`expect` once, :meth:`begin` and :meth:`end`
-    around each stream's run (kinesis_batch.run.group.run_group), :meth:`wait` from a stream's
-    read step (:class:`GatheredRead`). Thread-safe."""
+    """The job-run reads of one group's run: ``streams``, the group's streams whose reads are job
+    runs (kinesis_batch.run.group begins them without taking a local slot), at most
+    ``per_job_run`` in one job run; ``progress`` says a split. :meth:`expect` once,
+    :meth:`begin` and :meth:`end` around each of those streams' runs
+    (kinesis_batch.run.group.run_group), :meth:`wait` from a stream's read step
+    (:class:`GatheredRead`). Thread-safe."""
 
-    def __init__(self, group: str) -> None:
-        self.group = group
+    def __init__(
+        self,
+        group: str,
+        streams: Collection[str] = (),
+        *,
+        per_job_run: int = defaults.STREAMS_PER_JOB_RUN,
+        progress: Callable[[str], None] = lambda line: None,
+    ) -> None:
+        self.group, self.streams = group, frozenset(streams)
+        self.per_job_run, self.progress = max(1, per_job_run), progress
         self._lock = threading.Lock()
         self._total, self._at_once, self._begun, self._ended = 0, 1, 0, 0
         self._waiting: list[GatheredRead] = []
         self._jobs: dict[int, SharedJobRun] = {}  # id(member) -> the job run reading it
+
+    def takes(self, stream: str) -> bool:
+        """Whether ``stream``'s read is a job run gathered here (it then takes no local slot)."""
+        return stream in self.streams
 
     def expect(self, total: int, at_once: int) -> None:
         with self._lock:
@@ -143,9 +179,17 @@ class JobRunGathering:
             by_settings.setdefault(member.inputs.settings, []).append(member)
         self._waiting = []
         for members in by_settings.values():
-            job = SharedJobRun(self.group, members)
-            self._jobs.update({id(member): job for member in members})
-            threading.Thread(target=job.run, name=f"job-run-{self.group}", daemon=True).start()
+            parts = split(members, self.per_job_run)
+            if len(parts) > 1:
+                self.progress(
+                    f"group {self.group}: {len(members)} streams' reads on application "
+                    f"{members[0].inputs.settings.application_id} in {len(parts)} job runs of "
+                    f"{', '.join(str(len(part)) for part in parts)} (at most {self.per_job_run} a job run)"
+                )
+            for part in parts:
+                job = SharedJobRun(self.group, part)
+                self._jobs.update({id(member): job for member in part})
+                threading.Thread(target=job.run, name=f"job-run-{self.group}", daemon=True).start()
 
 
 class SharedJobRun:
@@ -170,18 +214,21 @@ class SharedJobRun:
                 member.done.set()
 
     def _run(self, first: GatheredRead) -> None:
-        assert first.attempt is not None and first.target is not None
+        assert first.target is not None
         read, target = first.inputs, first.target
-        name = read.name(first.attempt)
+        name = GroupJobName.new(self.group)
+        attempts = [member.attempt for member in self.members if member.attempt is not None]
+        manifest = [member.inputs.name(member.attempt) for member in self.members if member.attempt is not None]
+        for attempt in attempts:  # before it starts: the next run of any member finds it by its own
+            attempt.write_members(manifest)
         request = start_job_run(
             read.settings,
             name,
-            entry_point=first.attempt.entry_point,
-            spec=[member.attempt.spec for member in self.members if member.attempt is not None],
+            entry_point=attempts[0].entry_point,
+            spec=[attempt.spec for attempt in attempts],
             conf=spark_settings(read.settings, target.python, target.interpreter, target.arch),
-            tags=tags(name, stream=read.stream, worker_id=read.worker_id, group=self.group),
+            tags=group_tags(self.group, worker_id=read.worker_id),
         )
-        request["clientToken"] = f"{self.group}-{uuid.uuid4().hex[:12]}"[-64:]
         with self._lock:
             self.job = JobRun(read.client, request, poll_seconds=poll_seconds(), progress=read.progress)
             if len(self._stopping) == len(self.members):
@@ -195,13 +242,13 @@ class SharedJobRun:
                 self._split(self.job.info(link), str(ended.get("state", "")))
 
     def _split(self, info: JobRunInfo, state: str) -> None:
-        read = [max(0, member.bytes_read()) for member in self.members]
-        total = sum(read)
-        for member, mine in zip(self.members, read, strict=True):
-            assert member.attempt is not None
+        results = [member.attempt.result() if member.attempt is not None else None for member in self.members]
+        held = [max(0.0, result.task_seconds) if result is not None else 0.0 for result in results]
+        total = sum(held)
+        for member, result, mine in zip(self.members, results, held, strict=True):
             share = mine / total if total else 1 / len(self.members)
-            member.info = info.share(share, shared_by=len(self.members))
-            member.result = member.attempt.result()
+            member.info = info.share(share, shared_by=len(self.members), task_seconds=mine)
+            member.result = result
             member.state = state
 
     def stop(self, member: GatheredRead) -> None:
@@ -215,4 +262,4 @@ class SharedJobRun:
                 self.job.cancel()
 
 
-__all__ = ["GatheredRead", "JobRunGathering", "SharedJobRun", "ready"]
+__all__ = ["GatheredRead", "JobRunGathering", "SharedJobRun", "ready", "split"]

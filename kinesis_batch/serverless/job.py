@@ -38,7 +38,7 @@ class JobRunInfo:
     """What a job run was, for the run's report: its ids, how it ended, its Spark UI and the
     resources billed (``billedResourceUtilization``; 0 until it ends); a group's job run
     (kinesis_batch.serverless.gathering) is billed to each stream by its share, ``shared_by``
-    streams in all."""
+    streams in all, by the ``task_seconds`` each stream's read held in it."""
 
     application_id: str
     job_run_id: str
@@ -51,6 +51,7 @@ class JobRunInfo:
     storage_gb_hours: float = 0.0
     seconds: int = 0
     shared_by: int = 1
+    task_seconds: float = 0.0
 
     @classmethod
     def of(cls, job: dict[str, Any], dashboard: str = "") -> JobRunInfo:
@@ -68,18 +69,21 @@ class JobRunInfo:
             seconds=int(job.get("totalExecutionDurationSeconds", 0) or 0),
         )
 
-    def share(self, fraction: float, *, shared_by: int) -> JobRunInfo:
-        """This job run's bill times ``fraction``: one stream's share of a group's job run."""
+    def share(self, fraction: float, *, shared_by: int, task_seconds: float) -> JobRunInfo:
+        """This job run's bill times ``fraction``: one stream's share of a group's job run, whose
+        read held ``task_seconds`` of it."""
         return replace(
             self,
             vcpu_hours=self.vcpu_hours * fraction,
             memory_gb_hours=self.memory_gb_hours * fraction,
             storage_gb_hours=self.storage_gb_hours * fraction,
             shared_by=shared_by,
+            task_seconds=task_seconds,
         )
 
     def to_json(self) -> dict[str, Any]:
-        shared = {"shared_by": self.shared_by} if self.shared_by > 1 else {}
+        shared = {"shared_by": self.shared_by, "task_seconds": round(self.task_seconds, 3)}
+        shared = shared if self.shared_by > 1 else {}
         return shared | {
             "application_id": self.application_id,
             "job_run_id": self.job_run_id,
@@ -108,6 +112,7 @@ class JobRunInfo:
             storage_gb_hours=float(billed.get("storage_gb_hours", 0.0)),
             seconds=int(body.get("seconds", 0)),
             shared_by=int(body.get("shared_by", 1)),
+            task_seconds=float(body.get("task_seconds", 0.0)),
         )
 
     @property

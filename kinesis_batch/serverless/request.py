@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from kinesis_batch.environment import Package
-from kinesis_batch.serverless.naming import JobName
+from kinesis_batch.serverless.naming import GroupJobName, JobName
 from kinesis_batch.serverless.settings import ServerlessSettings
 
 DRIVER_ENV = "spark.emr-serverless.driverEnv."
@@ -32,7 +32,7 @@ def spark_settings(settings: ServerlessSettings, python: str, interpreter: str, 
 
 def start_job_run(
     settings: ServerlessSettings,
-    name: JobName,
+    name: JobName | GroupJobName,
     *,
     entry_point: str,
     spec: str | Sequence[str],
@@ -40,13 +40,13 @@ def start_job_run(
     tags: dict[str, str],
 ) -> dict[str, Any]:
     """StartJobRun's parameters; ``spec``: the read step's spec, or a group's specs (one job
-    run reading them side by side). The client token is the attempt's: a start retried by botocore
-    starts one job run. Spark settings go as the ``spark-defaults`` classification (no quoting
-    of ``sparkSubmitParameters``)."""
+    run reading them side by side). The client token is the name's (the attempt's, or the
+    group's job run's): a start retried by botocore starts one job run. Spark settings go as the
+    ``spark-defaults`` classification (no quoting of ``sparkSubmitParameters``)."""
     arguments = [spec] if isinstance(spec, str) else list(spec)
     return {
         "applicationId": settings.application_id,
-        "clientToken": f"{name.batch_id}-{name.attempt}"[-64:],
+        "clientToken": name.client_token,
         "executionRoleArn": settings.execution_role_arn,
         "name": str(name),
         "jobDriver": {"sparkSubmit": {"entryPoint": entry_point, "entryPointArguments": arguments}},

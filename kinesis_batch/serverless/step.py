@@ -78,6 +78,7 @@ class ReadInputs:
             self.client,
             self.settings.application_id,
             self.table,
+            s3=self.s3,
             left_behind=lambda job: job.batch_id == self.batch_id,  # an earlier attempt of this read
             progress=self.progress,
             poll_seconds=poll_seconds(),

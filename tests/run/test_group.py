@@ -1,6 +1,7 @@
 """A group's runs side by side: each stream's outcome is its own (an error is that stream's, the
 others still run), the group's exit code is the worst of them, and a stop keeps the streams not
-begun yet from beginning. Runs here are plain functions: the group composes them, whatever they are."""
+begun yet from beginning. The streams whose reads are job runs take no turn of the local ones'.
+Runs here are plain functions: the group composes them, whatever they are."""
 
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kinesis_batch.errors import DependencyError, IllegalArgumentError, LeaseLostError
-from kinesis_batch.run.group import StreamRun, run_group, worst
+from kinesis_batch.run.group import StreamRun, local_share, run_group, worst
 from kinesis_batch.run.report import RunReport
+from kinesis_batch.serverless.gathering import JobRunGathering
 from kinesis_batch.stopping import StopRequest
 
 
@@ -106,3 +108,27 @@ def test_worst_by_hand(codes: list[int], said: int) -> None:
 def test_a_retryable_stream_is_retryable_in_the_group_too() -> None:
     done = run_group("g", {"a": fails(DependencyError("Kinesis did not answer"))}, at_once=8, stop=StopRequest())
     assert done.exit_code == 4
+
+
+def test_streams_read_as_job_runs_take_no_turn_and_begin_beside_the_local_ones() -> None:
+    everyone = threading.Barrier(5, timeout=10)  # the first local turn and the four job-run streams, at once
+    gathering = JobRunGathering("g", ["j1", "j2", "j3", "j4"])
+
+    def meets() -> RunReport:
+        everyone.wait()
+        return report("r")
+
+    runs: dict[str, StreamRun] = {s: meets for s in ("l1", "j1", "j2", "j3", "j4")}
+    runs["l2"] = lambda: report("l2")  # the second local turn comes after the first
+    done = run_group("g", runs, at_once=1, stop=StopRequest(), gathering=gathering)
+    assert done.exit_code == 0 and [o.stream for o in done.outcomes] == list(runs)
+
+
+@pytest.mark.parametrize(
+    ("at_once", "job_runs", "share"),
+    [(8, [], 5), (8, ["a", "b"], 3), (2, ["a"], 2), (8, ["a", "b", "c", "d", "e"], 1), (1, [], 1)],
+)
+def test_a_local_read_shares_the_slots_with_the_local_streams_beside_it(
+    at_once: int, job_runs: list[str], share: int
+) -> None:
+    assert local_share(at_once, "abcde", JobRunGathering("g", job_runs)) == share

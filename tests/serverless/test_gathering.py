@@ -2,7 +2,7 @@
 drawn groups run to the end by a model of run_group's pool (streams begin in order as slots
 free up; a stream that reads waits for its job run, one that does not ends when it likes): no
 group ever hangs, every read is in exactly one job run, and with a slot for every stream the
-whole group's reads are one job run."""
+whole group's reads are one job run. A set larger than a job run takes is split evenly."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kinesis_batch.serverless.gathering import ready
+from kinesis_batch.serverless.gathering import ready, split
 
 
 @pytest.mark.parametrize(
@@ -70,3 +70,17 @@ def test_no_drawn_group_hangs_and_each_read_is_in_exactly_one_job_run(group: tup
     assert sorted(read_by) == [stream for stream, read in enumerate(reads) if read]
     if at_once >= total:
         assert jobs == (1 if any(reads) else 0)
+
+
+@given(st.lists(st.integers(), max_size=300), st.integers(1, 80))
+def test_a_set_is_split_in_order_into_the_fewest_parts_of_even_sizes(members: list[int], most: int) -> None:
+    parts = split(members, most)
+    assert [m for part in parts for m in part] == members
+    assert len(parts) == -(-len(members) // most)  # the fewest that hold them
+    sizes = [len(part) for part in parts]
+    assert all(0 < size <= most for size in sizes) and (not sizes or max(sizes) - min(sizes) <= 1)
+
+
+def test_fifty_streams_are_one_job_run_and_a_hundred_and_thirty_are_three() -> None:
+    assert [len(part) for part in split(list(range(50)), 64)] == [50]
+    assert [len(part) for part in split(list(range(130)), 64)] == [44, 43, 43]
