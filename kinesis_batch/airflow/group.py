@@ -80,7 +80,7 @@ def group_dag(group: StreamGroup, entries: Mapping[str, StreamEntry], broken: Ma
             context = get_current_context()
             dag_run = context["dag_run"]
             stop = task_stop() or StopRequest()
-            job_runs = [stream for stream, entry in entries.items() if entry.settings.emr_serverless is not None]
+            job_runs = [e.settings.stream for e in entries.values() if e.settings.emr_serverless is not None]
             gathering = JobRunGathering(group.name, job_runs, progress=print)
             runs = _stream_runs(
                 group,

@@ -49,8 +49,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--streams-at-once",
         type=_positive_int,
         default=defaults.STREAMS_AT_ONCE,
-        help=f"--group: streams read side by side, sharing the run's Spark, or one EMR Serverless job run "
-        f"(default {defaults.STREAMS_AT_ONCE})",
+        help=f"--group: streams read side by side here, sharing the run's Spark (default {defaults.STREAMS_AT_ONCE})",
+    )
+    grouped.add_argument(
+        "--streams-per-job-run",
+        type=_positive_int,
+        default=defaults.STREAMS_PER_JOB_RUN,
+        help="--group: the most streams one EMR Serverless job run reads; more are split evenly "
+        f"(default {defaults.STREAMS_PER_JOB_RUN})",
     )
     run.add_argument("--until", help="read records that arrived up to this ISO 8601 time (default: now)")
     _reading(run)

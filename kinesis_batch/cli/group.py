@@ -98,7 +98,7 @@ def _stream_runs(
     clients = kinesis_client(), dynamodb_client()  # thread-safe: one of each for the group
     engines = SharedEngines()
     job_runs = [stream for stream, settings in by_stream.items() if settings.emr_serverless is not None]
-    gathering = JobRunGathering(group, job_runs, progress=_said)
+    gathering = JobRunGathering(group, job_runs, per_job_run=args.streams_per_job_run, progress=_said)
     share = local_share(args.streams_at_once, members, gathering)
 
     def run_of(stream: str) -> StreamRun:

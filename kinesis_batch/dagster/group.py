@@ -72,7 +72,8 @@ def group_defs(group: StreamGroup, consumers: Mapping[str, Consumer]) -> dg.Defi
             until = parse_time(config.read_bound, setting="read_bound") if config.read_bound else None
         stop, engines, metadata = StopRequest(), SharedEngines(), dict[str, dict[str, Any]]()
         every = kinesis_batch_spark.job_run() is not None  # the resource's application: every stream's reads
-        job_runs = [s for s in group.streams if every or consumers[s].settings.emr_serverless is not None]
+        settings = [consumers[stream].settings for stream in group.streams]
+        job_runs = [one.stream for one in settings if every or one.emr_serverless is not None]
         gathering = JobRunGathering(group.name, job_runs, progress=context.log.info)
         share = local_share(defaults.STREAMS_AT_ONCE, group.streams, gathering)
 

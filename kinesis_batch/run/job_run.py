@@ -80,7 +80,8 @@ def cancel_left_behind(context: RunContext, leases: dict[str, Lease]) -> list[st
 def job_run_read(context: RunContext) -> JobRunRead | GatheredRead:
     """The read step of the run's batch as a job run, with the run's own configuration but for
     ``emr_serverless`` (inside the job, the read step reads on the job's Spark): a job run of its
-    own, or a group's run's one job run beside its other streams' (its ``gathering``)."""
+    own, or a group's run's one job run beside its other streams' (its ``gathering``, when that
+    gathering counts this stream among those it waits for)."""
     config = context.config
     inside = replace(config, settings=replace(config.settings, emr_serverless=None))
     inputs = ReadInputs(
@@ -95,7 +96,7 @@ def job_run_read(context: RunContext) -> JobRunRead | GatheredRead:
         s3=s3_settings(),
         progress=context.progress,
     )
-    if context.gathering is not None:
+    if context.gathering is not None and context.gathering.takes(config.stream):
         return GatheredRead(context.gathering, inputs)
     return JobRunRead(inputs)
 

@@ -189,6 +189,36 @@ def test_a_mixed_groups_job_run_starts_while_its_local_stream_still_reads(
     assert one["createdAt"] < committed, "the job run started only once the local stream had ended"
 
 
+def test_a_group_larger_than_a_job_run_takes_is_split_evenly_and_says_so(
+    emr_serverless: StandIn, kinesis: Any, streams: StreamFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    application, job = job_settings(emr_serverless, monkeypatch)
+    names = [streams.create(shards=1) for _ in range(3)]
+    sent = {name: put(kinesis, name, 5) for name in names}
+    outputs = {name: output_args("delta", "s3", tmp_path, monkeypatch) for name in names}
+    path = tmp_path / "streams.toml"
+    members = ", ".join(f'"{name}"' for name in names)
+    path.write_text(
+        "".join(entry(name, outputs[name], job) for name in names) + f'[[groups]]\nname = "g"\nstreams = [{members}]\n'
+    )
+
+    ran = cli("run", "--streams-file", str(path), "--group", "g", "--streams-per-job-run", "2", "--json")
+
+    assert ran.returncode == 0, ran.stderr[-4000:]
+    said = f"group g: 3 streams' reads on application {application} in 2 job runs of 2, 1 (at most 2 a job run)"
+    assert said in ran.stderr.splitlines()
+    jobs = emr_serverless.job_runs(application)
+    assert sorted(len(one["jobDriver"]["sparkSubmit"]["entryPointArguments"]) for one in jobs) == [1, 2]
+    assert all(one["state"] == "SUCCESS" for one in jobs)
+    report = {stream["stream"]: stream for stream in json.loads(ran.stdout)["streams"]}
+    for name in names:
+        assert_exactly_once(read_rows(sink_of(outputs[name], app=default_table(name), stream=name)), sent[name])
+    for one in jobs:  # each job run's bill split across its own streams
+        shares = [r["job_run"] for r in report.values() if r["job_run"]["job_run_id"] == one["jobRunId"]]
+        total = sum(share["billed"]["vcpu_hours"] for share in shares)
+        assert total == pytest.approx(one["billedResourceUtilization"]["vCPUHour"])
+
+
 @pytest.mark.isolated("kill -9")
 def test_a_group_job_run_left_by_a_killed_orchestrator_is_cancelled_by_the_next_run_of_any_member(
     emr_serverless: StandIn, kinesis: Any, streams: StreamFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
