@@ -49,7 +49,9 @@ test-oracle:
 # (tests/scenarios/test_group_of_twelve.py), a group of six killed -9 or told to stop
 # mid-read (tests/scenarios/test_group_run.py), and the top of the hour at fleet size: twenty
 # runs and three groups of four at once behind 1 DescribeStreamSummary a second
-# (tests/scenarios/test_top_of_the_hour.py). About 4 minutes on 2 cores.
+# (tests/scenarios/test_top_of_the_hour.py), and groups whose reads are EMR Serverless job runs
+# (tests/scenarios/test_group_job_run.py: fifty streams in one job run, a mixed group, a split,
+# a job run left behind by a kill -9). About 5 minutes on 2 cores.
 test-groups:
 	@tools/bootstrap.sh
 	$(COST) test-groups -- .venv/bin/python -m pytest -n 2 --dist worksteal -q -m groups tests/scenarios

@@ -62,7 +62,6 @@ def test_a_group_of_a_stream_without_an_entry_fails_the_file_in_one_line(tmp_pat
 
 
 @pytest.mark.timeout(600)
-@pytest.mark.contract("dagster", why="the group's job with a resource that starts job runs")
 def test_a_groups_job_with_an_emr_serverless_resource_reads_every_stream_in_one_job_run(
     emr_serverless: StandIn, kinesis: Any, streams: StreamFactory, tmp_path: Path
 ) -> None:
