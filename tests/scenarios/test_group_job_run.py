@@ -48,6 +48,16 @@ def job_settings(emr: StandIn, monkeypatch: pytest.MonkeyPatch) -> tuple[str, st
     )
 
 
+def group_file(tmp_path: Path, group: str, outputs: dict[str, tuple[str, ...]], job: str) -> Path:
+    """A streams file with an entry of each of ``outputs``' streams reading as job runs of
+    ``job``, and a group of them all, in that order."""
+    path = tmp_path / "streams.toml"
+    members = ", ".join(f'"{name}"' for name in outputs)
+    entries = "".join(entry(name, output, job) for name, output in outputs.items())
+    path.write_text(entries + f'[[groups]]\nname = "{group}"\nstreams = [{members}]\n')
+    return path
+
+
 def test_a_group_of_job_run_streams_reads_in_one_job_run_and_splits_its_bill(
     emr_serverless: StandIn, kinesis: Any, streams: StreamFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -56,12 +66,7 @@ def test_a_group_of_job_run_streams_reads_in_one_job_run_and_splits_its_bill(
     quiet = streams.create(shards=1)  # nothing new: its read step starts nothing
     sent = {name: put(kinesis, name, 20 * (number + 1)) for number, name in enumerate(names)}
     outputs = {name: output_args("delta", "s3", tmp_path, monkeypatch) for name in [*names, quiet]}
-    path = tmp_path / "streams.toml"
-    members = ", ".join(f'"{name}"' for name in [*names, quiet])
-    path.write_text(
-        "".join(entry(name, outputs[name], job) for name in [*names, quiet])
-        + f'[[groups]]\nname = "jobs"\nstreams = [{members}]\n'
-    )
+    path = group_file(tmp_path, "jobs", outputs, job)
 
     ran = cli("run", "--streams-file", str(path), "--group", "jobs", "--json")
 
@@ -131,12 +136,7 @@ def test_a_group_of_fifty_job_run_streams_with_default_settings_reads_in_one_job
     names = [streams.create(shards=1) for _ in range(50)]
     sent = {name: put(kinesis, name, 3, keys=3) for name in names}
     outputs = {name: output_args("delta", "s3", tmp_path, monkeypatch) for name in names}
-    path = tmp_path / "streams.toml"
-    members = ", ".join(f'"{name}"' for name in names)
-    path.write_text(
-        "".join(entry(name, outputs[name], job) for name in names)
-        + f'[[groups]]\nname = "fifty"\nstreams = [{members}]\n'
-    )
+    path = group_file(tmp_path, "fifty", outputs, job)
 
     ran = cli("run", "--streams-file", str(path), "--group", "fifty", "--json")  # --streams-at-once: its 8
 
@@ -196,11 +196,7 @@ def test_a_group_larger_than_a_job_run_takes_is_split_evenly_and_says_so(
     names = [streams.create(shards=1) for _ in range(3)]
     sent = {name: put(kinesis, name, 5) for name in names}
     outputs = {name: output_args("delta", "s3", tmp_path, monkeypatch) for name in names}
-    path = tmp_path / "streams.toml"
-    members = ", ".join(f'"{name}"' for name in names)
-    path.write_text(
-        "".join(entry(name, outputs[name], job) for name in names) + f'[[groups]]\nname = "g"\nstreams = [{members}]\n'
-    )
+    path = group_file(tmp_path, "g", outputs, job)
 
     ran = cli("run", "--streams-file", str(path), "--group", "g", "--streams-per-job-run", "2", "--json")
 
@@ -228,12 +224,7 @@ def test_a_group_job_run_left_by_a_killed_orchestrator_is_cancelled_by_the_next_
     names = [streams.create(shards=1) for _ in range(3)]
     sent = {name: put(kinesis, name, 10) for name in names}
     outputs = {name: output_args("delta", "s3", tmp_path, monkeypatch) for name in names}
-    path = tmp_path / "streams.toml"
-    members = ", ".join(f'"{name}"' for name in names)
-    path.write_text(
-        "".join(entry(name, outputs[name], job) for name in names)
-        + f'[[groups]]\nname = "jobs"\nstreams = [{members}]\n'
-    )
+    path = group_file(tmp_path, "jobs", outputs, job)
     crashed = start_cli("run", "--streams-file", str(path), "--group", "jobs")
     try:
         wait_for(lambda: bool(emr_serverless.job_runs(application)))
