@@ -4,6 +4,7 @@ stays a page a new user reads."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -120,3 +121,13 @@ def test_the_outputs_pages_python_read_paths_read_a_table_and_exit_cleanly(
         for _ in range(3):
             done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
             assert (done.returncode, done.stdout.strip()) == (0, "6"), f"{format}: {done.returncode} {done.stderr}"
+
+
+def test_the_iam_policy_file_is_the_commands_output_for_the_documented_example() -> None:
+    from tests.runs import cli
+
+    page = (REPO / "docs" / "outputs.md").read_text()
+    command = page.split("```\nkinesis-batch iam-policy ", 1)[1].split("\n```", 1)[0].replace("\\\n", " ")
+    ran = cli("iam-policy", *command.split())
+    assert ran.returncode == 0, ran.stderr
+    assert json.loads(ran.stdout) == json.loads((REPO / "docs" / "iam-policy.json").read_text())

@@ -93,7 +93,7 @@ def _fail(message: str, code: int) -> int:
 def _command(name: str) -> Command:
     """The command's function, called with (args, spark, stop); spark is used by those that read,
     ``stop`` by those that stop cleanly on SIGINT and SIGTERM (STOPPABLE)."""
-    from kinesis_batch.cli import backfill, group, handover, maintain, package, run, status
+    from kinesis_batch.cli import backfill, group, handover, iam_policy, maintain, package, run, status
 
     commands: dict[str, Command] = {
         "run": lambda args, *rest: (group.group_command if args.streams_file or args.group else run.run_command)(
@@ -108,6 +108,7 @@ def _command(name: str) -> Command:
         "export-kcl": lambda args, *_: handover.handover_command(args),
         "maintain": lambda args, _, stop: maintain.maintain_command(args, stop),
         "package": lambda args, *_: package.package_command(args),
+        "iam-policy": lambda args, *_: iam_policy.iam_policy_command(args),
     }
     return commands[name]
 

@@ -8,6 +8,7 @@ from dataclasses import MISSING
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from kinesis_batch import defaults
+from kinesis_batch.access.needs import PRINCIPALS
 from kinesis_batch.errors import BAD_INPUT, IllegalArgumentError
 from kinesis_batch.maintenance.settings import MAINTAIN_OPTIONS
 from kinesis_batch.output.formats import FORMATS
@@ -68,6 +69,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--run-id", help="the run's id, also its batch id (default: time + random)")
     run.add_argument("--json", action="store_true", help="print the run report as JSON")
+
+    policy = commands.add_parser(
+        "iam-policy", help="the least-privilege IAM policies of a stream's (or a streams file's) runs, per principal"
+    )
+    _settings(policy, optional=GROUPED)
+    policy.add_argument("--streams-file", metavar="F", help="instead of --stream: every stream of a streams file")
+    policy.add_argument("--group", metavar="G", help="--streams-file: only this group's streams")
+    policy.add_argument(
+        "--for",
+        dest="principal",
+        choices=PRINCIPALS,
+        help="one principal's document (default: every principal's, by name)",
+    )
+    policy.add_argument("--account", help="the consumer's AWS account id (default: the environment's, from STS)")
+    policy.add_argument("--region", help="the consumer's region (default: the environment's)")
+    policy.add_argument("--kms-key", default="", help="--stream: the key ARN the stream is encrypted with (SSE-KMS)")
 
     plan = commands.add_parser("plan", help="what a run would read now, without reading or leasing")
     _stream_and_table(plan)

@@ -1,0 +1,53 @@
+"""Policy documents from needs: one statement per purpose, merged; the worker that reads in its
+own process holds the executors' statements without saying twice what it already holds; a
+trust policy names no resource."""
+
+from __future__ import annotations
+
+from kinesis_batch.access.arns import Where
+from kinesis_batch.access.needs import EXECUTORS, TRUST, WORKER, Condition, Need, needs
+from kinesis_batch.access.policy import VERSION, document, documents
+from kinesis_batch.settings import StreamSettings
+
+HERE = Where("111122223333", "eu-west-1")
+
+
+def test_needs_of_one_purpose_are_one_statement_and_other_conditions_stay_apart() -> None:
+    held = (Condition("StringEquals", "cloudwatch:namespace", ("A",)),)
+    made = document(
+        [
+            Need(WORKER, "Files", ("s3:PutObject",), ("arn:aws:s3:::a/x/*",)),
+            Need(WORKER, "Files", ("s3:GetObject", "s3:PutObject"), ("arn:aws:s3:::b/y/*",)),
+            Need(WORKER, "Metrics", ("cloudwatch:PutMetricData",), ("*",), held),
+        ]
+    )
+    assert made == {
+        "Version": VERSION,
+        "Statement": [
+            {"Sid": "Files", "Effect": "Allow", "Action": ["s3:GetObject", "s3:PutObject"],
+             "Resource": ["arn:aws:s3:::a/x/*", "arn:aws:s3:::b/y/*"]},
+            {"Sid": "Metrics", "Effect": "Allow", "Action": "cloudwatch:PutMetricData", "Resource": "*",
+             "Condition": {"StringEquals": {"cloudwatch:namespace": "A"}}},
+        ],
+    }  # fmt: skip
+
+
+def test_a_worker_that_reads_itself_holds_the_executors_statements_once() -> None:
+    found = needs(StreamSettings(stream="clicks", output="s3://lake/c", format="delta"), HERE)
+    alone = documents(found, reads_here=False)[WORKER]["Statement"]
+    reading = documents(found, reads_here=True)[WORKER]["Statement"]
+    assert [s["Sid"] for s in reading] == [s["Sid"] for s in alone]  # the executors' are all held already
+    assert documents(found, reads_here=True)[EXECUTORS] == documents(found, reads_here=False)[EXECUTORS]
+
+
+def test_a_trust_policy_names_its_principal_and_no_resource() -> None:
+    settings = StreamSettings(
+        stream="o", stream_arn="arn:aws:kinesis:us-east-1:444455556666:stream/o",
+        role_arn="arn:aws:iam::444455556666:role/r", external_id="x1", output="/o",
+    )  # fmt: skip
+    (trust,) = documents(needs(settings, HERE), reads_here=True)[TRUST]["Statement"]
+    assert trust == {
+        "Sid": "TrustTheConsumersAccount", "Effect": "Allow", "Action": "sts:AssumeRole",
+        "Principal": {"AWS": "arn:aws:iam::111122223333:root"},
+        "Condition": {"StringEquals": {"sts:ExternalId": "x1"}},
+    }  # fmt: skip
