@@ -1,0 +1,133 @@
+"""IAM in tests: a policy evaluator of its own (an Allow-only identity policy, as IAM evaluates
+it: action and resource patterns, StringEquals and StringLike conditions, every condition key
+present) and a recorder of every AWS call this process makes through botocore, each as the IAM
+actions and resources AWS authorizes it against. A test runs a real run with the recorder on and
+asks the evaluator whether the generated policy allows every call it made."""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+from unittest import mock
+
+import botocore.client
+
+from kinesis_batch.access import arns
+from kinesis_batch.access.arns import Where
+
+#: The operations that need no permission (STS answers anyone who it is).
+UNAUTHORIZED = {("sts", "GetCallerIdentity")}
+#: A transaction's items, as the item actions IAM authorizes them by.
+TRANSACT = {"Put": "PutItem", "Update": "UpdateItem", "Delete": "DeleteItem", "ConditionCheck": "ConditionCheckItem"}
+#: botocore's service names that are not IAM's prefix.
+PREFIXES = {"monitoring": "cloudwatch"}
+
+
+@dataclass(frozen=True)
+class Request:
+    """One authorization: an action on a resource, with its condition keys."""
+
+    action: str
+    resource: str
+    context: tuple[tuple[str, str], ...] = ()
+
+
+def allowed(document: dict[str, Any], request: Request) -> bool:
+    """Whether an Allow statement of ``document`` matches ``request`` (an identity policy: no Deny)."""
+    for statement in document["Statement"]:
+        if statement["Effect"] != "Allow":
+            continue
+        actions = _many(statement.get("Action", []))
+        resources = _many(statement.get("Resource", []))
+        if not any(fnmatch.fnmatchcase(request.action.lower(), a.lower()) for a in actions):
+            continue
+        if not any(fnmatch.fnmatchcase(request.resource, r) for r in resources):
+            continue
+        if _conditions_hold(statement.get("Condition", {}), dict(request.context)):
+            return True
+    return False
+
+
+def _conditions_hold(conditions: dict[str, dict[str, Any]], context: dict[str, str]) -> bool:
+    for operator, keys in conditions.items():
+        for key, wanted in keys.items():
+            value = context.get(key)
+            if value is None:
+                return False
+            if operator == "StringEquals" and value not in _many(wanted):
+                return False
+            if operator == "StringLike" and not any(fnmatch.fnmatchcase(value, w) for w in _many(wanted)):
+                return False
+            if operator not in ("StringEquals", "StringLike"):
+                raise AssertionError(f"the evaluator does not know {operator}")
+    return True
+
+
+def _many(value: str | list[str]) -> list[str]:
+    return [value] if isinstance(value, str) else list(value)
+
+
+@dataclass
+class Recorder:
+    """Every AWS call made through botocore while recording: (service, operation, parameters)."""
+
+    calls: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
+
+    def requests(self, where: Where, *, stream: str) -> Iterator[Request]:
+        """Each call as what IAM authorizes it by; ``stream``: the stream's ARN, for the calls
+        that name it only by an iterator or a page token."""
+        for service, operation, params in self.calls:
+            if (service, operation) in UNAUTHORIZED:
+                continue
+            yield from _requests(service, operation, params, where, stream)
+
+
+def _requests(service: str, operation: str, params: dict[str, Any], where: Where, stream: str) -> Iterator[Request]:
+    prefix = PREFIXES.get(service, service)
+    action = f"{prefix}:{operation}"
+    if service == "kinesis":
+        named = params.get("StreamARN") or params.get("StreamName")
+        yield Request(action, arns.stream(named, where) if named else stream)
+    elif service == "dynamodb" and operation == "TransactWriteItems":
+        for item in params["TransactItems"]:
+            (kind, body), = item.items()  # fmt: skip
+            yield Request(f"dynamodb:{TRANSACT[kind]}", arns.dynamodb_table(body["TableName"], where))
+    elif service == "dynamodb":
+        yield Request(action, arns.dynamodb_table(params["TableName"], where))
+    elif service == "sts" and operation == "AssumeRole":
+        yield Request(action, params["RoleArn"])
+    elif prefix == "cloudwatch" and operation == "PutMetricData":
+        yield Request(action, "*", (("cloudwatch:namespace", params["Namespace"]),))
+    elif service == "glue" and operation == "GetSchemaVersion":
+        schema = params["SchemaId"]
+        registry, named = arns.schema_registry(schema["RegistryName"], where)
+        yield Request(action, registry)
+        yield Request(action, named.replace("*", schema["SchemaName"]))
+    elif service == "s3" and "Key" in params:
+        yield Request(f"s3:{_s3_action(operation)}", f"arn:{where.partition}:s3:::{params['Bucket']}/{params['Key']}")
+    elif service == "s3" and operation.startswith("ListObjects"):
+        prefix_key = (("s3:prefix", params.get("Prefix", "")),)
+        yield Request("s3:ListBucket", f"arn:{where.partition}:s3:::{params['Bucket']}", prefix_key)
+    else:
+        raise AssertionError(f"the recorder does not know what {service}:{operation} is authorized by: {params}")
+
+
+def _s3_action(operation: str) -> str:
+    return {"HeadObject": "GetObject", "CopyObject": "PutObject"}.get(operation, operation)
+
+
+@contextmanager
+def recording() -> Iterator[Recorder]:
+    """Record every botocore call this process makes meanwhile (threads too)."""
+    recorder = Recorder()
+    original = botocore.client.BaseClient._make_api_call
+
+    def make_api_call(client: Any, operation: str, params: dict[str, Any]) -> Any:
+        recorder.calls.append((client.meta.service_model.service_name, operation, dict(params)))
+        return original(client, operation, params)
+
+    with mock.patch.object(botocore.client.BaseClient, "_make_api_call", make_api_call):
+        yield recorder

@@ -1,0 +1,37 @@
+"""The tests' IAM evaluator (tests.iam) against cases written out by hand: it allows only what a
+statement's action, resource and conditions all match, as IAM does."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.iam import Request, allowed
+
+POLICY = {
+    "Version": "2012-10-17",
+    "Statement": [
+        {"Sid": "Files", "Effect": "Allow", "Action": ["s3:GetObject", "s3:Put*"], "Resource": "arn:aws:s3:::lake/c/*"},
+        {"Sid": "List", "Effect": "Allow", "Action": "s3:ListBucket", "Resource": "arn:aws:s3:::lake",
+         "Condition": {"StringLike": {"s3:prefix": ["c", "c/*"]}}},
+        {"Sid": "Metrics", "Effect": "Allow", "Action": "cloudwatch:PutMetricData", "Resource": "*",
+         "Condition": {"StringEquals": {"cloudwatch:namespace": "KinesisBatch"}}},
+    ],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("request_", "allows"),
+    [
+        (Request("s3:GetObject", "arn:aws:s3:::lake/c/_delta_log/0.json"), True),
+        (Request("S3:PutObject", "arn:aws:s3:::lake/c/x"), True),  # actions match whatever their case
+        (Request("s3:DeleteObject", "arn:aws:s3:::lake/c/x"), False),
+        (Request("s3:GetObject", "arn:aws:s3:::lake/other/x"), False),
+        (Request("s3:ListBucket", "arn:aws:s3:::lake", (("s3:prefix", "c/_delta_log/"),)), True),
+        (Request("s3:ListBucket", "arn:aws:s3:::lake", (("s3:prefix", "d/"),)), False),
+        (Request("s3:ListBucket", "arn:aws:s3:::lake"), False),  # a condition's key absent: no match
+        (Request("cloudwatch:PutMetricData", "*", (("cloudwatch:namespace", "KinesisBatch"),)), True),
+        (Request("cloudwatch:PutMetricData", "*", (("cloudwatch:namespace", "Other"),)), False),
+    ],
+)
+def test_a_request_is_allowed_only_when_a_statement_matches_it_whole(request_: Request, allows: bool) -> None:
+    assert allowed(POLICY, request_) is allows
