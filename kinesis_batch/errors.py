@@ -38,6 +38,7 @@ orchestrator retries the task (Airflow) or step (Dagster) or fails it for good.
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -92,6 +93,11 @@ class ShutdownError(LeaseError):
 
 class InvalidStateError(KinesisBatchError):
     """Something outside the caller's arguments is not as the operation requires."""
+
+
+class AccessDeniedError(InvalidStateError):
+    """A principal lacks a permission the call needs: one line naming the action, the resource
+    and the principal, and where the policies it needs are printed (``kinesis-batch iam-policy``)."""
 
 
 class StreamNotFoundError(InvalidStateError):
@@ -157,6 +163,24 @@ _NOT_FOUND_CODES = frozenset({"ResourceNotFoundException"})
 _ARGUMENT_CODES = frozenset({"InvalidArgumentException", "ValidationException", "ExpiredNextTokenException"})
 
 
+_ACCESS_DENIED_CODES = frozenset({"AccessDeniedException", "AccessDenied", "KMSAccessDeniedException"})
+#: How AWS says which principal may not do what (IAM's message, in every service that says it).
+_NOT_AUTHORIZED = re.compile(
+    r"User: (?P<who>\S+) is not authorized to perform: (?P<action>\S+) on resource: (?P<resource>\S+)"
+)
+#: What every access denied line ends with: where the missing permission is found.
+POLICIES = "kinesis-batch iam-policy prints the policies each principal needs"
+
+
+def access_denied(message: str, where: str) -> AccessDeniedError:
+    """One line of a denied call: ``access denied: ACTION on RESOURCE for PRINCIPAL (...)`` when
+    AWS's message names them, else the call and AWS's own words."""
+    said = _NOT_AUTHORIZED.search(message)
+    if said is None:
+        return AccessDeniedError(f"access denied: {where}: {message} ({POLICIES})")
+    return AccessDeniedError(f"access denied: {said['action']} on {said['resource']} for {said['who']} ({POLICIES})")
+
+
 def error_code(exc: BaseException) -> str:
     """The AWS error code of a ClientError ('' for anything else)."""
     if isinstance(exc, ClientError):
@@ -194,7 +218,9 @@ def from_botocore(exc: Exception, *, operation: str, resource: str = "") -> Kine
             return IllegalArgumentError(text)
         if status >= 500 or code in {"InternalFailure", "ServiceUnavailable", "InternalServerError"}:
             return DependencyError(text)
-        if code in {"UnrecognizedClientException", "AccessDeniedException", "InvalidSignatureException"}:
+        if code in _ACCESS_DENIED_CODES:
+            return access_denied(message, where)
+        if code in {"UnrecognizedClientException", "InvalidSignatureException"}:
             return InvalidStateError(f"{text} (check the AWS credentials and region)")
         return InvalidStateError(text)
     if isinstance(exc, (NoRegionError, NoCredentialsError)):

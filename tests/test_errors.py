@@ -105,3 +105,30 @@ def test_an_exit_code_from_elsewhere_is_the_error_it_means_and_classifies_back_t
     assert errors.classify(made).exit_code == (code if code in (2, 3) else 4), (
         "2 and 3 travel back unchanged; others retry"
     )
+
+
+@pytest.mark.parametrize(
+    ("code", "message", "line"),
+    [
+        (
+            "AccessDeniedException",
+            "User: arn:aws:sts::111122223333:assumed-role/airflow/i-1 is not authorized to perform: "
+            "dynamodb:UpdateItem on resource: arn:aws:dynamodb:us-east-1:111122223333:table/kinesis-batch-clicks "
+            "because no identity-based policy allows the dynamodb:UpdateItem action",
+            "access denied: dynamodb:UpdateItem on arn:aws:dynamodb:us-east-1:111122223333:table/kinesis-batch-clicks "
+            "for arn:aws:sts::111122223333:assumed-role/airflow/i-1 (kinesis-batch iam-policy prints the policies "
+            "each principal needs)",
+        ),
+        (
+            "AccessDenied",
+            "Access Denied",
+            "access denied: GetRecords stream/shard: Access Denied (kinesis-batch iam-policy prints the policies "
+            "each principal needs)",
+        ),
+    ],
+)
+def test_a_denied_call_is_one_line_naming_what_was_denied_to_whom(code: str, message: str, line: str) -> None:
+    denied = ClientError({"Error": {"Code": code, "Message": message}}, "AnyOperation")
+    translated = errors.from_botocore(denied, operation="GetRecords", resource="stream/shard")
+    assert isinstance(translated, errors.AccessDeniedError) and str(translated) == line
+    assert errors.classify(translated).exit_code == 2

@@ -1,7 +1,8 @@
 """Least privilege, checked against what a run really calls: a run into Delta on S3 with JSON
 decoding and CloudWatch metrics, every AWS call it makes through botocore recorded (tests.iam),
 each allowed by the worker's document `kinesis-batch iam-policy` prints for the same flags, and
-each statement of it that covers such calls needed by one of them."""
+each statement of it that covers such calls needed by one of them. A permission missing where
+the read runs, inside a Spark task, ends the run as one line naming it, exit 2, nothing held."""
 
 from __future__ import annotations
 
@@ -11,11 +12,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from devkit.limits_proxy import LimitsProxy
 
+from kinesis_batch import LeaseStore
 from kinesis_batch.access.arns import Where
+from kinesis_batch.aws import dynamodb_client
+from kinesis_batch.parsers import default_table
 from tests.iam import allowed, recording
 from tests.output.support import output_args
-from tests.runs import cli
+from tests.runs import cli, read_output
 from tests.streams import StreamFactory, put
 
 ACCOUNT = "123456789012"  # the local stack's (kinesalite's and moto's)
@@ -51,3 +56,33 @@ def test_every_call_of_a_run_is_allowed_by_the_worker_policy_and_each_statement_
             continue
         without = {**worker, "Statement": [s for s in worker["Statement"] if s is not statement]}
         assert any(not allowed(without, request) for request in requests), f"{statement['Sid']}: no call needed it"
+
+
+def test_a_read_denied_inside_a_spark_task_is_one_line_exit_2_and_nothing_published_or_held(
+    proxies: tuple[LimitsProxy, LimitsProxy], kinesis: Any, streams: StreamFactory, spark: Any, tmp_path: Path
+) -> None:
+    kinesis_proxy, _ = proxies
+    name = streams.create(shards=1)
+    put(kinesis, name, 10)
+    stream = f"arn:aws:kinesis:us-east-1:{ACCOUNT}:stream/{name}"
+    executors = f"arn:aws:sts::{ACCOUNT}:assumed-role/spark-executors/i-0abc"
+    # The run's own look for news is served; the task's read is what AWS would deny the executors.
+    kinesis_proxy.refuse(
+        "GetRecords", "AccessDeniedException",
+        f"User: {executors} is not authorized to perform: kinesis:GetRecords on resource: {stream} because no "
+        "identity-based policy allows the kinesis:GetRecords action", after=1,
+    )  # fmt: skip
+    output = tmp_path / "out"
+
+    ran = cli("run", "--stream", name, "--output", str(output), "--read-limits", "none",
+              env={"AWS_ENDPOINT_URL_KINESIS": kinesis_proxy.url}, spark=spark)  # fmt: skip
+
+    assert ran.returncode == 2, ran.stderr[-3000:]
+    assert ran.stderr.strip().splitlines()[-1] == (
+        f"kinesis-batch: error: access denied: kinesis:GetRecords on {stream} for {executors} "
+        "(kinesis-batch iam-policy prints the policies each principal needs); nothing was published"
+    )
+    assert kinesis_proxy.calls["GetRecords"] >= 2, "the task's read, not the run's look for news, was denied"
+    owners = [lease.lease_owner for lease in LeaseStore(dynamodb_client(), default_table(name)).list_leases()]
+    assert owners == [None], "a lease left held"
+    assert not read_output(output), "something was published"

@@ -185,7 +185,9 @@ class LimitsProxy:
         self.calls: dict[str, int] = {}  # operation -> calls answered or refused (dropped ones aside)
         self.access_keys: dict[str, set[str]] = {}  # operation -> the access keys its calls were signed with
         self.named_by: dict[str, set[str]] = {}  # operation -> StreamName / StreamARN, as its calls named the stream
-        self._refusals: dict[str, tuple[str, str]] = {}  # operation -> (error code, message) it is answered with
+        # operation -> (error code, message) it is answered with, and how many calls are served first
+        self._refusals: dict[str, tuple[str, str]] = {}
+        self._served_before_refusal: dict[str, int] = {}
         self.iterator_lifetime = iterator_lifetime
         self._lock = threading.Lock()
         self._shards: dict[tuple[str, str], ShardStats] = {}  # (stream, shard id) -> what it served
@@ -243,11 +245,13 @@ class LimitsProxy:
             with contextlib.suppress(threading.BrokenBarrierError):  # not all came: serve those that did
                 barrier.wait()
 
-    def refuse(self, operation: str, code: str, message: str) -> None:
-        """Answer every call of ``operation`` (from now on) with error ``code`` (HTTP 403), in the
-        protocol the call speaks (JSON, or the query protocol's XML: STS)."""
+    def refuse(self, operation: str, code: str, message: str, *, after: int = 0) -> None:
+        """Answer every call of ``operation`` (from now on, but for the next ``after`` ones, which
+        are served) with error ``code`` (HTTP 403), in the protocol the call speaks (JSON, or the
+        query protocol's XML: STS)."""
         with self._lock:
             self._refusals[operation] = (code, message)
+            self._served_before_refusal[operation] = after
 
     def _record(self, operation: str, body: bytes, headers: dict[str, str]) -> None:
         signed = {k.lower(): v for k, v in headers.items()}.get("authorization", "")
@@ -288,7 +292,11 @@ class LimitsProxy:
         operation = operation_of(target, body)
         self._gathered(operation)
         self._record(operation, body, headers)
-        refused = self._refusals.get(operation)
+        with self._lock:
+            refused = self._refusals.get(operation)
+            if refused is not None and self._served_before_refusal.get(operation, 0) > 0:
+                self._served_before_refusal[operation] -= 1
+                refused = None
         if refused is not None:
             return 403, _error(target, *refused)
         refusal = self._control(operation, body)
