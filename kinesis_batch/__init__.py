@@ -23,6 +23,7 @@ from kinesis_batch.checkpoints.store import DynamoDBCheckpointStore
 from kinesis_batch.config import RunConfig
 from kinesis_batch.decoding.settings import DecodeSettings
 from kinesis_batch.errors import (
+    AccessDeniedError,
     BadRecordError,
     CheckpointOrderError,
     DependencyError,
@@ -64,6 +65,7 @@ from kinesis_batch.stopping import StopRequest
 __version__ = "0.1.0"
 
 __all__ = [
+    "AccessDeniedError",
     "BadRecordError",
     "CatchUpRun",
     "Checkpoint",
