@@ -2,7 +2,8 @@
 decoding and CloudWatch metrics, every AWS call it makes through botocore recorded (tests.iam),
 each allowed by the worker's document `kinesis-batch iam-policy` prints for the same flags, and
 each statement of it that covers such calls needed by one of them. A permission missing where
-the read runs, inside a Spark task, ends the run as one line naming it, exit 2, nothing held."""
+the read runs, inside a Spark task, ends the run as one line naming it, exit 2, nothing held. A
+stream read through its role: its Kinesis calls are the reader's to allow, the rest the worker's."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Any
 
 import pytest
 from devkit.limits_proxy import LimitsProxy
+from devkit.stack import LocalStack
 
 from kinesis_batch import LeaseStore
 from kinesis_batch.access.arns import Where
@@ -86,3 +88,29 @@ def test_a_read_denied_inside_a_spark_task_is_one_line_exit_2_and_nothing_publis
     owners = [lease.lease_owner for lease in LeaseStore(dynamodb_client(), default_table(name)).list_leases()]
     assert owners == [None], "a lease left held"
     assert not read_output(output), "something was published"
+
+
+@pytest.mark.parametrize("emulator", ["kinesis-local"], indirect=True)  # kinesalite knows no StreamARN
+def test_a_stream_read_through_its_role_is_the_readers_to_read_and_the_workers_for_the_rest(
+    kinesis: Any, streams: StreamFactory, stack: LocalStack, spark: Any, tmp_path: Path
+) -> None:
+    name = streams.create(shards=1)
+    put(kinesis, name, 10)
+    stream = str(kinesis.describe_stream_summary(StreamName=name)["StreamDescriptionSummary"]["StreamARN"])
+    role = "arn:aws:iam::111111111111:role/kinesis-reader"
+    flags = ("--stream", stream, "--role-arn", role, "--external-id", "lake-1", "--output", str(tmp_path / "out"))
+    where = Where(ACCOUNT, os.environ.get("AWS_DEFAULT_REGION", "us-east-1"))
+
+    with recording() as recorder:  # moto_server's STS hands out the role's keys
+        ran = cli("run", *flags, "--read-limits", "none", env={"AWS_ENDPOINT_URL_STS": stack.dynamodb.url}, spark=spark)
+    printed = cli("iam-policy", *flags, "--account", where.account, "--region", where.region)
+
+    assert ran.returncode == 0 and printed.returncode == 0, ran.stderr + printed.stderr
+    docs = json.loads(printed.stdout)
+    requests = set(recorder.requests(where, stream=stream))
+    assert {r.action for r in requests} >= {"sts:AssumeRole", "kinesis:ListShards", "dynamodb:UpdateItem"}
+    for request in requests:
+        if request.action.startswith("kinesis:"):  # signed with the role's keys: the reader's to allow
+            assert allowed(docs["reader"], request) and not allowed(docs["worker"], request), request
+        else:
+            assert allowed(docs["worker"], request), request
