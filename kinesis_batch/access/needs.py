@@ -206,13 +206,7 @@ def _job_runs(settings: StreamSettings, where: Where) -> list[Need]:
     ]
 
 
-def reads_here(settings: StreamSettings) -> bool:
-    """Whether the read runs in the worker's own process (Spark ``local``, no job run, no
-    Spark Connect): the worker is then the executors too."""
-    return settings.emr_serverless is None and not settings.spark_remote and settings.spark_master.startswith("local")
-
-
 __all__ = [
     "EXECUTORS", "FIELDS", "KMS", "NO_RESOURCE_TYPE", "PRINCIPALS", "READER", "STREAM_POLICY", "TRUST", "WORKER",
-    "Catalog", "Condition", "Need", "needs", "reads_here",
+    "Catalog", "Condition", "Need", "needs",
 ]  # fmt: skip

@@ -11,15 +11,17 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any
 
 from kinesis_batch.access.arns import Where
-from kinesis_batch.access.needs import KMS, Catalog, Need, needs, reads_here
+from kinesis_batch.access.needs import KMS, Catalog, Need, needs
 from kinesis_batch.access.policy import documents
 from kinesis_batch.cli.args import stream_settings
+from kinesis_batch.config import RunConfig
 from kinesis_batch.errors import IllegalArgumentError
+from kinesis_batch.output.catalogs import catalog_config
 from kinesis_batch.output.formats import format_of
 from kinesis_batch.settings import StreamSettings
+from kinesis_batch.spark.place import LOCAL, ReadPlace
 from kinesis_batch.streams_file import ENTRY_FIELDS, StreamsFile, entry_settings
 
 
@@ -31,7 +33,7 @@ def iam_policy_command(args: argparse.Namespace) -> int:
     found: list[Need] = []
     for settings in every:
         found += needs(settings, where, catalog=_catalog(settings), kms_key=args.kms_key)
-    docs = documents(found, reads_here=any(reads_here(settings) for settings in every))
+    docs = documents(found, reads_here=any(_reads_here(settings) for settings in every))
     if args.principal is None:
         print(json.dumps(docs, indent=2))
         return 0
@@ -79,10 +81,14 @@ def _catalog(settings: StreamSettings) -> Catalog:
     """An Iceberg output's catalog as pyiceberg's configuration says (the embedded one: local)."""
     if not format_of(settings.format).catalog:
         return Catalog()
-    from pyiceberg.utils.config import Config
-
-    configured: dict[str, Any] = Config().get_catalog_config(settings.catalog or "default") or {}
+    configured = catalog_config(settings.catalog)
     return Catalog(glue=configured.get("type") == "glue", warehouse=str(configured.get("warehouse") or ""))
+
+
+def _reads_here(settings: StreamSettings) -> bool:
+    """The read runs in the worker's own process, as a run decides it (SPARK_REMOTE included):
+    the worker is then the executors too."""
+    return ReadPlace.of(RunConfig(settings)).where == LOCAL
 
 
 def _none(principal: str) -> str:

@@ -27,27 +27,37 @@ def embedded_home() -> Path:
     return Path(os.environ.get("KINESIS_BATCH_ICEBERG_HOME") or Path.home() / ".kinesis-batch" / "iceberg")
 
 
-def load_catalog(name: str | None, s3: S3Settings) -> Any:
-    """The pyiceberg catalog ``name`` (None: ``default``), or the embedded one; IllegalArgumentError
-    names the ways to configure an unknown catalog."""
-    from pyiceberg.catalog import load_catalog as pyiceberg_load
+def catalog_config(name: str | None) -> dict[str, Any]:
+    """The configuration pyiceberg holds for the catalog ``name`` (None: ``default``, else the
+    embedded one's); IllegalArgumentError names the ways to configure an unknown catalog."""
     from pyiceberg.utils.config import Config
 
     name = name or DEFAULT_CATALOG
     configured = Config().get_catalog_config(name)
-    if configured is None:
-        if name != DEFAULT_CATALOG:
-            raise IllegalArgumentError(
-                f"--catalog {name}: no such pyiceberg catalog; configure it in ~/.pyiceberg.yaml "
-                f"(catalog: {name}: ...) or with PYICEBERG_CATALOG__{name.upper()}__TYPE and its other settings"
-            )
-        home = embedded_home()
+    if configured is not None:
+        return dict(configured)
+    if name != DEFAULT_CATALOG:
+        raise IllegalArgumentError(
+            f"--catalog {name}: no such pyiceberg catalog; configure it in ~/.pyiceberg.yaml "
+            f"(catalog: {name}: ...) or with PYICEBERG_CATALOG__{name.upper()}__TYPE and its other settings"
+        )
+    return _embedded(embedded_home())
+
+
+def _embedded(home: Path) -> dict[str, Any]:
+    return {"type": "sql", "uri": f"sqlite:///{home / 'catalog.db'}", "warehouse": f"file://{home / 'warehouse'}"}
+
+
+def load_catalog(name: str | None, s3: S3Settings) -> Any:
+    """The pyiceberg catalog ``name`` (None: ``default``), or the embedded one; IllegalArgumentError
+    names the ways to configure an unknown catalog."""
+    from pyiceberg.catalog import load_catalog as pyiceberg_load
+
+    name = name or DEFAULT_CATALOG
+    configured = catalog_config(name)
+    home = embedded_home()
+    if configured == _embedded(home):
         (home / "warehouse").mkdir(parents=True, exist_ok=True)
-        configured = {
-            "type": "sql",
-            "uri": f"sqlite:///{home / 'catalog.db'}",
-            "warehouse": f"file://{home / 'warehouse'}",
-        }
     properties: dict[str, Any] = dict(configured)
     if s3.endpoint_url and "s3.endpoint" not in properties:
         properties["s3.endpoint"] = s3.endpoint_url
@@ -87,4 +97,4 @@ def catalog_errors(what: str) -> AbstractContextManager[None]:
     return storage_errors(what, remote=True, passing=(CommitFailedException, NoSuchTableError))
 
 
-__all__ = ["DEFAULT_CATALOG", "catalog_errors", "create_namespace", "embedded_home", "load_catalog"]
+__all__ = ["DEFAULT_CATALOG", "catalog_config", "catalog_errors", "create_namespace", "embedded_home", "load_catalog"]

@@ -158,12 +158,13 @@ def run_group(
     stop was asked for is not begun."""
     started = time.monotonic()
     elsewhere = [stream for stream in runs if gathering is not None and gathering.takes(stream)]
-    local = [stream for stream in runs if stream not in elsewhere]
+    taken = set(elsewhere)
+    local = [stream for stream in runs if stream not in taken]
     if gathering is not None:
         gathering.expect(len(elsewhere), len(elsewhere))
 
     def outcome(stream: str, run: StreamRun) -> StreamOutcome:
-        gathered = gathering if stream in elsewhere else None
+        gathered = gathering if stream in taken else None
         if gathered is not None:
             gathered.begin()
         try:

@@ -24,7 +24,6 @@ from kinesis_batch.access.needs import (
     Catalog,
     Need,
     needs,
-    reads_here,
 )
 from kinesis_batch.serverless.settings import ServerlessSettings
 from kinesis_batch.settings import StreamSettings
@@ -108,13 +107,6 @@ def test_an_iceberg_table_on_glue_is_its_catalogs_table_and_its_warehouses_files
     (files,) = [n for n in found if n.sid == "OutputFiles" and n.principal == WORKER]
     assert files.resources == ("arn:aws:s3:::wh/analytics.db/clicks/*",)
     assert [n.actions for n in found if n.sid == "FindOutputTable"] == [("glue:GetTable",)]
-
-
-def test_the_read_is_the_workers_own_only_on_local_spark() -> None:
-    assert reads_here(StreamSettings(stream="s", output="/o"))
-    assert not reads_here(StreamSettings(stream="s", output="s3://l/o", format="delta", emr_serverless=JOB))
-    assert not reads_here(StreamSettings(stream="s", output="/o", spark_master="spark://h:7077"))
-    assert not reads_here(StreamSettings(stream="s", output="/o", spark_remote="sc://h:15002"))
 
 
 @st.composite

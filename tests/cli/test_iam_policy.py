@@ -45,3 +45,9 @@ def test_a_document_the_settings_do_not_need_is_one_line() -> None:
     assert ran.stderr.startswith("kinesis-batch: error: --for reader: these settings need no such document")
     kms = cli("iam-policy", "--stream", "clicks", "--output", "/data/c", *WHERE, "--for", "kms")
     assert kms.returncode == 2 and "no --kms-key given" in kms.stderr
+
+
+def test_an_iceberg_catalog_nobody_configured_is_one_line() -> None:
+    ran = cli("iam-policy", "--stream", "c", "--output", "a.c", "--format", "iceberg", "--catalog", "nope", *WHERE)
+    assert ran.returncode == 2
+    assert ran.stderr.startswith("kinesis-batch: error: --catalog nope: no such pyiceberg catalog")
