@@ -233,7 +233,8 @@ def from_botocore(exc: Exception, *, operation: str, resource: str = "") -> Kine
 
 
 # Words in a storage library's message that no retry can fix: a missing bucket, denied access.
-_STORAGE_PERMANENT_WORDS = ("NoSuchBucket", "AccessDenied", "Access Denied", "Forbidden", "403")
+_STORAGE_DENIED_WORDS = ("AccessDenied", "Access Denied", "Forbidden", "403")
+_STORAGE_PERMANENT_WORDS = ("NoSuchBucket", *_STORAGE_DENIED_WORDS)
 
 
 def first_line(exc: BaseException) -> str:
@@ -252,6 +253,8 @@ def from_storage(exc: BaseException, doing: str, *, remote: bool) -> KinesisBatc
     if isinstance(exc, KinesisBatchError):
         return exc
     text = first_line(exc)
+    if remote and any(word in text for word in _STORAGE_DENIED_WORDS):
+        return access_denied(text, doing)
     permanent = (
         not remote
         or isinstance(exc, (PermissionError, ValueError))
@@ -340,11 +343,32 @@ def classify(exc: BaseException) -> Classification:
     return FAILED
 
 
-def from_exit_code(code: int, line: str) -> KinesisBatchError:
+def kind_of(exc: BaseException) -> str:
+    """The name an error of this package crosses a process boundary by (a Spark task's failure, a
+    job run's result), for :func:`kind_named` to make it again there; "" for any other error."""
+    return type(exc).__name__ if isinstance(exc, KinesisBatchError) else ""
+
+
+def kind_named(name: str) -> type[KinesisBatchError] | None:
+    """The error class of this package :func:`kind_of` named ``name``; None for any other name.
+    Each takes its one line."""
+    found: list[type[KinesisBatchError]] = [KinesisBatchError]
+    for kind in found:  # grows as it is walked: every subclass, wherever it is defined
+        if kind.__name__ == name:
+            return kind
+        found += kind.__subclasses__()
+    return None
+
+
+def from_exit_code(code: int, line: str, kind: str = "") -> KinesisBatchError:
     """A read step's exit code, from a process run elsewhere (spark-submit, an EMR Serverless job
-    run), back as the error it means (``classify``'s way back), saying ``line``: 2 bad input or
+    run), back as the error it means (``classify``'s way back), saying ``line``: the error
+    :func:`kind_of` named ``kind`` when it said one that exits with ``code``, else 2 bad input or
     state and 3 a lost lease, which no retry can help; anything else retryable. Not for 0."""
     assert code != 0, "exit 0 is no error"
+    named = kind_named(kind) if kind else None
+    if named is not None and classify(made := named(line)).exit_code == code:
+        return made
     if code == LEASE_LOST.exit_code:
         return LeaseLostError(line)
     if code == BAD_STATE.exit_code:

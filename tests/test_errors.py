@@ -132,3 +132,29 @@ def test_a_denied_call_is_one_line_naming_what_was_denied_to_whom(code: str, mes
     translated = errors.from_botocore(denied, operation="GetRecords", resource="stream/shard")
     assert isinstance(translated, errors.AccessDeniedError) and str(translated) == line
     assert errors.classify(translated).exit_code == 2
+
+
+def test_an_error_carried_from_elsewhere_by_its_kind_is_raised_again_as_that_kind() -> None:
+    denied = errors.access_denied("Access Denied", "GetRecords stream/shard")
+    assert errors.kind_of(denied) == "AccessDeniedError" and errors.kind_of(KeyError("k")) == ""
+    again = errors.from_exit_code(2, str(denied), errors.kind_of(denied))
+    assert type(again) is errors.AccessDeniedError and str(again) == str(denied)
+    assert type(errors.from_exit_code(2, "x", "NoSuchKind")) is errors.InvalidStateError
+    # A kind its exit code does not say (a read stopped by a signal) is the exit code's error.
+    assert type(errors.from_exit_code(143, "stopped", "ShutdownError")) is errors.DependencyError
+
+
+@pytest.mark.parametrize(
+    ("message", "denied"),
+    [
+        ("Generic S3 error: AccessDenied: Access Denied", True),
+        ("When reading information for key 'o' in bucket 'b': AWS Error ACCESS_DENIED ... 403", True),
+        ("Generic S3 error: NoSuchBucket", False),
+        ("connection reset by peer", False),
+    ],
+)
+def test_a_storage_librarys_denied_call_is_the_access_denied_line(message: str, denied: bool) -> None:
+    translated = errors.from_storage(OSError(message), "writing s3://lake/c", remote=True)
+    assert isinstance(translated, errors.AccessDeniedError) is denied
+    if denied:
+        assert str(translated) == f"access denied: writing s3://lake/c: {message} ({errors.POLICIES})"

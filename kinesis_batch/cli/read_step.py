@@ -34,7 +34,6 @@ def main(argv: list[str]) -> int:
     from kinesis_batch.aws import dynamodb_client, kinesis_client
     from kinesis_batch.cli import exit_code
     from kinesis_batch.config import RunConfig
-    from kinesis_batch.errors import first_line
     from kinesis_batch.read_spec import ReadStepSpec
     from kinesis_batch.run import CatchUpRun
     from kinesis_batch.spark.engine import spark_submitted
@@ -47,7 +46,7 @@ def main(argv: list[str]) -> int:
 
     def read_one(body: ReadStepSpec, own: StopRequest) -> int:
         runs: list[CatchUpRun] = []
-        said: list[str] = []
+        failed: list[BaseException] = []
 
         def read() -> int:
             config = RunConfig.from_json(body.config)
@@ -64,13 +63,13 @@ def main(argv: list[str]) -> int:
             try:
                 run.read()
             except BaseException as exc:
-                said.append(first_line(exc))
+                failed.append(exc)
                 raise
             return 0
 
         code = exit_code(read)
         if body.attempt is not None and body.result is not None:
-            _write_result(body.attempt, body.result, code, said, runs)
+            _write_result(body.attempt, body.result, code, failed, runs)
         return code
 
     try:
@@ -138,14 +137,18 @@ def _read_spec(spec: str) -> str:
     return text
 
 
-def _write_result(attempt: str, at: dict[str, Any], code: int, said: list[str], runs: list[CatchUpRun]) -> None:
+def _write_result(
+    attempt: str, at: dict[str, Any], code: int, failed: list[BaseException], runs: list[CatchUpRun]
+) -> None:
     """What this attempt did, where its orchestrator looks (the job's last act)."""
     from kinesis_batch.aws import s3_settings
+    from kinesis_batch.errors import first_line, kind_of
     from kinesis_batch.serverless.attempt import JobResult
     from kinesis_batch.storage.place import Place
 
     held = (runs[0].tasks, runs[0].failed_task_attempts, runs[0].task_seconds) if runs else (0, 0, 0.0)
-    result = JobResult(attempt, code, said[0] if said else "", *held)
+    error, kind = (first_line(failed[0]), kind_of(failed[0])) if failed else ("", "")
+    result = JobResult(attempt, code, error, *held, kind=kind)
     place = Place.from_json(at)
     result.write(Place(place.uri, s3_settings()))
 

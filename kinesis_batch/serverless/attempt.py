@@ -79,8 +79,9 @@ class Attempt:
 @dataclass(frozen=True)
 class JobResult:
     """The read step's outcome as the job wrote it: its exit code (the command line's), its
-    error's line, its Spark tasks, and the task seconds they held (kinesis_batch.run.read:
-    each task counted for its read's Spark job's time, a read stopped or failed too)."""
+    error's line and kind (``errors.kind_of``), its Spark tasks, and the task
+    seconds they held (kinesis_batch.run.read: each task counted for its read's Spark job's
+    time, a read stopped or failed too)."""
 
     attempt: str
     exit_code: int
@@ -88,6 +89,7 @@ class JobResult:
     tasks: int = 0
     failed_task_attempts: int | None = 0
     task_seconds: float = 0.0
+    kind: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -97,6 +99,7 @@ class JobResult:
             "tasks": self.tasks,
             "failed_task_attempts": self.failed_task_attempts,
             "task_seconds": round(self.task_seconds, 3),
+            "kind": self.kind,
         }
 
     @classmethod
@@ -108,6 +111,7 @@ class JobResult:
             int(body.get("tasks") or 0),
             body.get("failed_task_attempts"),
             float(body.get("task_seconds") or 0.0),
+            str(body.get("kind") or ""),
         )
 
     def write(self, place: Place) -> None:

@@ -168,8 +168,9 @@ def no_result(info: JobRunInfo, attempt: Attempt) -> DependencyError:
 
 
 def failed(info: JobRunInfo, result: JobResult | None) -> KinesisBatchError:
-    """A job run that did not read, as the error its own exit code means, with where to look:
-    its Spark UI (a link valid for an hour), else the application's logs."""
+    """A job run that did not read, as the error its read step raised (else the one its exit code
+    means), with where to look: its Spark UI (a link valid for an hour), else the application's
+    logs."""
     said = f"EMR Serverless job run {info.job_run_id} ended {info.state}"
     details = f": {info.state_details}" if info.state_details else ""
     look = (
@@ -181,8 +182,8 @@ def failed(info: JobRunInfo, result: JobResult | None) -> KinesisBatchError:
     if result is None or result.exit_code == 0:
         return DependencyError(f"{said}{details}; {NOTHING_PUBLISHED}{look}")
     unpublished = "" if NOTHING_PUBLISHED in result.error else f"; {NOTHING_PUBLISHED}"
-    line = f"{said}, its read step said: {result.error}{unpublished}{look}"
-    return from_exit_code(result.exit_code, line)
+    # The read step's own line first, as its error: that is what the user acts on.
+    return from_exit_code(result.exit_code, f"{result.error}; {said}{unpublished}{look}", result.kind)
 
 
 __all__ = ["POLL_SECONDS", "JobRunRead", "ReadInputs", "dashboard", "failed", "no_result", "poll_seconds"]

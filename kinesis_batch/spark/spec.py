@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -139,19 +139,10 @@ def raised_in_task(exc: BaseException) -> KinesisBatchError | None:
         body, _ = json.JSONDecoder().raw_decode(text, at + len(ERROR_MARKER))
     except ValueError:
         return None
-    kind = _ERRORS.get(body.get("type", ""))
+    kind = errors.kind_named(str(body.get("type", "")))
     if kind is None:  # not one of ours: a bug, or a library below us
         return KinesisBatchError(f"a read task failed: {body.get('type')}: {body.get('message')}")
     return kind(body.get("message", ""))
-
-
-def _subclasses(root: type[KinesisBatchError]) -> Iterator[type[KinesisBatchError]]:
-    yield root
-    for child in root.__subclasses__():
-        yield from _subclasses(child)
-
-
-_ERRORS = {kind.__name__: kind for kind in _subclasses(errors.KinesisBatchError)}
 
 
 __all__ = ["ERROR_MARKER", "GroupSpec", "RangeSpec", "raised_in_task", "task_error"]

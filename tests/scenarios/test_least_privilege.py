@@ -20,9 +20,11 @@ from kinesis_batch import LeaseStore
 from kinesis_batch.access.arns import Where
 from kinesis_batch.aws import dynamodb_client
 from kinesis_batch.parsers import default_table
+from kinesis_batch.serverless.request import DRIVER_ENV
 from tests.iam import allowed, recording
-from tests.output.support import output_args
+from tests.output.support import output_args, read_rows, sink_of
 from tests.runs import cli, read_output
+from tests.serverless.standin import ROLE, StandIn
 from tests.streams import StreamFactory, put
 
 ACCOUNT = "123456789012"  # the local stack's (kinesalite's and moto's)
@@ -88,6 +90,49 @@ def test_a_read_denied_inside_a_spark_task_is_one_line_exit_2_and_nothing_publis
     owners = [lease.lease_owner for lease in LeaseStore(dynamodb_client(), default_table(name)).list_leases()]
     assert owners == [None], "a lease left held"
     assert not read_output(output), "something was published"
+
+
+def test_a_read_denied_inside_a_job_run_is_the_same_one_line_exit_2_and_nothing_published_or_held(
+    proxies: tuple[LimitsProxy, LimitsProxy],
+    emr_serverless: StandIn,
+    kinesis: Any,
+    streams: StreamFactory,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    kinesis_proxy, _ = proxies
+    name = streams.create(shards=1)
+    put(kinesis, name, 10)
+    stream = f"arn:aws:kinesis:us-east-1:{ACCOUNT}:stream/{name}"
+    job_role = f"arn:aws:sts::{ACCOUNT}:assumed-role/emr-serverless-job/00run"
+    # Only the job run reads through the proxy: what AWS would deny the job role's executors.
+    kinesis_proxy.refuse(
+        "GetRecords", "AccessDeniedException",
+        f"User: {job_role} is not authorized to perform: kinesis:GetRecords on resource: {stream} because no "
+        "identity-based policy allows the kinesis:GetRecords action",
+    )  # fmt: skip
+    output = output_args("delta", "s3", tmp_path, monkeypatch)
+    application = emr_serverless.application()
+    job = (
+        "--emr-serverless-application", application, "--execution-role", ROLE,
+        "--environment", emr_serverless.environment(),
+        "--emr-serverless-conf", f"{DRIVER_ENV}AWS_ENDPOINT_URL_KINESIS={kinesis_proxy.url}",
+    )  # fmt: skip
+
+    ran = cli("run", "--stream", name, *output, "--read-limits", "none", *job)
+
+    assert ran.returncode == 2, ran.stderr[-3000:]
+    (job_run,) = emr_serverless.job_runs(application)
+    line = ran.stderr.strip().splitlines()[-1]
+    assert line.startswith(
+        f"kinesis-batch: error: access denied: kinesis:GetRecords on {stream} for {job_role} "
+        f"(kinesis-batch iam-policy prints the policies each principal needs); "
+    ), line
+    assert f"EMR Serverless job run {job_run['jobRunId']} ended FAILED" in line and "nothing was published" in line
+    assert kinesis_proxy.calls["GetRecords"] >= 1, "the job's read was not the one denied"
+    owners = [lease.lease_owner for lease in LeaseStore(dynamodb_client(), default_table(name)).list_leases()]
+    assert owners == [None], "a lease left held"
+    assert not read_rows(sink_of(output, app=default_table(name), stream=name)), "something was published"
 
 
 @pytest.mark.parametrize("emulator", ["kinesis-local"], indirect=True)  # kinesalite knows no StreamARN

@@ -51,6 +51,9 @@ def test_a_result_of_the_version_before_task_seconds_reads_as_none_held() -> Non
     assert (
         JobResult.from_json(json.loads(json.dumps(JobResult("0a", 0, task_seconds=1.5).to_json()))).task_seconds == 1.5
     )
+    assert JobResult.from_json(body).kind == ""
+    carried = JobResult("0a", 2, "access denied: …", kind="AccessDeniedError")
+    assert JobResult.from_json(json.loads(json.dumps(carried.to_json()))) == carried
 
 
 def test_a_group_job_runs_members_are_read_from_the_first_manifest_left_beside_its_specs(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 
 from kinesis_batch.aws import emr_serverless_client, s3_settings
-from kinesis_batch.errors import DependencyError, InvalidStateError, LeaseLostError
+from kinesis_batch.errors import AccessDeniedError, DependencyError, InvalidStateError, LeaseLostError
 from kinesis_batch.serverless.attempt import Attempt, JobResult
 from kinesis_batch.serverless.job import JobRunInfo
 from kinesis_batch.serverless.settings import ServerlessSettings
@@ -63,13 +63,14 @@ ENDED = JobRunInfo("00app", "00run", state="FAILED", state_details="Job failed, 
             ENDED,
             JobResult("a1", 2, "--decode json: bad"),
             InvalidStateError,
-            f"its read step said: --decode json: bad; nothing was published (Spark UI: {UI})",
+            f"--decode json: bad; EMR Serverless job run 00run ended FAILED; nothing was published (Spark UI: {UI})",
         ),
         (
             ENDED,
             JobResult("a1", 3, "lost the leases of 2 shards; nothing was published"),
             LeaseLostError,
-            f"its read step said: lost the leases of 2 shards; nothing was published (Spark UI: {UI})",
+            "lost the leases of 2 shards; nothing was published; EMR Serverless job run 00run ended FAILED "
+            f"(Spark UI: {UI})",
         ),
     ],
     ids=["spark-failed", "no-dashboard", "bad-input", "lease-lost"],
@@ -79,4 +80,11 @@ def test_a_failed_job_run_is_its_exit_codes_error_saying_nothing_was_published_a
 ) -> None:
     error = failed(info, result)
     assert type(error) is kind
-    assert str(error).startswith("EMR Serverless job run 00run ended FAILED") and str(error).endswith(said), error
+    assert "EMR Serverless job run 00run ended FAILED" in str(error) and str(error).endswith(said), error
+
+
+def test_a_job_run_whose_read_was_denied_is_that_error_its_line_first() -> None:
+    said = "access denied: kinesis:GetRecords on arn:aws:kinesis:…:stream/s for arn:…:assumed-role/job/1 (…)"
+    error = failed(ENDED, JobResult("a1", 2, said, kind="AccessDeniedError"))
+    assert type(error) is AccessDeniedError
+    assert str(error) == f"{said}; EMR Serverless job run 00run ended FAILED; nothing was published (Spark UI: {UI})"
