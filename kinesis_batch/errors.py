@@ -100,6 +100,16 @@ class AccessDeniedError(InvalidStateError):
     and the principal, and where the policies it needs are printed (``kinesis-batch iam-policy``)."""
 
 
+class KeyUnusableError(AccessDeniedError):
+    """The stream's records are encrypted with a KMS key its reader cannot use: denied it,
+    disabled, pending deletion, gone, or not opted in (Kinesis's KMS errors of GetRecords).
+    ``said``: AWS's code and words."""
+
+    def __init__(self, message: str, said: str = "") -> None:
+        super().__init__(message)
+        self.said = said
+
+
 class StreamNotFoundError(InvalidStateError):
     """The Kinesis stream does not exist (or is not visible with these credentials)."""
 
@@ -163,7 +173,16 @@ _NOT_FOUND_CODES = frozenset({"ResourceNotFoundException"})
 _ARGUMENT_CODES = frozenset({"InvalidArgumentException", "ValidationException", "ExpiredNextTokenException"})
 
 
-_ACCESS_DENIED_CODES = frozenset({"AccessDeniedException", "AccessDenied", "KMSAccessDeniedException"})
+_ACCESS_DENIED_CODES = frozenset({"AccessDeniedException", "AccessDenied"})
+_KEY_UNUSABLE_CODES = frozenset(
+    {
+        "KMSAccessDeniedException",
+        "KMSDisabledException",
+        "KMSInvalidStateException",
+        "KMSNotFoundException",
+        "KMSOptInRequired",
+    }
+)
 #: How AWS says which principal may not do what (IAM's message, in every service that says it).
 _NOT_AUTHORIZED = re.compile(
     r"User: (?P<who>\S+) is not authorized to perform: (?P<action>\S+) on resource: (?P<resource>\S+)"
@@ -179,6 +198,16 @@ def access_denied(message: str, where: str) -> AccessDeniedError:
     if said is None:
         return AccessDeniedError(f"access denied: {where}: {message} ({POLICIES})")
     return AccessDeniedError(f"access denied: {said['action']} on {said['resource']} for {said['who']} ({POLICIES})")
+
+
+def key_unusable(key: str, stream: str, said: str) -> KeyUnusableError:
+    """The line of a stream whose KMS ``key`` (DescribeStreamSummary's ``KeyId``) the reader
+    cannot use, as found before anything is read; ``said``: AWS's code and words."""
+    return KeyUnusableError(
+        f"access denied: kms:Decrypt on {key}, the KMS key stream {stream} is encrypted with, for its reader "
+        f"({said}) (kinesis-batch iam-policy --kms-key {key} prints the policies each principal needs)",
+        said,
+    )
 
 
 def error_code(exc: BaseException) -> str:
@@ -220,6 +249,9 @@ def from_botocore(exc: Exception, *, operation: str, resource: str = "") -> Kine
             return DependencyError(text)
         if code in _ACCESS_DENIED_CODES:
             return access_denied(message, where)
+        if code in _KEY_UNUSABLE_CODES:
+            said = f"{code}: {message}"
+            return KeyUnusableError(f"access denied: kms:Decrypt of the records of {where} ({said}) ({POLICIES})", said)
         if code in {"UnrecognizedClientException", "InvalidSignatureException"}:
             return InvalidStateError(f"{text} (check the AWS credentials and region)")
         return InvalidStateError(text)

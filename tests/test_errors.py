@@ -158,3 +158,24 @@ def test_a_storage_librarys_denied_call_is_the_access_denied_line(message: str, 
     assert isinstance(translated, errors.AccessDeniedError) is denied
     if denied:
         assert str(translated) == f"access denied: writing s3://lake/c: {message} ({errors.POLICIES})"
+
+
+@pytest.mark.parametrize(
+    "code",
+    ["KMSAccessDeniedException", "KMSDisabledException", "KMSInvalidStateException", "KMSNotFoundException",
+     "KMSOptInRequired"],
+)  # fmt: skip
+def test_a_kms_key_the_reader_cannot_use_is_access_denied_and_no_retry(code: str) -> None:
+    refused = ClientError({"Error": {"Code": code, "Message": "the key says no"}}, "GetRecords")
+    translated = errors.from_botocore(refused, operation="GetRecords", resource="s/shardId-0")
+    assert isinstance(translated, errors.KeyUnusableError) and translated.said == f"{code}: the key says no"
+    assert str(translated).startswith("access denied: kms:Decrypt of the records of GetRecords s/shardId-0 (")
+    assert errors.classify(translated).exit_code == 2
+    named = errors.key_unusable("arn:aws:kms:eu-west-1:1:key/k", "s", translated.said)
+    assert str(named) == (
+        f"access denied: kms:Decrypt on arn:aws:kms:eu-west-1:1:key/k, the KMS key stream s is encrypted with, for "
+        f"its reader ({code}: the key says no) (kinesis-batch iam-policy --kms-key arn:aws:kms:eu-west-1:1:key/k "
+        "prints the policies each principal needs)"
+    )
+    throttled = ClientError({"Error": {"Code": "KMSThrottlingException", "Message": "slow"}}, "GetRecords")
+    assert isinstance(errors.from_botocore(throttled, operation="GetRecords"), errors.ThrottledError)

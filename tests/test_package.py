@@ -70,7 +70,7 @@ PUBLIC_API = {
     "KinesisBatchError", "RetryableError", "ThrottledError", "DependencyError", "LeaseError", "LeaseLostError",
     "ShutdownError", "InvalidStateError", "StreamNotFoundError", "LeaseTableNotFoundError", "MalformedLeaseError",
     "LineageError", "TrimmedDataError", "ForeignTableError", "StreamRecreatedError", "IllegalArgumentError",
-    "CheckpointOrderError", "BadRecordError", "ForeignOutputError", "AccessDeniedError", "classify",
+    "CheckpointOrderError", "BadRecordError", "ForeignOutputError", "AccessDeniedError", "KeyUnusableError", "classify",
     # stopping at the next safe point
     "StopRequest",
     # who drives a run, as its OpenLineage events name it

@@ -4,7 +4,9 @@ holds and renews the leases.
 
 - Before a read starts anywhere (a Spark job here, a job run, a submit), the held shards are
   probed (kinesis_batch.shards.probe): when none has a record past its checkpoint, the run
-  starts no read, so a quiet hour costs no JVM, no job run and no cluster time.
+  starts no read, so a quiet hour costs no JVM, no job run and no cluster time. A KMS key the
+  reader cannot use is found there too, named (DescribeStreamSummary's ``KeyId``), before any
+  read starts.
 - A child is read once every parent reached SHARD_END, in the same task (no wave barrier).
 - Rows go to the batch's data place, what each range read to its ``_results``; the files of
   failed task attempts are deleted. Nothing is kept when the leases were lost meanwhile (a run
@@ -25,7 +27,7 @@ from datetime import datetime
 from typing import Any, NoReturn, Protocol
 
 from kinesis_batch.decoding.spec import DecodeSpec
-from kinesis_batch.errors import InvalidStateError, KinesisBatchError, before_publishing
+from kinesis_batch.errors import InvalidStateError, KeyUnusableError, KinesisBatchError, before_publishing, key_unusable
 from kinesis_batch.events import task_observers
 from kinesis_batch.grouping import group_ranges
 from kinesis_batch.planning import RunPlan, ShardRange, parents_ended, readable, shard_commit
@@ -157,7 +159,12 @@ def anything_new(context: RunContext, until: datetime | None, ranges: tuple[Shar
 
     with ThreadPoolExecutor(max_workers=min(PROBES_AT_ONCE, len(ranges))) as pool:
         for news in as_completed([pool.submit(probe, r) for r in ranges]):
-            if news.result():
+            try:
+                found = news.result()
+            except KeyUnusableError as exc:  # the first GetRecords: the key is said before any read
+                described = context.described()
+                raise key_unusable(described.key_id or "(none named)", described.name, exc.said) from exc
+            if found:
                 pool.shutdown(cancel_futures=True)
                 return True
     context.progress(f"read: nothing new on {len(ranges)} shards since their checkpoints; no read started")

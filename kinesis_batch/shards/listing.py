@@ -84,6 +84,7 @@ class StreamDescription:
     created_at: datetime
     retention_hours: int
     addressed: str = ""  # what it was described by: its ARN (another account's stream), else its name
+    key_id: str = ""  # the KMS key its records are encrypted with (server-side encryption), else ""
 
     @property
     def stream_id(self) -> str:
@@ -121,6 +122,7 @@ def describe_stream(
         created_at=created.astimezone(UTC) if isinstance(created, datetime) else datetime.fromtimestamp(created, UTC),
         retention_hours=int(summary["RetentionPeriodHours"]),
         addressed=stream_name,
+        key_id=str(summary.get("KeyId") or "") if summary.get("EncryptionType") == "KMS" else "",
     )
 
 

@@ -25,7 +25,7 @@ from tests.iam import allowed, recording
 from tests.output.support import output_args, read_rows, sink_of
 from tests.runs import cli, read_output
 from tests.serverless.standin import ROLE, StandIn
-from tests.streams import StreamFactory, put
+from tests.streams import StreamFactory, put, wait_active
 
 ACCOUNT = "123456789012"  # the local stack's (kinesalite's and moto's)
 #: The services whose calls go through botocore (the table files go through pyarrow and delta-rs).
@@ -133,6 +133,35 @@ def test_a_read_denied_inside_a_job_run_is_the_same_one_line_exit_2_and_nothing_
     owners = [lease.lease_owner for lease in LeaseStore(dynamodb_client(), default_table(name)).list_leases()]
     assert owners == [None], "a lease left held"
     assert not read_rows(sink_of(output, app=default_table(name), stream=name)), "something was published"
+
+
+@pytest.mark.parametrize("emulator", ["kinesis-local"], indirect=True)  # kinesalite knows no encryption
+def test_a_kms_key_the_reader_cannot_use_is_named_before_anything_is_read(
+    proxies: tuple[LimitsProxy, LimitsProxy], kinesis: Any, streams: StreamFactory, spark: Any, tmp_path: Path
+) -> None:
+    kinesis_proxy, _ = proxies
+    name = streams.create(shards=1)
+    key = f"arn:aws:kms:us-east-1:{ACCOUNT}:key/0b9e5c37-8a3f-4d7e-9d1c-5f1f0c2b6a11"
+    kinesis.start_stream_encryption(StreamName=name, EncryptionType="KMS", KeyId=key)
+    wait_active(kinesis, name)
+    put(kinesis, name, 10)
+    said = "The ciphertext refers to a customer master key that you do not have access to"
+    kinesis_proxy.refuse("GetRecords", "KMSAccessDeniedException", said)
+    output = tmp_path / "out"
+
+    ran = cli("run", "--stream", name, "--output", str(output), "--read-limits", "none",
+              env={"AWS_ENDPOINT_URL_KINESIS": kinesis_proxy.url}, spark=spark)  # fmt: skip
+
+    assert ran.returncode == 2, ran.stderr[-3000:]
+    assert ran.stderr.strip().splitlines()[-1] == (
+        f"kinesis-batch: error: access denied: kms:Decrypt on {key}, the KMS key stream {name} is encrypted with, "
+        f"for its reader (KMSAccessDeniedException: {said}) (kinesis-batch iam-policy --kms-key {key} prints the "
+        "policies each principal needs); nothing was published"
+    )
+    assert kinesis_proxy.calls["GetRecords"] == 1, "a read started: only the look for news may ask"
+    owners = [lease.lease_owner for lease in LeaseStore(dynamodb_client(), default_table(name)).list_leases()]
+    assert owners == [None], "a lease left held"
+    assert not read_output(output), "something was published"
 
 
 @pytest.mark.parametrize("emulator", ["kinesis-local"], indirect=True)  # kinesalite knows no StreamARN
