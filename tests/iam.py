@@ -22,6 +22,14 @@ from kinesis_batch.access.arns import Where
 UNAUTHORIZED = {("sts", "GetCallerIdentity")}
 #: A transaction's items, as the item actions IAM authorizes them by.
 TRANSACT = {"Put": "PutItem", "Update": "UpdateItem", "Delete": "DeleteItem", "ConditionCheck": "ConditionCheckItem"}
+#: The Glue Data Catalog's calls: the database and the table (or "") each names.
+GLUE_CATALOG = {
+    "GetDatabase": lambda p: (p["Name"], ""),
+    "CreateDatabase": lambda p: (p["DatabaseInput"]["Name"], ""),
+    "GetTable": lambda p: (p["DatabaseName"], p["Name"]),
+    "CreateTable": lambda p: (p["DatabaseName"], p["TableInput"]["Name"]),
+    "UpdateTable": lambda p: (p["DatabaseName"], p["TableInput"]["Name"]),
+}
 #: botocore's service names that are not IAM's prefix.
 PREFIXES = {"monitoring": "cloudwatch"}
 
@@ -106,6 +114,25 @@ def _requests(service: str, operation: str, params: dict[str, Any], where: Where
         registry, named = arns.schema_registry(schema["RegistryName"], where)
         yield Request(action, registry)
         yield Request(action, named.replace("*", schema["SchemaName"]))
+    elif service == "glue" and operation in GLUE_CATALOG:
+        # IAM authorizes a Glue Data Catalog call on the catalog, the database and the table.
+        at = f"arn:{where.partition}:glue:{where.region}:{where.account}"
+        database, table = GLUE_CATALOG[operation](params)
+        yield from (Request(action, f"{at}:catalog"), Request(action, f"{at}:database/{database}"))
+        if table:
+            yield Request(action, f"{at}:table/{database}/{table}")
+    elif service == "emr-serverless":
+        application = f"arn:{where.partition}:emr-serverless:{where.region}:{where.account}:/applications/"
+        application += params.get("applicationId", "")
+        if "jobRunId" in params:
+            yield Request(action, f"{application}/jobruns/{params['jobRunId']}")
+        elif "resourceArn" in params:
+            yield Request(action, params["resourceArn"])
+        else:
+            yield Request(action, application)
+        if operation == "StartJobRun":  # the job role is passed to the service
+            passed = (("iam:PassedToService", "emr-serverless.amazonaws.com"),)
+            yield Request("iam:PassRole", params["executionRoleArn"], passed)
     elif service == "s3" and "Key" in params:
         yield Request(f"s3:{_s3_action(operation)}", f"arn:{where.partition}:s3:::{params['Bucket']}/{params['Key']}")
     elif service == "s3" and operation.startswith("ListObjects"):

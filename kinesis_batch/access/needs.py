@@ -23,10 +23,11 @@ of AWS): a new setting is refused by the tests until it is listed there.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kinesis_batch.access import arns
 from kinesis_batch.access.arns import Where
+from kinesis_batch.backfill.plan import backfill_table
 from kinesis_batch.checkpoints.history import history_table_name
 from kinesis_batch.output.formats import format_of
 from kinesis_batch.settings import StreamSettings
@@ -112,10 +113,12 @@ class Catalog:
     warehouse: str = ""
 
 
-def needs(settings: StreamSettings, where: Where, *, catalog: Catalog = Catalog(), kms_key: str = "") -> list[Need]:
+def needs(
+    settings: StreamSettings, where: Where, *, catalog: Catalog = Catalog(), kms_key: str = "", backfills: bool = False
+) -> list[Need]:
     """Every statement of every principal for ``settings``' runs, the consumer's account and
     region ``where``; ``kms_key``: the stream's customer-managed key (DescribeStreamSummary's
-    ``KeyId``), if any."""
+    ``KeyId``), if any; ``backfills``: and what any backfill of the stream touches."""
     stream_at = arns.stream_where(settings.stream_arn, where)
     stream = arns.stream(settings.stream_id, stream_at)
     found: list[Need] = []
@@ -157,7 +160,39 @@ def needs(settings: StreamSettings, where: Where, *, catalog: Catalog = Catalog(
         found += [Need(WORKER, "PutTheRunsMetrics", ("cloudwatch:PutMetricData",), ("*",), namespace)]
     if settings.emr_serverless is not None:
         found += _job_runs(settings, where)
+    if backfills:
+        found += _backfills(settings, where, catalog)
     return found
+
+
+#: What stands for a backfill's id while its names are made as a backfill makes them, then ``*``.
+_ANY_BACKFILL = "anybackfillid"
+
+
+def _backfills(settings: StreamSettings, where: Where, catalog: Catalog) -> list[Need]:
+    """Any backfill of the stream (kinesis_batch.backfill.plan), whatever its id: its lease and
+    history tables beside the main one's, and its output (with its dead letters) beside the main
+    output, where a backfill that names none writes. One that names an output elsewhere needs
+    that output's own statements (its flags, printed as a stream's)."""
+    tables = (arns.dynamodb_table(backfill_table(settings.lease_table, _ANY_BACKFILL), where),)
+    found = [Need(WORKER, "LeasesCheckpointsAndHistory", LEASES, tables)]
+    found += [Need(EXECUTORS, "ReadTheLeases", READ_LEASES, tables)]
+    main = settings.destination
+    output = replace(main, output=format_of(main.format).backfill(main.output, _ANY_BACKFILL))
+    outputs = [("Output", output)]
+    if settings.decoding.decoding:
+        outputs += [("DeadLetters", output.dead_letter(settings.decoding.dead_letter_output))]
+    for name, one in outputs:
+        found += _output(name, one.format, one.output, where, catalog)
+    return [_any_backfill(need) for need in found]
+
+
+def _any_backfill(need: Need) -> Need:
+    def wild(values: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(value.replace(_ANY_BACKFILL, "*") for value in values)
+
+    conditions = tuple(replace(condition, values=wild(condition.values)) for condition in need.conditions)
+    return replace(need, resources=wild(need.resources), conditions=conditions)
 
 
 def _output(name: str, format: str, output: str, where: Where, catalog: Catalog) -> list[Need]:

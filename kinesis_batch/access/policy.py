@@ -7,6 +7,7 @@ PutMetricData, held to the namespace by a condition) or in a resource policy (a 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 from kinesis_batch.access.needs import EXECUTORS, WORKER, Need
@@ -36,29 +37,56 @@ def _covered(need: Need, granted: list[Need]) -> bool:
 
 
 def document(found: Iterable[Need]) -> dict[str, Any]:
-    """One policy document: a statement per purpose (``sid``), its actions and resources merged."""
-    merged: dict[tuple[Any, ...], dict[str, Any]] = {}
+    """One policy document: a statement per purpose (``sid``), its actions and resources merged.
+    Needs of one purpose whose conditions differ only in their values on the same actions and
+    resources (two prefixes of one bucket) are one statement listing every value; any that stay
+    apart (other buckets) are numbered, since a document's Sids are unique."""
+    by_conditions: dict[tuple[Any, ...], _Statement] = {}
     for need in found:
         key = (need.sid, need.conditions, need.principals)
-        statement = merged.setdefault(key, {"Sid": need.sid, "Effect": "Allow", "Action": [], "Resource": []})
-        statement["Action"] += [action for action in need.actions if action not in statement["Action"]]
-        statement["Resource"] += [arn for arn in need.resources if arn not in statement["Resource"]]
-        if need.principals:
-            statement["Principal"] = {"AWS": _one_or_many(list(need.principals))}
-        if need.conditions:
-            condition: dict[str, dict[str, Any]] = {}
-            for one in need.conditions:
-                condition.setdefault(one.operator, {})[one.key] = _one_or_many(list(one.values))
-            statement["Condition"] = condition
+        merged = by_conditions.setdefault(key, _Statement(need.sid, need.principals))
+        merged.actions += [action for action in need.actions if action not in merged.actions]
+        merged.resources += [arn for arn in need.resources if arn not in merged.resources]
+        for one in need.conditions:
+            merged.conditions.setdefault((one.operator, one.key), []).extend(one.values)
+    by_shape: dict[tuple[Any, ...], _Statement] = {}
+    for statement in by_conditions.values():
+        shape = (statement.sid, statement.principals, tuple(sorted(statement.actions)), tuple(statement.resources),
+                 tuple(statement.conditions))  # fmt: skip
+        into = by_shape.setdefault(shape, statement)
+        if into is not statement:
+            for condition, values in statement.conditions.items():
+                into.conditions[condition] += [value for value in values if value not in into.conditions[condition]]
+    seen: dict[str, int] = {}
     statements = []
-    for statement in merged.values():
-        statement["Action"] = _one_or_many(sorted(statement["Action"]))
-        if statement["Resource"]:
-            statement["Resource"] = _one_or_many(statement["Resource"])
-        else:  # a trust policy: its role is its resource
-            del statement["Resource"]
-        statements.append(statement)
+    for statement in by_shape.values():
+        seen[statement.sid] = seen.get(statement.sid, 0) + 1
+        sid = statement.sid if seen[statement.sid] == 1 else f"{statement.sid}{seen[statement.sid]}"
+        statements.append(statement.rendered(sid))
     return {"Version": VERSION, "Statement": statements}
+
+
+@dataclass
+class _Statement:
+    sid: str
+    principals: tuple[str, ...]
+    actions: list[str] = field(default_factory=list)
+    resources: list[str] = field(default_factory=list)
+    conditions: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+
+    def rendered(self, sid: str) -> dict[str, Any]:
+        statement: dict[str, Any] = {"Sid": sid, "Effect": "Allow", "Action": _one_or_many(sorted(self.actions))}
+        if self.resources:
+            statement["Resource"] = _one_or_many(self.resources)
+        # else a trust policy: its role is its resource
+        if self.principals:
+            statement["Principal"] = {"AWS": _one_or_many(list(self.principals))}
+        if self.conditions:
+            condition: dict[str, dict[str, Any]] = {}
+            for (operator, key), values in self.conditions.items():
+                condition.setdefault(operator, {})[key] = _one_or_many(values)
+            statement["Condition"] = condition
+        return statement
 
 
 def _one_or_many(values: list[str]) -> str | list[str]:

@@ -85,6 +85,11 @@ def build_parser() -> argparse.ArgumentParser:
     policy.add_argument("--account", help="the consumer's AWS account id (default: the environment's, from STS)")
     policy.add_argument("--region", help="the consumer's region (default: the environment's)")
     policy.add_argument("--kms-key", default="", help="--stream: the key ARN the stream is encrypted with (SSE-KMS)")
+    policy.add_argument(
+        "--backfills",
+        action="store_true",
+        help="and what backfills touch: their lease tables and outputs beside the main ones, any backfill id",
+    )
 
     plan = commands.add_parser("plan", help="what a run would read now, without reading or leasing")
     _stream_and_table(plan)

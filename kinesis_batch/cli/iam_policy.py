@@ -32,7 +32,7 @@ def iam_policy_command(args: argparse.Namespace) -> int:
         raise IllegalArgumentError("--kms-key: one stream's key, with --stream")
     found: list[Need] = []
     for settings in every:
-        found += needs(settings, where, catalog=_catalog(settings), kms_key=args.kms_key)
+        found += needs(settings, where, catalog=_catalog(settings), kms_key=args.kms_key, backfills=args.backfills)
     docs = documents(found, reads_here=any(_reads_here(settings) for settings in every))
     if args.principal is None:
         print(json.dumps(docs, indent=2))

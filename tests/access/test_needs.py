@@ -132,12 +132,12 @@ def deployments(draw: st.DrawFn) -> tuple[StreamSettings, str]:
     return StreamSettings(**settings), kms
 
 
-@given(deployments())
+@given(deployments(), st.booleans())
 def test_no_drawn_deployment_holds_a_resource_wider_than_its_settings_name(
-    deployment: tuple[StreamSettings, str],
+    deployment: tuple[StreamSettings, str], backfills: bool
 ) -> None:
     settings, kms = deployment
-    for need in needs(settings, HERE, kms_key=kms):
+    for need in needs(settings, HERE, kms_key=kms, backfills=backfills):
         for resource in need.resources:
             if resource == "*":  # only an action of no resource type, or a key policy (its key)
                 assert set(need.actions) <= NO_RESOURCE_TYPE or need.principal == KMS, need

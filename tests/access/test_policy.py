@@ -4,10 +4,15 @@ trust policy names no resource."""
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from kinesis_batch.access.arns import Where
 from kinesis_batch.access.needs import EXECUTORS, TRUST, WORKER, Condition, Need, needs
 from kinesis_batch.access.policy import VERSION, document, documents
 from kinesis_batch.settings import StreamSettings
+from tests.access.test_needs import deployments
+from tests.iam import Request, allowed
 
 HERE = Where("111122223333", "eu-west-1")
 
@@ -51,3 +56,34 @@ def test_a_trust_policy_names_its_principal_and_no_resource() -> None:
         "Principal": {"AWS": "arn:aws:iam::111122223333:root"},
         "Condition": {"StringEquals": {"sts:ExternalId": "x1"}},
     }  # fmt: skip
+
+
+def test_one_purposes_prefixes_of_one_bucket_are_one_statement_and_of_two_buckets_two_numbered() -> None:
+    def listed(bucket: str, prefix: str) -> Need:
+        held = (Condition("StringLike", "s3:prefix", (prefix, f"{prefix}/*")),)
+        return Need(WORKER, "ListOutputFiles", ("s3:ListBucket",), (f"arn:aws:s3:::{bucket}",), held)
+
+    made = document([listed("lake", "a"), listed("lake", "b"), listed("other", "c")])["Statement"]
+    assert [(s["Sid"], s["Resource"], s["Condition"]["StringLike"]["s3:prefix"]) for s in made] == [
+        ("ListOutputFiles", "arn:aws:s3:::lake", ["a", "a/*", "b", "b/*"]),
+        ("ListOutputFiles2", "arn:aws:s3:::other", ["c", "c/*"]),
+    ]
+
+
+@given(st.lists(deployments(), min_size=1, max_size=4), st.booleans(), st.booleans())
+def test_every_need_of_any_deployment_is_allowed_by_its_principals_document_and_sids_are_unique(
+    drawn: list[tuple[StreamSettings, str]], backfills: bool, reads_here: bool
+) -> None:
+    found = [need for settings, kms in drawn for need in needs(settings, HERE, kms_key=kms, backfills=backfills)]
+    docs = documents(found, reads_here=reads_here)
+    for doc in docs.values():
+        sids = [statement["Sid"] for statement in doc["Statement"]]
+        assert len(sids) == len(set(sids)), sids
+    for need in found:
+        if not need.resources:  # a trust policy: checked by its own test
+            continue
+        context = tuple((condition.key, condition.values[0]) for condition in need.conditions)
+        for action in need.actions:
+            for resource in need.resources:
+                request = Request(action, resource, context)
+                assert allowed(docs[need.principal], request), (need.sid, request)

@@ -21,7 +21,7 @@ from kinesis_batch.access.arns import Where
 from kinesis_batch.aws import dynamodb_client
 from kinesis_batch.parsers import default_table
 from kinesis_batch.serverless.request import DRIVER_ENV
-from tests.iam import allowed, recording
+from tests.iam import Recorder, Request, allowed, recording
 from tests.output.support import output_args, read_rows, sink_of
 from tests.runs import cli, read_output
 from tests.serverless.standin import ROLE, StandIn
@@ -133,6 +133,111 @@ def test_a_read_denied_inside_a_job_run_is_the_same_one_line_exit_2_and_nothing_
     owners = [lease.lease_owner for lease in LeaseStore(dynamodb_client(), default_table(name)).list_leases()]
     assert owners == [None], "a lease left held"
     assert not read_rows(sink_of(output, app=default_table(name), stream=name)), "something was published"
+
+
+def worker_document(*flags: str, where: Where) -> dict[str, Any]:
+    printed = cli("iam-policy", *flags, "--account", where.account, "--region", where.region, "--for", "worker")
+    assert printed.returncode == 0, printed.stderr
+    document: dict[str, Any] = json.loads(printed.stdout)
+    return document
+
+
+def denied_calls(recorder: Recorder, document: dict[str, Any], where: Where, stream: str) -> list[Request]:
+    requests = sorted(set(recorder.requests(where, stream=stream)), key=str)
+    return [request for request in requests if not allowed(document, request)]
+
+
+def changes(i: int) -> bytes:
+    return json.dumps({"type": "order" if i % 2 else "refund", "id": i % 4, "v": i}).encode()
+
+
+#: Kinds of runs: what is put, the stream's flags (beside its output), the commands run with them.
+KINDS: dict[str, tuple[str, tuple[str, ...], tuple[tuple[str, ...], ...]]] = {
+    "iceberg on Glue, then maintained, its status, history and plan": (
+        "iceberg glue", ("--decode", "json"),
+        (("run", "--read-limits", "none"), ("maintain",), ("status",), ("history",), ("plan",)),
+    ),
+    "routed changes into Delta on S3": (
+        "delta s3", ("--decode", "json", "--route-by", "type", "--changes", "upsert", "--key", "id",
+                     "--sequence-by", "v"),
+        (("run", "--read-limits", "none"),),
+    ),
+}  # fmt: skip
+#: What each command takes of the stream's flags (a command not named: all of them).
+TAKES = {"maintain": ("--output", "--format", "--catalog"), "status": ("--stream",), "history": ("--stream",),
+         "plan": ("--stream",)}  # fmt: skip
+
+
+def taken(command: str, flags: tuple[str, ...]) -> tuple[str, ...]:
+    if command not in TAKES:
+        return flags
+    pairs = zip(flags[::2], flags[1::2], strict=False)
+    return tuple(part for flag, value in pairs if flag in TAKES[command] for part in (flag, value))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_each_kind_of_run_calls_only_what_the_printed_worker_policy_allows(
+    kind: str, kinesis: Any, streams: StreamFactory, spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    output, settings, commands = KINDS[kind]
+    name = streams.create(shards=1)
+    put(kinesis, name, 12, payload=changes)
+    made = output_args(*output.split(), tmp_path, monkeypatch)
+    if "--route-by" in settings:  # a table per kind, beside each other
+        made = tuple(f"{value}/{{route}}" if value.startswith("s3://") else value for value in made)
+    flags = ("--stream", name, *made, *settings)
+    where = Where(ACCOUNT, os.environ.get("AWS_DEFAULT_REGION", "us-east-1"))
+
+    with recording() as recorder:
+        for command, *more in commands:
+            ran = cli(command, *taken(command, flags[2:] if command == "maintain" else flags), *more, spark=spark)
+            assert ran.returncode == 0, f"{command}: {ran.stderr[-2000:]}"
+
+    stream = f"arn:aws:kinesis:{where.region}:{ACCOUNT}:stream/{name}"
+    assert denied_calls(recorder, worker_document(*flags, where=where), where, stream) == []
+
+
+def test_a_backfill_calls_only_what_the_worker_policy_printed_with_backfills_allows(
+    kinesis: Any, streams: StreamFactory, spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = streams.create(shards=1)
+    put(kinesis, name, 12, payload=changes)
+    flags = ("--stream", name, *output_args("delta", "s3", tmp_path, monkeypatch), "--decode", "json")
+    where = Where(ACCOUNT, os.environ.get("AWS_DEFAULT_REGION", "us-east-1"))
+    assert cli("run", *flags, "--read-limits", "none", spark=spark).returncode == 0
+
+    with recording() as recorder:
+        ran = cli("backfill", *flags, "--backfill-id", "b1", "--read-limits", "none", spark=spark)
+
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    stream = f"arn:aws:kinesis:{where.region}:{ACCOUNT}:stream/{name}"
+    assert denied_calls(recorder, worker_document(*flags, "--backfills", where=where), where, stream) == []
+    without = {
+        (r.action, r.resource.rpartition("/")[2])
+        for r in denied_calls(recorder, worker_document(*flags, where=where), where, stream)
+    }
+    assert ("dynamodb:CreateTable", f"{default_table(name)}-backfill-b1") in without, without
+
+
+def test_a_job_runs_orchestrator_calls_only_what_the_printed_worker_policy_allows(
+    emr_serverless: StandIn, kinesis: Any, streams: StreamFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = streams.create(shards=1)
+    put(kinesis, name, 12, payload=changes)
+    application = emr_serverless.application()
+    job = ("--emr-serverless-application", application, "--execution-role", ROLE,
+           "--environment", emr_serverless.environment())  # fmt: skip
+    flags = ("--stream", name, *output_args("delta", "s3", tmp_path, monkeypatch), *job)
+    where = Where(ACCOUNT, os.environ.get("AWS_DEFAULT_REGION", "us-east-1"))
+
+    with recording() as recorder:
+        ran = cli("run", *flags, "--read-limits", "none")
+
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    stream = f"arn:aws:kinesis:{where.region}:{ACCOUNT}:stream/{name}"
+    actions = {request.action for request in recorder.requests(where, stream=stream)}
+    assert {"emr-serverless:StartJobRun", "emr-serverless:GetJobRun", "iam:PassRole"} <= actions, actions
+    assert denied_calls(recorder, worker_document(*flags, where=where), where, stream) == []
 
 
 @pytest.mark.parametrize("emulator", ["kinesis-local"], indirect=True)  # kinesalite knows no encryption
