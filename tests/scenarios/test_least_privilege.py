@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ from tests.streams import StreamFactory, put, wait_active
 
 ACCOUNT = "123456789012"  # the local stack's (kinesalite's and moto's)
 #: The services whose calls go through botocore (the table files go through pyarrow and delta-rs).
-RECORDED = ("kinesis:", "dynamodb:", "cloudwatch:", "sts:", "glue:GetSchemaVersion")
+RECORDED = ("kinesis:", "dynamodb:", "cloudwatch:", "sts:", "glue:", "emr-serverless:", "iam:PassRole")
 
 
 def test_every_call_of_a_run_is_allowed_by_the_worker_policy_and_each_statement_is_needed(
@@ -54,12 +55,7 @@ def test_every_call_of_a_run_is_allowed_by_the_worker_policy_and_each_statement_
     requests = sorted(set(recorder.requests(where, stream=stream)), key=str)
     denied = [request for request in requests if not allowed(worker, request)]
     assert denied == [], f"calls the printed policy does not allow: {denied}"
-    for statement in worker["Statement"]:
-        actions = [statement["Action"]] if isinstance(statement["Action"], str) else statement["Action"]
-        if not all(action.startswith(RECORDED) for action in actions):
-            continue
-        without = {**worker, "Statement": [s for s in worker["Statement"] if s is not statement]}
-        assert any(not allowed(without, request) for request in requests), f"{statement['Sid']}: no call needed it"
+    assert unneeded(worker, requests) == []
 
 
 def test_a_read_denied_inside_a_spark_task_is_one_line_exit_2_and_nothing_published_or_held(
@@ -147,6 +143,21 @@ def denied_calls(recorder: Recorder, document: dict[str, Any], where: Where, str
     return [request for request in requests if not allowed(document, request)]
 
 
+def unneeded(document: dict[str, Any], requests: Iterable[Request]) -> list[str]:
+    """The Sids of ``document``'s statements on services whose calls are recorded that no call
+    of ``requests`` needs: with each taken out alone, every call is still allowed."""
+    requests = list(requests)
+    found = []
+    for statement in document["Statement"]:
+        actions = [statement["Action"]] if isinstance(statement["Action"], str) else statement["Action"]
+        if not all(action.startswith(RECORDED) for action in actions):
+            continue
+        without = {**document, "Statement": [s for s in document["Statement"] if s is not statement]}
+        if all(allowed(without, request) for request in requests):
+            found.append(statement["Sid"])
+    return found
+
+
 def changes(i: int) -> bytes:
     return json.dumps({"type": "order" if i % 2 else "refund", "id": i % 4, "v": i}).encode()
 
@@ -182,6 +193,7 @@ def test_each_kind_of_run_calls_only_what_the_printed_worker_policy_allows(
     output, settings, commands = KINDS[kind]
     name = streams.create(shards=1)
     put(kinesis, name, 12, payload=changes)
+    put(kinesis, name, 1, start=12, payload=lambda i: b"not json")  # the dead letters' path too
     made = output_args(*output.split(), tmp_path, monkeypatch)
     if "--route-by" in settings:  # a table per kind, beside each other
         made = tuple(f"{value}/{{route}}" if value.startswith("s3://") else value for value in made)
@@ -194,7 +206,9 @@ def test_each_kind_of_run_calls_only_what_the_printed_worker_policy_allows(
             assert ran.returncode == 0, f"{command}: {ran.stderr[-2000:]}"
 
     stream = f"arn:aws:kinesis:{where.region}:{ACCOUNT}:stream/{name}"
-    assert denied_calls(recorder, worker_document(*flags, where=where), where, stream) == []
+    worker = worker_document(*flags, where=where)
+    assert denied_calls(recorder, worker, where, stream) == []
+    assert unneeded(worker, recorder.requests(where, stream=stream)) == []
 
 
 def test_a_backfill_calls_only_what_the_worker_policy_printed_with_backfills_allows(
@@ -237,7 +251,9 @@ def test_a_job_runs_orchestrator_calls_only_what_the_printed_worker_policy_allow
     stream = f"arn:aws:kinesis:{where.region}:{ACCOUNT}:stream/{name}"
     actions = {request.action for request in recorder.requests(where, stream=stream)}
     assert {"emr-serverless:StartJobRun", "emr-serverless:GetJobRun", "iam:PassRole"} <= actions, actions
-    assert denied_calls(recorder, worker_document(*flags, where=where), where, stream) == []
+    worker = worker_document(*flags, where=where)
+    assert denied_calls(recorder, worker, where, stream) == []
+    assert unneeded(worker, recorder.requests(where, stream=stream)) == []
 
 
 @pytest.mark.parametrize("emulator", ["kinesis-local"], indirect=True)  # kinesalite knows no encryption
