@@ -1,6 +1,6 @@
 """The read step's one argument when it runs as a process elsewhere (spark-submit, an EMR
 Serverless job run; ``kinesis_batch/cli/read_step.py`` reads it): the run's configuration and
-id, and for a job run its attempt and where its result goes. Written in one place for both."""
+id, its attempt and where its result goes. Written in one place for both."""
 
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ from typing import Any
 @dataclass(frozen=True)
 class ReadStepSpec:
     """``config``: ``RunConfig.to_json`` of the read; ``run_id``: the run whose leases it reads
-    under; ``attempt`` and ``result`` (a Place's JSON): a job run's, whose last act is to write
-    its result there (None: the submitting process watches the exit code alone)."""
+    under; ``attempt`` and ``result`` (a Place's JSON): the step's last act is to write its
+    result there (kinesis_batch.serverless.attempt.JobResult: its exit code, its error's line and
+    kind), which the submitting process reads (None: it watches the exit code alone)."""
 
     config: dict[str, Any]
     run_id: str

@@ -3,8 +3,9 @@ process (kinesis_batch.spark.cluster, kinesis_batch.serverless): ``read_step.py 
 spec (a file or an s3:// URI) holding the run's configuration (``RunConfig.to_json``) and its
 run id. It reads the leases that run took and writes into its staging; it never writes a lease
 (the submitting process renews them). Exit codes as the command line's: 2 bad input or state,
-3 a lost lease, 130/143 stopped by a signal. A job run's spec also names its attempt and where
-its result goes: the step's last act is to write it (kinesis_batch.serverless.attempt).
+3 a lost lease, 130/143 stopped by a signal. The spec also names its attempt and where its
+result goes (a job run's, a spark-submit's): the step's last act is to write it, with the error
+it ended with and its kind (kinesis_batch.serverless.attempt).
 
 ``read_step.py SPEC SPEC...``: a group's job run (kinesis_batch.serverless.gathering) reads every
 spec side by side in the one Spark session, each with a stop of its own and an equal share of the

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import json
 import os
 import signal
 import subprocess
@@ -41,7 +42,9 @@ from kinesis_batch.errors import (
     from_exit_code,
 )
 from kinesis_batch.read_spec import ReadStepSpec
+from kinesis_batch.serverless.attempt import JobResult
 from kinesis_batch.spark.session import local_jvm_options
+from kinesis_batch.storage.place import Place
 
 DRIVER_JVM_OPTIONS = "spark.driver.extraJavaOptions"
 _SCHEMES = ("spark://", "yarn", "k8s://", "local", "mesos://")
@@ -88,10 +91,17 @@ class SparkCluster:
         return str(Path(spec.origin).parent / "bin" / "spark-submit")
 
 
+#: Where a submitted read step writes its result, beside its spec.
+RESULT = "read-step-result.json"
+
+
 def read_step_spec(config: RunConfig, run_id: str, directory: Path) -> Path:
-    """The read step's one argument: a file with the run's configuration and id, as JSON."""
+    """The read step's one argument: a file with the run's configuration and id, and where the
+    step writes its result (:data:`RESULT` beside it: the error it ended with, and its kind), as
+    JSON."""
     spec = directory / "read-step.json"
-    spec.write_text(ReadStepSpec(config.to_json(), run_id).to_json())
+    result = Place(str(directory / RESULT)).to_json()
+    spec.write_text(ReadStepSpec(config.to_json(), run_id, attempt=run_id, result=result).to_json())
     return spec
 
 
@@ -132,15 +142,23 @@ class Submission:
     by line. ``run`` waits for it; ``cancel`` (from any thread: the lease renewer's) kills the
     whole group at once (spark-submit, its driver JVM and Python), and ``run`` then raises.
 
-    The exit code becomes the error a task acts on: 2 bad input or state and 3 a lost lease
-    (no retry can help), anything else retryable. If the waiting task is stopped, the group is
-    killed too.
+    The exit code becomes the error a task acts on: the one the read step wrote to ``result``
+    (its line and kind, kinesis_batch.cli.read_step) when it wrote one, else 2 bad input or
+    state and 3 a lost lease (no retry can help), anything else retryable. If the waiting task
+    is stopped, the group is killed too.
     """
 
-    def __init__(self, command: list[str], env: Mapping[str, str], progress: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        command: list[str],
+        env: Mapping[str, str],
+        progress: Callable[[str], None],
+        result: Path | None = None,
+    ) -> None:
         self.command = command
         self.env = dict(env)
         self.progress = progress
+        self.result = result
         self._lock = threading.Lock()
         self._process: subprocess.Popen[str] | None = None
         self._cancelled = False
@@ -168,7 +186,16 @@ class Submission:
         if self._cancelled:
             raise DependencyError("spark-submit was cancelled")
         if code != 0:
+            said = self._said()
+            if said is not None and said.exit_code == code and said.error:
+                raise from_exit_code(code, said.error, said.kind)
             raise from_exit_code(code, _exited(code))
+
+    def _said(self) -> JobResult | None:
+        """What the read step wrote it ended with (None: nothing, as a step killed or never started)."""
+        if self.result is None or not self.result.exists():
+            return None
+        return JobResult.from_json(json.loads(self.result.read_text()))
 
     def running(self) -> bool:
         """Whether the spark-submit process is alive (started and not ended)."""
@@ -200,4 +227,4 @@ def submitted_read(
         package = package_zip(Path(scratch))
         spec = read_step_spec(config, run_id, Path(scratch))
         command = submit_command(cluster, package, [str(spec)], f"kinesis-batch-{run_id}")
-        yield Submission(command, env, progress)
+        yield Submission(command, env, progress, result=spec.parent / RESULT)

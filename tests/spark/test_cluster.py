@@ -15,7 +15,14 @@ import pytest
 
 from kinesis_batch.config import RunConfig
 from kinesis_batch.environment import READ_STEP
-from kinesis_batch.errors import DependencyError, IllegalArgumentError, InvalidStateError, LeaseLostError
+from kinesis_batch.errors import (
+    AccessDeniedError,
+    DependencyError,
+    IllegalArgumentError,
+    InvalidStateError,
+    LeaseLostError,
+)
+from kinesis_batch.serverless.attempt import JobResult
 from kinesis_batch.spark.cluster import (
     DRIVER_JVM_OPTIONS,
     SparkCluster,
@@ -95,6 +102,19 @@ def test_spark_submits_exit_code_becomes_the_error_a_task_acts_on(code: int, err
     with pytest.raises(error):
         Submission(["sh", "-c", f"echo reading; exit {code}"], {}, said.append).run()
     assert said == ["reading"]
+
+
+def test_a_submits_failure_is_the_error_its_read_step_wrote_by_kind_else_its_exit_codes(tmp_path: Path) -> None:
+    result = tmp_path / "result.json"
+    denied = "access denied: kinesis:GetRecords on arn:aws:kinesis:r:1:stream/s for arn:aws:sts::1:assumed-role/x/i"
+    said = JobResult("run-1", 2, denied, kind="AccessDeniedError")
+    write = f"echo '{json.dumps(said.to_json())}' > {result}; exit 2"
+    with pytest.raises(AccessDeniedError) as caught:
+        Submission(["sh", "-c", write], {}, lambda line: None, result=result).run()
+    assert str(caught.value) == denied
+    killed = tmp_path / "none.json"  # killed before its last act: the exit code says what it can
+    with pytest.raises(DependencyError, match="spark-submit exited with 137"):
+        Submission(["sh", "-c", "exit 137"], {}, lambda line: None, result=killed).run()
 
 
 def test_a_successful_submit_passes_its_output_on_with_the_given_environment() -> None:
