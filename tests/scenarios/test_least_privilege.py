@@ -1,9 +1,12 @@
-"""Least privilege, checked against what a run really calls: a run into Delta on S3 with JSON
-decoding and CloudWatch metrics, every AWS call it makes through botocore recorded (tests.iam),
-each allowed by the worker's document `kinesis-batch iam-policy` prints for the same flags, and
-each statement of it that covers such calls needed by one of them. A permission missing where
-the read runs, inside a Spark task, ends the run as one line naming it, exit 2, nothing held. A
-stream read through its role: its Kinesis calls are the reader's to allow, the rest the worker's."""
+"""Least privilege, checked against what runs really call: every AWS call a run's process makes
+through botocore recorded (tests.iam), each allowed by the worker's document `kinesis-batch
+iam-policy` prints for the same flags, and each statement of it on those services needed by one
+of them. The kinds of runs: Delta on S3 with dead letters and CloudWatch metrics; Iceberg on Glue,
+then maintained, its status, history and plan; routed changes; a backfill (with --backfills); a
+job run's orchestrator. A stream read through its role: its Kinesis calls are the reader's to
+allow, the rest the worker's. A permission missing where the read runs (a Spark task, a job run)
+ends the run as one line naming it, exit 2, nothing held; a KMS key the reader cannot use is
+named before any read starts."""
 
 from __future__ import annotations
 
@@ -88,7 +91,7 @@ def test_a_read_denied_inside_a_spark_task_is_one_line_exit_2_and_nothing_publis
     assert not read_output(output), "something was published"
 
 
-def test_a_read_denied_inside_a_job_run_is_the_same_one_line_exit_2_and_nothing_published_or_held(
+def test_a_job_runs_orchestrator_calls_what_its_policy_allows_and_a_read_denied_inside_is_the_same_one_line(
     proxies: tuple[LimitsProxy, LimitsProxy],
     emr_serverless: StandIn,
     kinesis: Any,
@@ -115,7 +118,8 @@ def test_a_read_denied_inside_a_job_run_is_the_same_one_line_exit_2_and_nothing_
         "--emr-serverless-conf", f"{DRIVER_ENV}AWS_ENDPOINT_URL_KINESIS={kinesis_proxy.url}",
     )  # fmt: skip
 
-    ran = cli("run", "--stream", name, *output, "--read-limits", "none", *job)
+    with recording() as recorder:  # the orchestrator's calls, up to the job run's end
+        ran = cli("run", "--stream", name, *output, "--read-limits", "none", *job)
 
     assert ran.returncode == 2, ran.stderr[-3000:]
     (job_run,) = emr_serverless.job_runs(application)
@@ -129,6 +133,12 @@ def test_a_read_denied_inside_a_job_run_is_the_same_one_line_exit_2_and_nothing_
     owners = [lease.lease_owner for lease in LeaseStore(dynamodb_client(), default_table(name)).list_leases()]
     assert owners == [None], "a lease left held"
     assert not read_rows(sink_of(output, app=default_table(name), stream=name)), "something was published"
+    where = Where(ACCOUNT, os.environ.get("AWS_DEFAULT_REGION", "us-east-1"))
+    actions = {request.action for request in recorder.requests(where, stream=stream)}
+    assert {"emr-serverless:StartJobRun", "emr-serverless:GetJobRun", "iam:PassRole"} <= actions, actions
+    worker = worker_document("--stream", name, *output, *job, where=where)
+    assert denied_calls(recorder, worker, where, stream) == []
+    assert unneeded(worker, recorder.requests(where, stream=stream)) == []
 
 
 def worker_document(*flags: str, where: Where) -> dict[str, Any]:
@@ -231,29 +241,6 @@ def test_a_backfill_calls_only_what_the_worker_policy_printed_with_backfills_all
         for r in denied_calls(recorder, worker_document(*flags, where=where), where, stream)
     }
     assert ("dynamodb:CreateTable", f"{default_table(name)}-backfill-b1") in without, without
-
-
-def test_a_job_runs_orchestrator_calls_only_what_the_printed_worker_policy_allows(
-    emr_serverless: StandIn, kinesis: Any, streams: StreamFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    name = streams.create(shards=1)
-    put(kinesis, name, 12, payload=changes)
-    application = emr_serverless.application()
-    job = ("--emr-serverless-application", application, "--execution-role", ROLE,
-           "--environment", emr_serverless.environment())  # fmt: skip
-    flags = ("--stream", name, *output_args("delta", "s3", tmp_path, monkeypatch), *job)
-    where = Where(ACCOUNT, os.environ.get("AWS_DEFAULT_REGION", "us-east-1"))
-
-    with recording() as recorder:
-        ran = cli("run", *flags, "--read-limits", "none")
-
-    assert ran.returncode == 0, ran.stderr[-2000:]
-    stream = f"arn:aws:kinesis:{where.region}:{ACCOUNT}:stream/{name}"
-    actions = {request.action for request in recorder.requests(where, stream=stream)}
-    assert {"emr-serverless:StartJobRun", "emr-serverless:GetJobRun", "iam:PassRole"} <= actions, actions
-    worker = worker_document(*flags, where=where)
-    assert denied_calls(recorder, worker, where, stream) == []
-    assert unneeded(worker, recorder.requests(where, stream=stream)) == []
 
 
 @pytest.mark.parametrize("emulator", ["kinesis-local"], indirect=True)  # kinesalite knows no encryption
