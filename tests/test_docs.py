@@ -131,3 +131,15 @@ def test_the_iam_policy_file_is_the_commands_output_for_the_documented_example()
     ran = cli("iam-policy", *command.split())
     assert ran.returncode == 0, ran.stderr
     assert json.loads(ran.stdout) == json.loads((REPO / "docs" / "iam-policy.json").read_text())
+
+
+def test_the_policies_operations_shows_are_the_commands_output_for_the_commands_above_them() -> None:
+    from tests.runs import cli
+
+    page = (REPO / "docs" / "operations.md").read_text()
+    shown = re.findall(r"```\n(kinesis-batch iam-policy [^`]*?)\n```\n\n```json\n(.*?)\n```", page, re.S)
+    assert len(shown) == 2, "the stream policy and the reader's trust"
+    for command, document in shown:
+        ran = cli(*command.replace("\\\n", " ").split()[1:])
+        assert ran.returncode == 0, ran.stderr
+        assert json.loads(ran.stdout) == json.loads(document), command
