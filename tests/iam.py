@@ -80,17 +80,25 @@ def _many(value: str | list[str]) -> list[str]:
 
 @dataclass
 class Recorder:
-    """Every AWS call made through botocore while recording: (service, operation, parameters)."""
+    """Every AWS call made through botocore while recording: (service, operation, parameters,
+    the access key it was signed with)."""
 
-    calls: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
+    calls: list[tuple[str, str, dict[str, Any], str]] = field(default_factory=list)
 
     def requests(self, where: Where, *, stream: str) -> Iterator[Request]:
         """Each call as what IAM authorizes it by; ``stream``: the stream's ARN, for the calls
         that name it only by an iterator or a page token."""
-        for service, operation, params in self.calls:
+        for service, operation, params, _ in self.calls:
             if (service, operation) in UNAUTHORIZED:
                 continue
             yield from _requests(service, operation, params, where, stream)
+
+    def signed_with(self) -> dict[str, Recorder]:
+        """The calls by the access key that signed them: each principal's."""
+        by_key: dict[str, Recorder] = {}
+        for call in self.calls:
+            by_key.setdefault(call[3], Recorder()).calls.append(call)
+        return by_key
 
 
 def _requests(service: str, operation: str, params: dict[str, Any], where: Where, stream: str) -> Iterator[Request]:
@@ -153,7 +161,9 @@ def recording() -> Iterator[Recorder]:
     original = botocore.client.BaseClient._make_api_call
 
     def make_api_call(client: Any, operation: str, params: dict[str, Any]) -> Any:
-        recorder.calls.append((client.meta.service_model.service_name, operation, dict(params)))
+        credentials = client._request_signer._credentials  # the principal the call is signed as
+        key = credentials.get_frozen_credentials().access_key if credentials is not None else ""
+        recorder.calls.append((client.meta.service_model.service_name, operation, dict(params), key))
         return original(client, operation, params)
 
     with mock.patch.object(botocore.client.BaseClient, "_make_api_call", make_api_call):

@@ -3,8 +3,9 @@ through botocore recorded (tests.iam), each allowed by the worker's document `ki
 iam-policy` prints for the same flags, and each statement of it on those services needed by one
 of them. The kinds of runs: Delta on S3 with dead letters and CloudWatch metrics; Iceberg on Glue,
 then maintained, its status, history and plan; routed changes; a backfill (with --backfills); a
-job run's orchestrator. A stream read through its role: its Kinesis calls are the reader's to
-allow, the rest the worker's. A permission missing where the read runs (a Spark task, a job run)
+job run's orchestrator. A stream read through its role, alone and in a group beside a stream of
+the consumer's own: the calls signed with the role's keys are the reader's to allow, the rest the
+worker's. A permission missing where the read runs (a Spark task, a job run)
 ends the run as one line naming it, exit 2, nothing held; a KMS key the reader cannot use is
 named before any read starts."""
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import textwrap
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -21,6 +23,7 @@ from devkit.limits_proxy import LimitsProxy
 from devkit.stack import LocalStack
 
 from kinesis_batch import LeaseStore
+from kinesis_batch.access import arns
 from kinesis_batch.access.arns import Where
 from kinesis_batch.aws import dynamodb_client
 from kinesis_batch.parsers import default_table
@@ -296,3 +299,62 @@ def test_a_stream_read_through_its_role_is_the_readers_to_read_and_the_workers_f
             assert allowed(docs["reader"], request) and not allowed(docs["worker"], request), request
         else:
             assert allowed(docs["worker"], request), request
+
+
+@pytest.mark.parametrize("emulator", ["kinesis-local"], indirect=True)  # kinesalite knows no StreamARN
+def test_a_group_with_a_stream_of_another_account_calls_with_each_principal_what_its_document_allows(
+    kinesis: Any, streams: StreamFactory, stack: LocalStack, spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ours, theirs = streams.create(shards=1), streams.create(shards=1)
+    for name in (ours, theirs):
+        put(kinesis, name, 6, payload=changes)
+    arn = str(kinesis.describe_stream_summary(StreamName=theirs)["StreamDescriptionSummary"]["StreamARN"])
+    role = "arn:aws:iam::111111111111:role/kinesis-reader"
+    (_, _, _, ours_out), (_, _, _, theirs_out) = (output_args("delta", "s3", tmp_path, monkeypatch) for _ in "ab")
+    path = tmp_path / "streams.toml"
+    path.write_text(
+        textwrap.dedent(f"""\
+            [[streams]]
+            stream = "{ours}"
+            output = "{ours_out}"
+            format = "delta"
+            decode = "json"
+            read_limits = "none"
+
+            [[streams]]
+            stream = "{theirs}"
+            stream_arn = "{arn}"
+            role_arn = "{role}"
+            external_id = "lake-1"
+            output = "{theirs_out}"
+            format = "delta"
+            read_limits = "none"
+
+            [[groups]]
+            name = "g"
+            streams = ["{ours}", "{theirs}"]
+        """)
+    )
+    where = Where(ACCOUNT, os.environ.get("AWS_DEFAULT_REGION", "us-east-1"))
+    group = ("--streams-file", str(path), "--group", "g")
+
+    with recording() as recorder:  # moto_server's STS hands out the role's keys
+        ran = cli("run", *group, env={"AWS_ENDPOINT_URL_STS": stack.dynamodb.url}, spark=spark)
+    printed = cli("iam-policy", *group, "--account", where.account, "--region", where.region)
+
+    assert ran.returncode == 0 and printed.returncode == 0, ran.stderr + printed.stderr
+    docs = json.loads(printed.stdout)
+    signers = recorder.signed_with()
+    worker_key = os.environ["AWS_ACCESS_KEY_ID"]
+    assert set(signers) - {worker_key}, "no call was signed with the role's keys"
+    for key, calls in signers.items():
+        principal, stream = ("worker", arns.stream(ours, where)) if key == worker_key else ("reader", arn)
+        requests = set(calls.requests(where, stream=stream))
+        assert [r for r in requests if not allowed(docs[principal], r)] == [], principal
+        if principal == "reader":  # the role's: the worker's document grants none of it
+            assert {r.action for r in requests} >= {"kinesis:ListShards", "kinesis:GetRecords"}, requests
+            assert not [r for r in requests if allowed(docs["worker"], r)]
+    assert (
+        unneeded(docs["worker"], recorder.signed_with()[worker_key].requests(where, stream=arns.stream(ours, where)))
+        == []
+    )
