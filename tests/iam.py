@@ -7,7 +7,7 @@ asks the evaluator whether the generated policy allows every call it made."""
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,6 +18,8 @@ import botocore.client
 from kinesis_batch.access import arns
 from kinesis_batch.access.arns import Where
 
+#: The services whose calls are recorded: botocore's (the table files go through pyarrow and delta-rs).
+RECORDED = ("kinesis:", "dynamodb:", "cloudwatch:", "sts:", "glue:", "emr-serverless:", "iam:PassRole")
 #: The operations that need no permission (STS answers anyone who it is).
 UNAUTHORIZED = {("sts", "GetCallerIdentity")}
 #: A transaction's items, as the item actions IAM authorizes them by.
@@ -76,6 +78,21 @@ def _conditions_hold(conditions: dict[str, dict[str, Any]], context: dict[str, s
 
 def _many(value: str | list[str]) -> list[str]:
     return [value] if isinstance(value, str) else list(value)
+
+
+def unneeded(document: dict[str, Any], requests: Iterable[Request]) -> list[str]:
+    """The Sids of ``document``'s statements on services whose calls are recorded that no call
+    of ``requests`` needs: with each taken out alone, every call is still allowed."""
+    requests = list(requests)
+    found = []
+    for statement in document["Statement"]:
+        actions = [statement["Action"]] if isinstance(statement["Action"], str) else statement["Action"]
+        if not all(action.startswith(RECORDED) for action in actions):
+            continue
+        without = {**document, "Statement": [s for s in document["Statement"] if s is not statement]}
+        if all(allowed(without, request) for request in requests):
+            found.append(statement["Sid"])
+    return found
 
 
 @dataclass

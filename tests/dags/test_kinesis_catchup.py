@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
@@ -11,12 +13,15 @@ from typing import Any
 import pytest
 
 from kinesis_batch import LeaseStore
+from kinesis_batch.access import arns
+from kinesis_batch.access.arns import Where
 from kinesis_batch.aws import cloudwatch_client, dynamodb_client
 from kinesis_batch.parsers import default_table
 from tests.conftest import PROVIDER_EVENTS
+from tests.iam import allowed, recording, unneeded
 from tests.metrics.test_cloudwatch import sums
 from tests.openlineage.support import all_events, events, file_transport
-from tests.runs import Intruder, assert_exactly_once, assert_per_key_order, diamond_stream, read_output
+from tests.runs import Intruder, assert_exactly_once, assert_per_key_order, cli, diamond_stream, read_output
 from tests.streams import StreamFactory, put, put_kib
 
 AHEAD = timedelta(minutes=1)
@@ -68,6 +73,28 @@ def test_two_dag_runs_read_every_record_once_the_second_only_new_data(
     assert_per_key_order(rows)
     leases = LeaseStore(dynamodb_client(), default_table(name)).list_leases()
     assert all(lease.lease_owner is None and lease.pending_batch_id is None for lease in leases)
+
+
+@pytest.mark.contract("airflow", why="every call of the catch-up DAG's tasks on this Airflow")
+def test_the_catch_up_dags_tasks_call_only_what_the_printed_worker_policy_allows(
+    dagbag: Any, spark: Any, kinesis: Any, streams: StreamFactory, tmp_path: Path
+) -> None:
+    name = streams.create(shards=1)
+    put(kinesis, name, 6)
+    conf = {"stream": name, "output": str(tmp_path / "out")}
+    where = Where("123456789012", os.environ.get("AWS_DEFAULT_REGION", "us-east-1"))  # the local stack's
+
+    with recording() as recorder:
+        run = dagbag.get_dag("kinesis_catchup").test(logical_date=datetime.now(UTC) + AHEAD, run_conf=conf)
+    printed = cli("iam-policy", "--stream", name, "--output", conf["output"], "--account", where.account,
+                  "--region", where.region, "--for", "worker")  # fmt: skip
+
+    assert run.state == "success", [(ti.task_id, ti.state) for ti in run.get_task_instances()]
+    worker = json.loads(printed.stdout)
+    requests = set(recorder.requests(where, stream=arns.stream(name, where)))
+    assert {r.action for r in requests} >= {"kinesis:ListShards", "dynamodb:UpdateItem"}, requests
+    assert [r for r in requests if not allowed(worker, r)] == []
+    assert unneeded(worker, requests) == []
 
 
 @pytest.mark.contract("airflow", why="a teardown that runs after a failed task on this Airflow")

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import textwrap
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -28,15 +27,13 @@ from kinesis_batch.access.arns import Where
 from kinesis_batch.aws import dynamodb_client
 from kinesis_batch.parsers import default_table
 from kinesis_batch.serverless.request import DRIVER_ENV
-from tests.iam import Recorder, Request, allowed, recording
+from tests.iam import Recorder, Request, allowed, recording, unneeded
 from tests.output.support import output_args, read_rows, sink_of
 from tests.runs import cli, read_output
 from tests.serverless.standin import ROLE, StandIn
 from tests.streams import StreamFactory, put, wait_active
 
 ACCOUNT = "123456789012"  # the local stack's (kinesalite's and moto's)
-#: The services whose calls go through botocore (the table files go through pyarrow and delta-rs).
-RECORDED = ("kinesis:", "dynamodb:", "cloudwatch:", "sts:", "glue:", "emr-serverless:", "iam:PassRole")
 
 
 def test_every_call_of_a_run_is_allowed_by_the_worker_policy_and_each_statement_is_needed(
@@ -154,21 +151,6 @@ def worker_document(*flags: str, where: Where) -> dict[str, Any]:
 def denied_calls(recorder: Recorder, document: dict[str, Any], where: Where, stream: str) -> list[Request]:
     requests = sorted(set(recorder.requests(where, stream=stream)), key=str)
     return [request for request in requests if not allowed(document, request)]
-
-
-def unneeded(document: dict[str, Any], requests: Iterable[Request]) -> list[str]:
-    """The Sids of ``document``'s statements on services whose calls are recorded that no call
-    of ``requests`` needs: with each taken out alone, every call is still allowed."""
-    requests = list(requests)
-    found = []
-    for statement in document["Statement"]:
-        actions = [statement["Action"]] if isinstance(statement["Action"], str) else statement["Action"]
-        if not all(action.startswith(RECORDED) for action in actions):
-            continue
-        without = {**document, "Statement": [s for s in document["Statement"] if s is not statement]}
-        if all(allowed(without, request) for request in requests):
-            found.append(statement["Sid"])
-    return found
 
 
 def changes(i: int) -> bytes:
