@@ -1,7 +1,8 @@
 """Least privilege, checked against what runs really call: every AWS call a run's process makes
 through botocore recorded (tests.iam), each allowed by the worker's document `kinesis-batch
 iam-policy` prints for the same flags, and each statement of it on those services needed by one
-of them. The kinds of runs: Delta on S3 with dead letters and CloudWatch metrics; Iceberg on Glue,
+of them. The kinds of runs: Delta on S3 with dead letters and CloudWatch metrics; Avro of the
+Glue Schema Registry; Iceberg on Glue,
 then maintained, its status, history and plan; routed changes; a backfill (with --backfills); a
 job run's orchestrator. A stream read through its role, alone and in a group beside a stream of
 the consumer's own: the calls signed with the role's keys are the reader's to allow, the rest the
@@ -14,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import textwrap
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +26,10 @@ from devkit.stack import LocalStack
 from kinesis_batch import LeaseStore
 from kinesis_batch.access import arns
 from kinesis_batch.access.arns import Where
-from kinesis_batch.aws import dynamodb_client
+from kinesis_batch.aws import dynamodb_client, glue_client
 from kinesis_batch.parsers import default_table
 from kinesis_batch.serverless.request import DRIVER_ENV
+from tests.decoding.support import avro_datum, framed, put_payloads, register
 from tests.iam import Recorder, Request, allowed, recording, unneeded
 from tests.output.support import output_args, read_rows, sink_of
 from tests.runs import cli, read_output
@@ -204,6 +207,29 @@ def test_each_kind_of_run_calls_only_what_the_printed_worker_policy_allows(
     worker = worker_document(*flags, where=where)
     assert denied_calls(recorder, worker, where, stream) == []
     assert unneeded(worker, recorder.requests(where, stream=stream)) == []
+
+
+def test_a_typed_run_with_the_registry_calls_only_what_the_printed_worker_policy_allows(
+    kinesis: Any, streams: StreamFactory, spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    schema = {"type": "record", "name": "Order", "fields": [{"name": "id", "type": "long"}]}
+    registry = f"r{uuid.uuid4().hex[:8]}"
+    version = register(glue_client(), registry, "orders", "AVRO", schema)
+    name = streams.create(shards=1)
+    put_payloads(kinesis, name, [framed(version, avro_datum(schema, {"id": i})) for i in range(4)])
+    flags = ("--stream", name, *output_args("delta", "s3", tmp_path, monkeypatch),
+             "--decode", "avro", "--schema", f"glue://{registry}/orders")  # fmt: skip
+    where = Where(ACCOUNT, os.environ.get("AWS_DEFAULT_REGION", "us-east-1"))
+
+    with recording() as recorder:
+        ran = cli("run", *flags, "--read-limits", "none", spark=spark)
+
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    requests = set(recorder.requests(where, stream=arns.stream(name, where)))
+    assert "glue:GetSchemaVersion" in {r.action for r in requests}
+    worker = worker_document(*flags, where=where)
+    assert [r for r in requests if not allowed(worker, r)] == []
+    assert unneeded(worker, requests) == []
 
 
 def test_a_backfill_calls_only_what_the_worker_policy_printed_with_backfills_allows(
