@@ -1,14 +1,13 @@
 """Least privilege, checked against what runs really call: every AWS call a run's process makes
 through botocore recorded (tests.iam), each allowed by the worker's document `kinesis-batch
 iam-policy` prints for the same flags, and each statement of it on those services needed by one
-of them. The kinds of runs: Delta on S3 with dead letters and CloudWatch metrics; Avro of the
-Glue Schema Registry; Iceberg on Glue,
-then maintained, its status, history and plan; routed changes; a backfill (with --backfills); a
-job run's orchestrator. A stream read through its role, alone and in a group beside a stream of
-the consumer's own: the calls signed with the role's keys are the reader's to allow, the rest the
-worker's. A permission missing where the read runs (a Spark task, a job run)
-ends the run as one line naming it, exit 2, nothing held; a KMS key the reader cannot use is
-named before any read starts."""
+of them. The kinds of runs: Delta on S3 with dead letters and CloudWatch metrics; Avro of the Glue
+Schema Registry; Iceberg on Glue, then maintained, its status, history and plan; routed changes;
+a backfill (with --backfills); a job run's orchestrator. A stream read through its role, alone
+and in a group beside a stream of the consumer's own: the calls signed with the role's keys are
+the reader's to allow, the rest the worker's. A permission missing where the read runs (a Spark
+task, a job run) ends the run as one line naming it, exit 2, nothing held; a KMS key the reader
+cannot use is named before any read starts."""
 
 from __future__ import annotations
 
@@ -64,6 +63,29 @@ def test_every_call_of_a_run_is_allowed_by_the_worker_policy_and_each_statement_
     assert unneeded(worker, requests) == []
 
 
+def deny_get_records(proxy: LimitsProxy, stream: str, principal: str, *, after: int = 0) -> None:
+    """GetRecords refused at ``proxy`` (but for the next ``after``), in IAM's words for ``principal``."""
+    proxy.refuse(
+        "GetRecords", "AccessDeniedException",
+        f"User: {principal} is not authorized to perform: kinesis:GetRecords on resource: {stream} because no "
+        "identity-based policy allows the kinesis:GetRecords action", after=after,
+    )  # fmt: skip
+
+
+def denied_run(proxy: LimitsProxy, name: str, output: Path, spark: Any) -> str:
+    """The last line of a run of ``name`` into ``output`` through ``proxy``, which must end it, exit 2."""
+    ran = cli("run", "--stream", name, "--output", str(output), "--read-limits", "none",
+              env={"AWS_ENDPOINT_URL_KINESIS": proxy.url}, spark=spark)  # fmt: skip
+    assert ran.returncode == 2, ran.stderr[-3000:]
+    return ran.stderr.strip().splitlines()[-1]
+
+
+def assert_nothing_held(name: str, output: Path) -> None:
+    owners = [lease.lease_owner for lease in LeaseStore(dynamodb_client(), default_table(name)).list_leases()]
+    assert owners == [None], "a lease left held"
+    assert not read_output(output), "something was published"
+
+
 def test_a_read_denied_inside_a_spark_task_is_one_line_exit_2_and_nothing_published_or_held(
     proxies: tuple[LimitsProxy, LimitsProxy], kinesis: Any, streams: StreamFactory, spark: Any, tmp_path: Path
 ) -> None:
@@ -73,25 +95,17 @@ def test_a_read_denied_inside_a_spark_task_is_one_line_exit_2_and_nothing_publis
     stream = f"arn:aws:kinesis:us-east-1:{ACCOUNT}:stream/{name}"
     executors = f"arn:aws:sts::{ACCOUNT}:assumed-role/spark-executors/i-0abc"
     # The run's own look for news is served; the task's read is what AWS would deny the executors.
-    kinesis_proxy.refuse(
-        "GetRecords", "AccessDeniedException",
-        f"User: {executors} is not authorized to perform: kinesis:GetRecords on resource: {stream} because no "
-        "identity-based policy allows the kinesis:GetRecords action", after=1,
-    )  # fmt: skip
+    deny_get_records(kinesis_proxy, stream, executors, after=1)
     output = tmp_path / "out"
 
-    ran = cli("run", "--stream", name, "--output", str(output), "--read-limits", "none",
-              env={"AWS_ENDPOINT_URL_KINESIS": kinesis_proxy.url}, spark=spark)  # fmt: skip
+    line = denied_run(kinesis_proxy, name, output, spark)
 
-    assert ran.returncode == 2, ran.stderr[-3000:]
-    assert ran.stderr.strip().splitlines()[-1] == (
+    assert line == (
         f"kinesis-batch: error: access denied: kinesis:GetRecords on {stream} for {executors} "
         "(kinesis-batch iam-policy prints the policies each principal needs); nothing was published"
     )
     assert kinesis_proxy.calls["GetRecords"] >= 2, "the task's read, not the run's look for news, was denied"
-    owners = [lease.lease_owner for lease in LeaseStore(dynamodb_client(), default_table(name)).list_leases()]
-    assert owners == [None], "a lease left held"
-    assert not read_output(output), "something was published"
+    assert_nothing_held(name, output)
 
 
 def test_a_job_runs_orchestrator_calls_what_its_policy_allows_and_a_read_denied_inside_is_the_same_one_line(
@@ -108,11 +122,7 @@ def test_a_job_runs_orchestrator_calls_what_its_policy_allows_and_a_read_denied_
     stream = f"arn:aws:kinesis:us-east-1:{ACCOUNT}:stream/{name}"
     job_role = f"arn:aws:sts::{ACCOUNT}:assumed-role/emr-serverless-job/00run"
     # Only the job run reads through the proxy: what AWS would deny the job role's executors.
-    kinesis_proxy.refuse(
-        "GetRecords", "AccessDeniedException",
-        f"User: {job_role} is not authorized to perform: kinesis:GetRecords on resource: {stream} because no "
-        "identity-based policy allows the kinesis:GetRecords action",
-    )  # fmt: skip
+    deny_get_records(kinesis_proxy, stream, job_role)
     output = output_args("delta", "s3", tmp_path, monkeypatch)
     application = emr_serverless.application()
     job = (
@@ -268,19 +278,15 @@ def test_a_kms_key_the_reader_cannot_use_is_named_before_anything_is_read(
     kinesis_proxy.refuse("GetRecords", "KMSAccessDeniedException", said)
     output = tmp_path / "out"
 
-    ran = cli("run", "--stream", name, "--output", str(output), "--read-limits", "none",
-              env={"AWS_ENDPOINT_URL_KINESIS": kinesis_proxy.url}, spark=spark)  # fmt: skip
+    line = denied_run(kinesis_proxy, name, output, spark)
 
-    assert ran.returncode == 2, ran.stderr[-3000:]
-    assert ran.stderr.strip().splitlines()[-1] == (
+    assert line == (
         f"kinesis-batch: error: access denied: kms:Decrypt on {key}, the KMS key stream {name} is encrypted with, "
         f"for its reader (KMSAccessDeniedException: {said}) (kinesis-batch iam-policy --kms-key {key} prints the "
         "policies each principal needs); nothing was published"
     )
     assert kinesis_proxy.calls["GetRecords"] == 1, "a read started: only the look for news may ask"
-    owners = [lease.lease_owner for lease in LeaseStore(dynamodb_client(), default_table(name)).list_leases()]
-    assert owners == [None], "a lease left held"
-    assert not read_output(output), "something was published"
+    assert_nothing_held(name, output)
 
 
 @pytest.mark.parametrize("emulator", ["kinesis-local"], indirect=True)  # kinesalite knows no StreamARN
