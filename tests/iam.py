@@ -14,6 +14,7 @@ from typing import Any
 from unittest import mock
 
 import botocore.client
+from devkit.s3_recorder import S3Request
 
 from kinesis_batch.access import arns
 from kinesis_batch.access.arns import Where
@@ -80,14 +81,14 @@ def _many(value: str | list[str]) -> list[str]:
     return [value] if isinstance(value, str) else list(value)
 
 
-def unneeded(document: dict[str, Any], requests: Iterable[Request]) -> list[str]:
-    """The Sids of ``document``'s statements on services whose calls are recorded that no call
-    of ``requests`` needs: with each taken out alone, every call is still allowed."""
+def unneeded(document: dict[str, Any], requests: Iterable[Request], recorded: tuple[str, ...] = RECORDED) -> list[str]:
+    """The Sids of ``document``'s statements on the ``recorded`` services (action prefixes) that
+    no call of ``requests`` needs: with each taken out alone, every call is still allowed."""
     requests = list(requests)
     found = []
     for statement in document["Statement"]:
         actions = [statement["Action"]] if isinstance(statement["Action"], str) else statement["Action"]
-        if not all(action.startswith(RECORDED) for action in actions):
+        if not all(action.startswith(recorded) for action in actions):
             continue
         without = {**document, "Statement": [s for s in document["Statement"] if s is not statement]}
         if all(allowed(without, request) for request in requests):
@@ -169,6 +170,49 @@ def _requests(service: str, operation: str, params: dict[str, Any], where: Where
 
 def _s3_action(operation: str) -> str:
     return {"HeadObject": "GetObject", "CopyObject": "PutObject"}.get(operation, operation)
+
+
+def s3_requests(made: Iterable[S3Request], partition: str = "aws") -> Iterator[Request]:
+    """Each request an S3 client made (tools/devkit/s3_recorder.py) as what IAM authorizes it by
+    (the S3 actions' table in the Service Authorization Reference)."""
+    for one in made:
+        query, bucket = dict(one.query), f"arn:{partition}:s3:::{one.bucket}"
+        action = _s3_bucket_action(one, query) if not one.key else _s3_object_action(one, query)
+        if action == "s3:ListBucket":
+            prefix = (("s3:prefix", query["prefix"]),) if "prefix" in query else ()
+            yield Request(action, bucket, prefix)
+        elif action == "s3:DeleteObject" and not one.key:  # DeleteObjects: each key's
+            yield from (Request(action, f"{bucket}/{key}") for key in one.deleted)
+        elif not one.key:
+            yield Request(action, bucket)
+        else:
+            yield Request(action, f"{bucket}/{one.key}")
+        if one.copy_source:
+            yield Request("s3:GetObject", f"arn:{partition}:s3:::{one.copy_source.lstrip('/').split('?')[0]}")
+
+
+def _s3_bucket_action(one: S3Request, query: dict[str, str]) -> str:
+    if one.method == "POST" and "delete" in query:
+        return "s3:DeleteObject"
+    if one.method == "GET" and "location" in query:
+        return "s3:GetBucketLocation"
+    if one.method == "GET" and "uploads" in query:
+        return "s3:ListBucketMultipartUploads"
+    if one.method in ("GET", "HEAD") and not set(query) - {"list-type", "prefix", "delimiter", "max-keys",
+                                                         "continuation-token", "start-after", "encoding-type",
+                                                         "fetch-owner", "marker"}:  # fmt: skip
+        return "s3:ListBucket"  # ListObjects(V2), and HeadBucket
+    raise AssertionError(f"the recorder does not know what IAM authorizes {one} by")
+
+
+def _s3_object_action(one: S3Request, query: dict[str, str]) -> str:
+    if one.method == "DELETE":
+        return "s3:AbortMultipartUpload" if "uploadId" in query else "s3:DeleteObject"
+    if one.method in ("GET", "HEAD"):
+        return "s3:ListMultipartUploadParts" if "uploadId" in query else "s3:GetObject"
+    if one.method in ("PUT", "POST"):  # a put, a copy's target, a multipart upload's start, parts, end
+        return "s3:PutObject"
+    raise AssertionError(f"the recorder does not know what IAM authorizes {one} by")
 
 
 @contextmanager

@@ -29,6 +29,7 @@ from kinesis_batch.access import arns
 from kinesis_batch.access.arns import Where
 from kinesis_batch.backfill.plan import backfill_table
 from kinesis_batch.checkpoints.history import history_table_name
+from kinesis_batch.output.catalogs import table_folder
 from kinesis_batch.output.formats import format_of
 from kinesis_batch.settings import StreamSettings
 from kinesis_batch.storage.place import is_s3
@@ -107,10 +108,14 @@ class Need:
 @dataclass(frozen=True)
 class Catalog:
     """What a run knows of an Iceberg output's catalog (read from pyiceberg's configuration by
-    the adapter): whether it is a Glue catalog, and its warehouse (where tables' files go)."""
+    the adapter): its type (``glue``, ``sql``, ...) and its warehouse (where tables' files go)."""
 
-    glue: bool = False
+    type: str = ""
     warehouse: str = ""
+
+    @property
+    def glue(self) -> bool:
+        return self.type == "glue"
 
 
 def needs(
@@ -211,7 +216,7 @@ def _output(name: str, format: str, output: str, where: Where, catalog: Catalog)
             found += [Need(EXECUTORS, f"Find{name}Table", ("glue:GetTable",), resources)]
         if not is_s3(catalog.warehouse):
             return found
-        folder = f"{catalog.warehouse.rstrip('/')}/{namespace}.db/{table}"
+        folder = table_folder(catalog.warehouse, namespace, table, catalog.type)
     elif is_s3(output):
         folder = output
     else:

@@ -82,7 +82,7 @@ def _catalog(settings: StreamSettings) -> Catalog:
     if not format_of(settings.format).catalog:
         return Catalog()
     configured = catalog_config(settings.catalog)
-    return Catalog(glue=configured.get("type") == "glue", warehouse=str(configured.get("warehouse") or ""))
+    return Catalog(str(configured.get("type") or ""), str(configured.get("warehouse") or ""))
 
 
 def _reads_here(settings: StreamSettings) -> bool:

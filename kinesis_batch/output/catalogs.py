@@ -21,10 +21,19 @@ from kinesis_batch.aws import S3Settings
 from kinesis_batch.errors import IllegalArgumentError, from_storage, storage_errors
 
 DEFAULT_CATALOG = "default"
+#: The catalog types pyiceberg makes a new table in at WAREHOUSE/NAMESPACE.db/TABLE (the Hive
+#: convention); the others (sql, rest's servers aside) at WAREHOUSE/NAMESPACE/TABLE.
+HIVE_STYLE = frozenset({"glue", "hive", "dynamodb"})
 
 
 def embedded_home() -> Path:
     return Path(os.environ.get("KINESIS_BATCH_ICEBERG_HOME") or Path.home() / ".kinesis-batch" / "iceberg")
+
+
+def table_folder(warehouse: str, namespace: str, table: str, catalog_type: str) -> str:
+    """Where pyiceberg makes a new table of a namespace that names no location of its own."""
+    database = f"{namespace}.db" if catalog_type in HIVE_STYLE else namespace
+    return f"{warehouse.rstrip('/')}/{database}/{table}"
 
 
 def catalog_config(name: str | None) -> dict[str, Any]:
@@ -97,4 +106,7 @@ def catalog_errors(what: str) -> AbstractContextManager[None]:
     return storage_errors(what, remote=True, passing=(CommitFailedException, NoSuchTableError))
 
 
-__all__ = ["DEFAULT_CATALOG", "catalog_config", "catalog_errors", "create_namespace", "embedded_home", "load_catalog"]
+__all__ = [
+    "DEFAULT_CATALOG", "HIVE_STYLE", "catalog_config", "catalog_errors", "create_namespace", "embedded_home",
+    "load_catalog", "table_folder",
+]  # fmt: skip

@@ -33,7 +33,7 @@ import pyarrow as pa
 from kinesis_batch.aws import S3Settings
 from kinesis_batch.columns import Columns
 from kinesis_batch.errors import InvalidStateError
-from kinesis_batch.output.catalogs import catalog_errors, create_namespace, load_catalog
+from kinesis_batch.output.catalogs import catalog_errors, create_namespace, load_catalog, table_folder
 from kinesis_batch.output.changes import Merge, Merging
 from kinesis_batch.output.datafiles import DataFile
 from kinesis_batch.output.formats import validate_output
@@ -105,9 +105,6 @@ class IcebergSink(TableSink):
             TableAlreadyExistsError,
         )
 
-        warehouse = str(self.catalog.properties.get("warehouse") or "")
-        if warehouse.startswith(("s3://", "s3a://")):
-            check_bucket(Place(warehouse, self.s3))
         what = f"Iceberg table {self.identifier}"
         with catalog_errors(what):
             try:
@@ -230,7 +227,10 @@ class IcebergSink(TableSink):
             location = self._new_location()
         if location is not None:
             where = f"--output {self.identifier} (a new table at {location})"
-            check_place_of(self.format, Place(location, self.s3), where)
+            new = Place(location, self.s3)
+            if new.on_s3:  # before the namespace or the table is made
+                check_bucket(new)
+            check_place_of(self.format, new, where)
 
     def _new_location(self) -> str | None:
         """Where the catalog would make the table; None where its server decides (REST catalogs)."""
@@ -242,8 +242,9 @@ class IcebergSink(TableSink):
         try:
             return str(resolve(None, self.namespace, self.name))
         except NoSuchNamespaceError:  # a new namespace: under the warehouse, as pyiceberg would put it
-            warehouse = str(self.catalog.properties.get("warehouse") or "").rstrip("/")
-            return f"{warehouse}/{self.namespace}/{self.name}" if warehouse else None
+            warehouse = str(self.catalog.properties.get("warehouse") or "")
+            kind = str(self.catalog.properties.get("type") or "")
+            return table_folder(warehouse, self.namespace, self.name, kind) if warehouse else None
         except ValueError:  # no warehouse: creating the table fails with its own line
             return None
 

@@ -60,10 +60,11 @@ def _check_fixed(actual: pa.Schema, what: str, expected: pa.Schema) -> None:
 
 
 def check_bucket(root: Place) -> None:
-    """A missing or unreadable bucket, said in one line before anything is written."""
-    bucket = Place(f"s3://{root.path.split('/', 1)[0]}", root.s3)
-    if not bucket.exists():
-        raise InvalidStateError(f"--output {root.uri}: bucket {bucket.path} does not exist (or is not visible to us)")
+    """A missing or unreadable bucket, said in one line before anything is written (asked within
+    ``root``: a policy holds the output to its own prefix)."""
+    if not root.bucket_exists():
+        bucket = root.path.split("/", 1)[0]
+        raise InvalidStateError(f"--output {root.uri}: bucket {bucket} does not exist (or is not visible to us)")
 
 
 __all__ = ["check_bucket", "check_schema"]

@@ -28,6 +28,10 @@ def is_s3(uri: str) -> bool:
     return uri.startswith(("s3://", "s3a://"))
 
 
+#: A folder no place holds: listing under it is one request within the place's own prefix.
+_NOWHERE = ".kinesis-batch-bucket-check"
+
+
 @dataclass(frozen=True)
 class Place:
     """``uri``: an absolute local path (or ``file://`` URI) or ``s3://bucket/prefix``."""
@@ -69,6 +73,21 @@ class Place:
     def exists(self) -> bool:
         with _io(self):
             return bool(self.filesystem().get_file_info(self.path).type != fs.FileType.NotFound)
+
+    def bucket_exists(self) -> bool:
+        """Whether this S3 place's bucket exists, asked by one listing inside this place's own
+        prefix (ListObjectsV2, which a policy held to that prefix allows; HeadBucket would need
+        ListBucket on the whole bucket)."""
+        with _io(self):
+            try:
+                self.filesystem().get_file_info(fs.FileSelector(self.child(_NOWHERE).path))
+            except FileNotFoundError:  # the bucket answered: nothing there, as expected
+                return True
+            except OSError as exc:
+                if any(word in str(exc) for word in ("NO_SUCH_BUCKET", "NoSuchBucket")):
+                    return False
+                raise
+        return True
 
     def make_dirs(self) -> None:
         """Create this folder (and its parents) on a local file system; S3 has no folders."""

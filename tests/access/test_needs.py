@@ -101,12 +101,14 @@ def test_each_deployment_gives_each_principal_its_statements(
 
 def test_an_iceberg_table_on_glue_is_its_catalogs_table_and_its_warehouses_files() -> None:
     settings = StreamSettings(stream="clicks", output="analytics.clicks", format="iceberg", catalog="glue")
-    found = needs(settings, HERE, catalog=Catalog(glue=True, warehouse="s3://wh/"))
+    found = needs(settings, HERE, catalog=Catalog("glue", "s3://wh/"))
     (table,) = [n for n in found if n.sid == "OutputTable"]
     assert table.resources[-1] == "arn:aws:glue:eu-west-1:111122223333:table/analytics/clicks"
     (files,) = [n for n in found if n.sid == "OutputFiles" and n.principal == WORKER]
     assert files.resources == ("arn:aws:s3:::wh/analytics.db/clicks/*",)
     assert [n.actions for n in found if n.sid == "FindOutputTable"] == [("glue:GetTable",)]
+    on_sql = needs(settings, HERE, catalog=Catalog("sql", "s3://wh/"))  # pyiceberg's own convention
+    assert {n.resources for n in on_sql if n.sid == "OutputFiles"} == {("arn:aws:s3:::wh/analytics/clicks/*",)}
 
 
 @st.composite

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 
-from kinesis_batch.output.catalogs import create_namespace
+from kinesis_batch.output.catalogs import create_namespace, table_folder
 
 pytestmark = pytest.mark.contract("tables", why="each format's publish and read-back with these table libraries")
 
@@ -44,3 +44,16 @@ def test_a_namespace_that_cannot_be_made_is_still_an_error(tmp_path: Path) -> No
     _, this_run = catalogs(tmp_path)
     with pytest.raises(Exception, match=r"[Nn]amespace"):
         create_namespace(this_run, "")
+
+
+@pytest.mark.parametrize(
+    ("kind", "folder"),
+    [
+        ("glue", "s3://wh/lake.db/t"),
+        ("hive", "s3://wh/lake.db/t"),
+        ("sql", "s3://wh/lake/t"),
+        ("rest", "s3://wh/lake/t"),
+    ],
+)
+def test_a_new_tables_folder_is_where_pyiceberg_puts_it_by_its_catalogs_type(kind: str, folder: str) -> None:
+    assert table_folder("s3://wh/", "lake", "t", kind) == folder

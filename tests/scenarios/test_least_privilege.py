@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 from devkit.limits_proxy import LimitsProxy
+from devkit.s3_recorder import S3Recorder
 from devkit.stack import LocalStack
 
 from kinesis_batch import LeaseStore
@@ -29,7 +30,7 @@ from kinesis_batch.aws import dynamodb_client, glue_client
 from kinesis_batch.parsers import default_table
 from kinesis_batch.serverless.request import DRIVER_ENV
 from tests.decoding.support import avro_datum, framed, put_payloads, register
-from tests.iam import Recorder, Request, allowed, recording, unneeded
+from tests.iam import Recorder, Request, allowed, recording, s3_requests, unneeded
 from tests.output.support import output_args, read_rows, sink_of
 from tests.runs import cli, read_output
 from tests.serverless.standin import ROLE, StandIn
@@ -61,6 +62,29 @@ def test_every_call_of_a_run_is_allowed_by_the_worker_policy_and_each_statement_
     denied = [request for request in requests if not allowed(worker, request)]
     assert denied == [], f"calls the printed policy does not allow: {denied}"
     assert unneeded(worker, requests) == []
+
+
+@pytest.mark.parametrize("output", ["delta s3", "iceberg s3"])
+def test_every_s3_request_of_a_run_is_allowed_by_the_worker_policy_and_each_s3_statement_is_needed(
+    output: str, kinesis: Any, streams: StreamFactory, spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = streams.create(shards=1)
+    put(kinesis, name, 8, payload=changes)
+    put(kinesis, name, 1, start=8, payload=lambda i: b"not json")  # the dead letters' files too
+    flags = ("--stream", name, *output_args(*output.split(), tmp_path, monkeypatch), "--decode", "json")
+    where = Where(ACCOUNT, os.environ.get("AWS_DEFAULT_REGION", "us-east-1"))
+
+    # pyarrow's, delta-rs' and pyiceberg's S3 clients, in the driver and the tasks, pass here.
+    with S3Recorder(os.environ["AWS_ENDPOINT_URL_S3"], tmp_path) as s3:
+        ran = cli("run", *flags, "--read-limits", "none", env={"AWS_ENDPOINT_URL_S3": s3.url}, spark=spark)
+        made = s3.requests()
+
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    requests = set(s3_requests(made, where.partition))
+    assert {r.action for r in requests} >= {"s3:PutObject", "s3:GetObject"}, requests
+    worker = worker_document(*flags, where=where)
+    assert sorted({(r.action, r.resource, r.context) for r in requests if not allowed(worker, r)}) == []
+    assert unneeded(worker, requests, recorded=("s3:",)) == []
 
 
 def deny_get_records(proxy: LimitsProxy, stream: str, principal: str, *, after: int = 0) -> None:
