@@ -41,7 +41,9 @@ PRINCIPALS = (WORKER, EXECUTORS, READER, TRUST, STREAM_POLICY, KMS)
 BOTH = (WORKER, EXECUTORS)
 
 READ_STREAM = ("kinesis:DescribeStreamSummary", "kinesis:ListShards", "kinesis:GetShardIterator", "kinesis:GetRecords")
-READ_RECORDS = ("kinesis:GetShardIterator", "kinesis:GetRecords")
+#: The executors' reads; DescribeStreamSummary for the read step's own driver (a job run's, a
+#: spark-submit's), which says the stream's retention beside what it read.
+READ_RECORDS = ("kinesis:DescribeStreamSummary", "kinesis:GetShardIterator", "kinesis:GetRecords")
 FILES = ("s3:GetObject", "s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload")
 LEASES = (
     "dynamodb:CreateTable", "dynamodb:DescribeTable", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem",

@@ -3,7 +3,9 @@ through botocore recorded (tests.iam), each allowed by the worker's document `ki
 iam-policy` prints for the same flags, and each statement of it on those services needed by one
 of them. The kinds of runs: Delta on S3 with dead letters and CloudWatch metrics; Avro of the Glue
 Schema Registry; Iceberg on Glue, then maintained, its status, history and plan; routed changes;
-a backfill (with --backfills); a job run's orchestrator. A stream read through its role, alone
+a backfill (with --backfills); a job run's orchestrator, and the job run itself against the
+executors' document (its S3, Kinesis and DynamoDB calls, told apart by the access key it signs
+with, at recording endpoints). A stream read through its role, alone
 and in a group beside a stream of the consumer's own: the calls signed with the role's keys are
 the reader's to allow, the rest the worker's. A permission missing where the read runs (a Spark
 task, a job run) ends the run as one line naming it, exit 2, nothing held; a KMS key the reader
@@ -176,6 +178,50 @@ def test_a_job_runs_orchestrator_calls_what_its_policy_allows_and_a_read_denied_
     worker = worker_document("--stream", name, *output, *job, where=where)
     assert denied_calls(recorder, worker, where, stream) == []
     assert unneeded(worker, recorder.requests(where, stream=stream)) == []
+
+
+def test_a_job_runs_own_calls_are_each_allowed_by_the_printed_executors_policy_and_each_statement_needed(
+    proxies: tuple[LimitsProxy, LimitsProxy],
+    emr_serverless: StandIn,
+    kinesis: Any,
+    streams: StreamFactory,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    kinesis_proxy, dynamodb_proxy = proxies
+    name = streams.create(shards=1)
+    put(kinesis, name, 8, payload=changes)
+    put(kinesis, name, 1, start=8, payload=lambda i: b"not json")
+    output = (*output_args("delta", "s3", tmp_path, monkeypatch), "--decode", "json")
+    where = Where(ACCOUNT, os.environ.get("AWS_DEFAULT_REGION", "us-east-1"))
+    job_key = "AKIAJOBRUNEXECUTORS1"  # the job role's: every call signed with it is the executors'
+
+    with S3Recorder(os.environ["AWS_ENDPOINT_URL_S3"], tmp_path) as s3:
+        endpoints = {"KINESIS": kinesis_proxy.url, "DYNAMODB": dynamodb_proxy.url, "S3": s3.url}
+        conf = [f"{DRIVER_ENV}AWS_ENDPOINT_URL_{service}={url}" for service, url in endpoints.items()]
+        conf += [f"{DRIVER_ENV}AWS_ACCESS_KEY_ID={job_key}", f"{DRIVER_ENV}AWS_SECRET_ACCESS_KEY=job-secret"]
+        job = ("--emr-serverless-application", emr_serverless.application(), "--execution-role", ROLE,
+               "--environment", emr_serverless.environment(),
+               *(part for setting in conf for part in ("--emr-serverless-conf", setting)))  # fmt: skip
+        ran = cli("run", "--stream", name, *output, "--read-limits", "none", *job, env={"AWS_ENDPOINT_URL_S3": s3.url})
+        made = [request for request in s3.requests() if request.signer == job_key]
+
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    stream = arns.stream(name, where)
+    requests = set(s3_requests(made, where.partition))
+    requests |= {Request(f"kinesis:{op}", arns.stream(named, where) if named else stream)
+                 for op, key, named in kinesis_proxy.signed if key == job_key}  # fmt: skip
+    requests |= {Request(f"dynamodb:{op}", arns.dynamodb_table(table, where))
+                 for op, key, table in dynamodb_proxy.signed if key == job_key}  # fmt: skip
+    actions = {r.action for r in requests}
+    assert {"kinesis:GetRecords", "s3:PutObject"} <= actions and any(a.startswith("dynamodb:") for a in actions)
+    printed = cli("iam-policy", "--stream", name, *output, *job, "--account", where.account, "--region",
+                  where.region, "--for", "executors")  # fmt: skip
+    assert printed.returncode == 0, printed.stderr
+    executors = json.loads(printed.stdout)
+    assert sorted({(r.action, r.resource) for r in requests if not allowed(executors, r)}) == []
+    # The stand-in fetches the environment archive itself, as EMR Serverless does with the job role.
+    assert unneeded(executors, requests, recorded=("s3:", "kinesis:", "dynamodb:")) == ["TheEnvironmentArchive"]
 
 
 def worker_document(*flags: str, where: Where) -> dict[str, Any]:

@@ -21,7 +21,9 @@ In front of DynamoDB (moto_server) the same limits apply by table (``ControlLimi
 
 It records who called and how the stream was named (:attr:`LimitsProxy.access_keys`, the
 access key of each call's signature, and :attr:`LimitsProxy.named_by`: ``StreamName`` or
-``StreamARN``), so a test can check which account's credentials reached which service. In front
+``StreamARN``; :attr:`LimitsProxy.signed`: each call's operation, key and the table or stream it
+names), so a test can check which account's credentials reached which service, and what each
+principal called. In front
 of STS it can refuse a call as AWS does (:meth:`LimitsProxy.refuse`: a role whose trust policy
 does not allow the caller).
 
@@ -185,6 +187,8 @@ class LimitsProxy:
         self.calls: dict[str, int] = {}  # operation -> calls answered or refused (dropped ones aside)
         self.access_keys: dict[str, set[str]] = {}  # operation -> the access keys its calls were signed with
         self.named_by: dict[str, set[str]] = {}  # operation -> StreamName / StreamARN, as its calls named the stream
+        # (operation, access key, the table or stream the call names: "" for one by iterator)
+        self.signed: list[tuple[str, str, str]] = []
         # operation -> (error code, message) it is answered with, and how many calls are served first
         self._refusals: dict[str, tuple[str, str]] = {}
         self._served_before_refusal: dict[str, int] = {}
@@ -257,9 +261,14 @@ class LimitsProxy:
         signed = {k.lower(): v for k, v in headers.items()}.get("authorization", "")
         key = signed.partition("Credential=")[2].partition("/")[0]
         named = [name for name in ("StreamARN", "StreamName") if f'"{name}"'.encode() in body]
+        resource = ""
+        with contextlib.suppress(ValueError, AttributeError):  # the query protocol's form: no JSON
+            request = json.loads(body or b"{}")
+            resource = str(request.get("TableName") or request.get("StreamARN") or request.get("StreamName") or "")
         with self._lock:
             self.calls[operation] = self.calls.get(operation, 0) + 1
             self.access_keys.setdefault(operation, set()).add(key)
+            self.signed.append((operation, key, resource))
             if named:
                 self.named_by.setdefault(operation, set()).update(named)
 

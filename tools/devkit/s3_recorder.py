@@ -44,6 +44,7 @@ class S3Request:
     copy_source: str = ""
     deleted: tuple[str, ...] = ()  # the keys a DeleteObjects (``POST ?delete``) names
     agent: str = ""  # the client's User-Agent: which library made it
+    signer: str = ""  # the access key of its signature: which principal made it
 
 
 class S3Recorder:
@@ -94,7 +95,8 @@ class _Proxy:
         copied = unquote(headers.get("x-amz-copy-source", ""))
         deleted = tuple(DELETED.findall(body.decode(errors="replace"))) if ("delete", "") in query else ()
         agent = headers.get("user-agent", "")
-        line = json.dumps(asdict(S3Request(method, bucket, key, query, copied, deleted, agent)))
+        signer = headers.get("authorization", "").partition("Credential=")[2].partition("/")[0]
+        line = json.dumps(asdict(S3Request(method, bucket, key, query, copied, deleted, agent, signer)))
         with self._lock, self.record.open("a") as out:
             out.write(line + "\n")
 
