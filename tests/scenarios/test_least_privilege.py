@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from devkit.limits_proxy import LimitsProxy
+from devkit.limits_proxy import ControlLimits, LimitsProxy
 from devkit.s3_recorder import S3Recorder
 from devkit.stack import LocalStack
 
@@ -189,21 +189,33 @@ def test_a_job_runs_own_calls_are_each_allowed_by_the_printed_executors_policy_a
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     kinesis_proxy, dynamodb_proxy = proxies
+    schema = {"type": "record", "name": "Order", "fields": [{"name": "id", "type": "long"}]}
+    registry = f"r{uuid.uuid4().hex[:8]}"
+    older = register(glue_client(), registry, "orders", "AVRO", schema)
+    later = {**schema, "fields": [*schema["fields"], {"name": "note", "type": ["null", "string"], "default": None}]}
+    register(glue_client(), registry, "orders", "AVRO", later)  # the run's start resolves this one
     name = streams.create(shards=1)
-    put(kinesis, name, 8, payload=changes)
-    put(kinesis, name, 1, start=8, payload=lambda i: b"not json")
-    output = (*output_args("delta", "s3", tmp_path, monkeypatch), "--decode", "json")
+    # Records of the older version: the tasks ask the registry for it themselves.
+    put_payloads(kinesis, name, [framed(older, avro_datum(schema, {"id": i})) for i in range(4)])
+    put(kinesis, name, 1, start=4, payload=lambda i: b"not avro")  # the dead letters' files too
+    output = (*output_args("delta", "s3", tmp_path, monkeypatch), "--decode", "avro",
+              "--schema", f"glue://{registry}/orders")  # fmt: skip
     where = Where(ACCOUNT, os.environ.get("AWS_DEFAULT_REGION", "us-east-1"))
     job_key = "AKIAJOBRUNEXECUTORS1"  # the job role's: every call signed with it is the executors'
 
-    with S3Recorder(os.environ["AWS_ENDPOINT_URL_S3"], tmp_path) as s3:
-        endpoints = {"KINESIS": kinesis_proxy.url, "DYNAMODB": dynamodb_proxy.url, "S3": s3.url}
+    with (
+        S3Recorder(os.environ["AWS_ENDPOINT_URL_S3"], tmp_path) as s3,
+        LimitsProxy(str(glue_client().meta.endpoint_url), control=ControlLimits.none()) as glue_proxy,
+    ):
+        endpoints = {"KINESIS": kinesis_proxy.url, "DYNAMODB": dynamodb_proxy.url, "S3": s3.url, "GLUE": glue_proxy.url}
         conf = [f"{DRIVER_ENV}AWS_ENDPOINT_URL_{service}={url}" for service, url in endpoints.items()]
         conf += [f"{DRIVER_ENV}AWS_ACCESS_KEY_ID={job_key}", f"{DRIVER_ENV}AWS_SECRET_ACCESS_KEY=job-secret"]
         job = ("--emr-serverless-application", emr_serverless.application(), "--execution-role", ROLE,
                "--environment", emr_serverless.environment(),
                *(part for setting in conf for part in ("--emr-serverless-conf", setting)))  # fmt: skip
-        ran = cli("run", "--stream", name, *output, "--read-limits", "none", *job, env={"AWS_ENDPOINT_URL_S3": s3.url})
+        # The spec carries the orchestrator's S3 and Glue endpoints to the job: these, recording.
+        passed = {"AWS_ENDPOINT_URL_S3": s3.url, "AWS_ENDPOINT_URL_GLUE": glue_proxy.url}
+        ran = cli("run", "--stream", name, *output, "--read-limits", "none", *job, env=passed)
         made = [request for request in s3.requests() if request.signer == job_key]
 
     assert ran.returncode == 0, ran.stderr[-2000:]
@@ -213,15 +225,20 @@ def test_a_job_runs_own_calls_are_each_allowed_by_the_printed_executors_policy_a
                  for op, key, named in kinesis_proxy.signed if key == job_key}  # fmt: skip
     requests |= {Request(f"dynamodb:{op}", arns.dynamodb_table(table, where))
                  for op, key, table in dynamodb_proxy.signed if key == job_key}  # fmt: skip
+    schemas = arns.schema_registry(registry, where)  # GetSchemaVersion is authorized on both
+    requests |= {Request(f"glue:{op}", arn.replace("*", "orders"))
+                 for op, key, _ in glue_proxy.signed if key == job_key for arn in schemas}  # fmt: skip
     actions = {r.action for r in requests}
-    assert {"kinesis:GetRecords", "s3:PutObject"} <= actions and any(a.startswith("dynamodb:") for a in actions)
+    assert {"kinesis:GetRecords", "s3:PutObject", "glue:GetSchemaVersion"} <= actions, actions
+    assert any(action.startswith("dynamodb:") for action in actions), actions
     printed = cli("iam-policy", "--stream", name, *output, *job, "--account", where.account, "--region",
                   where.region, "--for", "executors")  # fmt: skip
     assert printed.returncode == 0, printed.stderr
     executors = json.loads(printed.stdout)
     assert sorted({(r.action, r.resource) for r in requests if not allowed(executors, r)}) == []
     # The stand-in fetches the environment archive itself, as EMR Serverless does with the job role.
-    assert unneeded(executors, requests, recorded=("s3:", "kinesis:", "dynamodb:")) == ["TheEnvironmentArchive"]
+    recorded = ("s3:", "kinesis:", "dynamodb:", "glue:")
+    assert unneeded(executors, requests, recorded=recorded) == ["TheEnvironmentArchive"]
 
 
 def worker_document(*flags: str, where: Where) -> dict[str, Any]:
