@@ -264,9 +264,10 @@ def from_botocore(exc: Exception, *, operation: str, resource: str = "") -> Kine
     return KinesisBatchError(f"{where}: {exc}")
 
 
-# Words in a storage library's message that no retry can fix: a missing bucket, denied access.
-_STORAGE_DENIED_WORDS = ("AccessDenied", "Access Denied", "Forbidden", "403")
-_STORAGE_PERMANENT_WORDS = ("NoSuchBucket", *_STORAGE_DENIED_WORDS)
+# Words in a storage library's message that no retry can fix: a missing bucket, denied access
+# (pyarrow says ACCESS_DENIED, delta-rs and pyiceberg AccessDenied or 403 Forbidden).
+_STORAGE_DENIED_WORDS = ("AccessDenied", "Access Denied", "ACCESS_DENIED", "Forbidden")
+_STORAGE_PERMANENT_WORDS = ("NoSuchBucket", "403", *_STORAGE_DENIED_WORDS)
 
 
 def first_line(exc: BaseException) -> str:

@@ -150,6 +150,7 @@ def test_an_error_carried_from_elsewhere_by_its_kind_is_raised_again_as_that_kin
         ("Generic S3 error: AccessDenied: Access Denied", True),
         ("When reading information for key 'o' in bucket 'b': AWS Error ACCESS_DENIED ... 403", True),
         ("Generic S3 error: NoSuchBucket", False),
+        ("Object at location tables/t403/x.parquet not found", False),  # a 403 in a name is no denial
         ("connection reset by peer", False),
     ],
 )
