@@ -72,8 +72,7 @@ class Attempt:
 
     def result(self) -> JobResult | None:
         """What this attempt's job left (None: nothing)."""
-        text = self.place.read_text(RESULT)
-        return JobResult.from_json(json.loads(text)) if text is not None else None
+        return JobResult.read(self.place.child(RESULT))
 
 
 @dataclass(frozen=True)
@@ -118,6 +117,13 @@ class JobResult:
         """The job's last act: ``place`` is the spec's ``result``."""
         parent, _, name = place.uri.rpartition("/")
         Place(parent, place.s3).write_text(name, json.dumps(self.to_json()))
+
+    @classmethod
+    def read(cls, place: Place) -> JobResult | None:
+        """What :meth:`write` left at ``place`` (None: nothing, as of a step killed or never started)."""
+        parent, _, name = place.uri.rpartition("/")
+        text = Place(parent, place.s3).read_text(name)
+        return cls.from_json(json.loads(text)) if text is not None else None
 
 
 def record_job_run(staging: Place, info: JobRunInfo) -> None:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
-import json
 import os
 import signal
 import subprocess
@@ -186,16 +185,10 @@ class Submission:
         if self._cancelled:
             raise DependencyError("spark-submit was cancelled")
         if code != 0:
-            said = self._said()
+            said = JobResult.read(Place(str(self.result))) if self.result is not None else None
             if said is not None and said.exit_code == code and said.error:
                 raise from_exit_code(code, said.error, said.kind)
             raise from_exit_code(code, _exited(code))
-
-    def _said(self) -> JobResult | None:
-        """What the read step wrote it ended with (None: nothing, as a step killed or never started)."""
-        if self.result is None or not self.result.exists():
-            return None
-        return JobResult.from_json(json.loads(self.result.read_text()))
 
     def running(self) -> bool:
         """Whether the spark-submit process is alive (started and not ended)."""
