@@ -37,12 +37,14 @@ from kinesis_batch._backoff import UNCOUNTED, Backoff
 from kinesis_batch.control.pacing import PACER
 from kinesis_batch.control.waiting import Waiting, wait_seconds
 from kinesis_batch.errors import (
+    AccessDeniedError,
     IllegalArgumentError,
     KinesisBatchError,
     RetryableError,
     ThrottledError,
     error_code,
     from_botocore,
+    is_access_denied,
 )
 
 if TYPE_CHECKING:
@@ -159,10 +161,13 @@ def assume_now(client: KinesisClient, role_arn: str) -> None:
     try:
         credentials_of(client).get_frozen_credentials()
     except (ClientError, BotoCoreError) as exc:
+        trust = "its trust policy must allow them (and --external-id when it asks one)"
+        if is_access_denied(exc):  # IAM does not say which refused: the caller's policy or the role's trust
+            denied = from_botocore(exc, operation="AssumeRole", resource=role_arn)
+            raise AccessDeniedError(f"{denied}; --role-arn {role_arn}: {trust}") from exc
         said = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise IllegalArgumentError(
-            f"--role-arn {role_arn}: cannot be assumed with this account's credentials ({said}); "
-            "its trust policy must allow them (and --external-id when it asks one)"
+            f"--role-arn {role_arn}: cannot be assumed with this account's credentials ({said}); {trust}"
         ) from exc
     finally:
         said_by_botocore.setLevel(level)

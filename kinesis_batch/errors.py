@@ -185,7 +185,7 @@ _KEY_UNUSABLE_CODES = frozenset(
 )
 #: How AWS says which principal may not do what (IAM's message, in every service that says it).
 _NOT_AUTHORIZED = re.compile(
-    r"User: (?P<who>\S+) is not authorized to perform: (?P<action>\S+) on resource: (?P<resource>\S+)"
+    r'User: (?P<who>\S+) is not authorized to perform: (?P<action>\S+) on resource: "?(?P<resource>[^\s"]+)'
 )
 #: What every access denied line ends with: where the missing permission is found.
 POLICIES = "kinesis-batch iam-policy prints the policies each principal needs"
@@ -219,6 +219,11 @@ def error_code(exc: BaseException) -> str:
 
 def is_throttling(exc: BaseException) -> bool:
     return error_code(exc) in _THROTTLING_CODES
+
+
+def is_access_denied(exc: BaseException) -> bool:
+    """Whether AWS refused the call to its principal (IAM: its policies, or a resource's)."""
+    return error_code(exc) in _ACCESS_DENIED_CODES
 
 
 def from_botocore(exc: Exception, *, operation: str, resource: str = "") -> KinesisBatchError:
@@ -265,8 +270,18 @@ def from_botocore(exc: Exception, *, operation: str, resource: str = "") -> Kine
 
 
 # Words in a storage library's message that no retry can fix: a missing bucket, denied access
-# (pyarrow says ACCESS_DENIED, delta-rs and pyiceberg AccessDenied or 403 Forbidden).
-_STORAGE_DENIED_WORDS = ("AccessDenied", "Access Denied", "ACCESS_DENIED", "Forbidden")
+# (pyarrow says ACCESS_DENIED, delta-rs "lacked the necessary privileges" or AccessDenied,
+# pyiceberg AccessDenied or 403 Forbidden).
+_STORAGE_DENIED_WORDS = (
+    "AccessDenied",
+    "Access Denied",
+    "ACCESS_DENIED",
+    "Forbidden",
+    "lacked the necessary privileges",
+)
+#: How delta-rs says an error's causes, a line each led by a (coloured) arrow: IAM's words come
+#: split at each ": ", which this joins again.
+_CAUSE = re.compile(r"\s*\n\s*(?:\x1b\[[0-9;]*m)?↳(?:\x1b\[[0-9;]*m)?\s*")
 _STORAGE_PERMANENT_WORDS = ("NoSuchBucket", "403", *_STORAGE_DENIED_WORDS)
 
 
@@ -287,7 +302,8 @@ def from_storage(exc: BaseException, doing: str, *, remote: bool) -> KinesisBatc
         return exc
     text = first_line(exc)
     if remote and any(word in text for word in _STORAGE_DENIED_WORDS):
-        return access_denied(text, doing)
+        said = _NOT_AUTHORIZED.search(_CAUSE.sub(": ", str(exc)))  # the service's answer, among the causes
+        return access_denied(said.group(0) if said else text, doing)
     permanent = (
         not remote
         or isinstance(exc, (PermissionError, ValueError))

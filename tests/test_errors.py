@@ -161,6 +161,24 @@ def test_a_storage_librarys_denied_call_is_the_access_denied_line(message: str, 
         assert str(translated) == f"access denied: writing s3://lake/c: {message} ({errors.POLICIES})"
 
 
+def test_delta_rs_denial_names_the_call_iams_words_in_its_chain_of_causes_say() -> None:
+    # delta-rs's text as it says an S3 refusal: its causes a line each, IAM's words split at ": ".
+    arrow = "\n          \x1b[31m\u21b3\x1b[0m "
+    said = (
+        "Kernel error -> The operation lacked the necessary privileges to complete for path t/_delta_log/x"
+        f"{arrow}403 Forbidden{arrow}<Error><Code>AccessDenied</Code><Message>User"
+        f"{arrow}arn:aws:sts::1:assumed-role/w/i is not authorized to perform{arrow}s3:GetObject on resource"
+        f'{arrow}"arn:aws:s3:::lake/t/_delta_log/x" because no identity-based policy allows the s3:GetObject action'
+        "</Message></Error>"
+    )
+    translated = errors.from_storage(OSError(said), "cannot open the Delta table at s3://lake/t", remote=True)
+    assert str(translated) == (
+        f"access denied: s3:GetObject on arn:aws:s3:::lake/t/_delta_log/x for arn:aws:sts::1:assumed-role/w/i "
+        f"({errors.POLICIES})"
+    )
+    assert errors.classify(translated).exit_code == 2
+
+
 @pytest.mark.parametrize(
     "code",
     ["KMSAccessDeniedException", "KMSDisabledException", "KMSInvalidStateException", "KMSNotFoundException",

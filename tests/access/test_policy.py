@@ -4,6 +4,7 @@ trust policy names no resource."""
 
 from __future__ import annotations
 
+from devkit.iam_policy import Request, allowed
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -12,7 +13,6 @@ from kinesis_batch.access.needs import EXECUTORS, TRUST, WORKER, Condition, Need
 from kinesis_batch.access.policy import VERSION, document, documents
 from kinesis_batch.settings import StreamSettings
 from tests.access.test_needs import deployments
-from tests.iam import Request, allowed
 
 HERE = Where("111122223333", "eu-west-1")
 

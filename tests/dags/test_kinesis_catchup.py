@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from devkit.iam_policy import allowed, unneeded
 
 from kinesis_batch import LeaseStore
 from kinesis_batch.access import arns
@@ -18,7 +19,7 @@ from kinesis_batch.access.arns import Where
 from kinesis_batch.aws import cloudwatch_client, dynamodb_client
 from kinesis_batch.parsers import default_table
 from tests.conftest import PROVIDER_EVENTS
-from tests.iam import allowed, recording, unneeded
+from tests.iam import recording
 from tests.metrics.test_cloudwatch import sums
 from tests.openlineage.support import all_events, events, file_transport
 from tests.runs import Intruder, assert_exactly_once, assert_per_key_order, cli, diamond_stream, read_output

@@ -15,6 +15,7 @@ from devkit.limits_proxy import ControlLimits, LimitsProxy
 from devkit.stack import STATIC_ENV, LocalStack
 
 from kinesis_batch.aws import dynamodb_client
+from kinesis_batch.errors import POLICIES
 from kinesis_batch.leases.store import LeaseStore
 from tests.runs import assert_exactly_once, cli, read_output
 from tests.streams import StreamFactory, put
@@ -78,7 +79,8 @@ def test_a_role_that_cannot_be_assumed_is_one_line_exit_2_before_anything_is_mad
     name = streams.create(shards=1)
     put(kinesis, name, 3)
     with LimitsProxy(stack.dynamodb.url, control=ControlLimits.none()) as sts:
-        denied = f"User: arn:aws:iam::000000000000:user/consumer is not authorized to perform: sts:AssumeRole on {ROLE}"
+        consumer = "arn:aws:iam::000000000000:user/consumer"
+        denied = f"User: {consumer} is not authorized to perform: sts:AssumeRole on resource: {ROLE}"
         sts.refuse("AssumeRole", "AccessDenied", denied)
         ran = cli(
             "run", "--stream", arn_of(kinesis, name), "--role-arn", ROLE, "--output", str(tmp_path / "out"),
@@ -87,7 +89,10 @@ def test_a_role_that_cannot_be_assumed_is_one_line_exit_2_before_anything_is_mad
 
     assert ran.returncode == 2, ran.stderr[-3000:]
     (line,) = ran.stderr.strip().splitlines()
-    assert line.startswith(f"kinesis-batch: error: --role-arn {ROLE}: cannot be assumed") and "AccessDenied" in line
+    assert line == (
+        f"kinesis-batch: error: access denied: sts:AssumeRole on {ROLE} for {consumer} ({POLICIES}); --role-arn "
+        f"{ROLE}: its trust policy must allow them (and --external-id when it asks one)"
+    )
     assert sts.calls.get("AssumeRole", 0) >= 1
     assert not LeaseStore(dynamodb_client(), f"kinesis-batch-{name}").table_exists()
     assert not (tmp_path / "out").exists()

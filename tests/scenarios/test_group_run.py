@@ -214,7 +214,8 @@ def test_a_broken_stream_of_a_group_fails_alone_with_its_own_line_while_the_othe
     by_stream = {line.removeprefix("kinesis-batch: error: ").split(": ", 1)[0]: line for line in errors}
     assert sorted(by_stream) == sorted(failing), errors
     assert len(errors) == len(failing) and "Traceback" not in ran.stderr
-    assert f"--role-arn {ROLE}: cannot be assumed" in by_stream[theirs] and "AccessDenied" in by_stream[theirs]
+    assert f"access denied: AssumeRole {ROLE}: " in by_stream[theirs], by_stream[theirs]
+    assert f"--role-arn {ROLE}: its trust policy must allow them" in by_stream[theirs], by_stream[theirs]
     assert not LeaseStore(dynamodb_client(), f"kinesis-batch-{theirs}").table_exists()
     assert "delta" in by_stream[foreign] and gone in by_stream[gone] and "does not exist" in by_stream[gone]
     assert "does not exist; nothing was published" in by_stream[deleted], by_stream[deleted]
@@ -238,7 +239,7 @@ def test_a_broken_stream_of_a_group_fails_alone_with_its_own_line_while_the_othe
     last = lines[-1]
     assert (last["stream"], last["group"], last["error"], last["outcome"]) == (good, "g", None, "committed"), last
     assert (last["records"], last["pending_batches"], last["retention_risk"]) == (len(sent), [], "ok"), last
-    assert "cannot be assumed" in next(line["error"] for line in lines if line["stream"] == theirs)
+    assert "its trust policy must allow them" in next(line["error"] for line in lines if line["stream"] == theirs)
     said = cli("status", "--streams-file", str(path), env=refusing)
     assert said.returncode == 0 and said.stdout.splitlines()[0].endswith("worst first: 6 that cannot be read")
 

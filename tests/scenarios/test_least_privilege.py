@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from devkit.iam_policy import Request, allowed, s3_requests, unneeded
 from devkit.limits_proxy import ControlLimits, LimitsProxy
 from devkit.s3_recorder import S3Recorder
 from devkit.stack import LocalStack
@@ -32,7 +33,7 @@ from kinesis_batch.aws import dynamodb_client, glue_client
 from kinesis_batch.parsers import default_table
 from kinesis_batch.serverless.request import DRIVER_ENV
 from tests.decoding.support import avro_datum, framed, put_payloads, register
-from tests.iam import Recorder, Request, allowed, recording, s3_requests, unneeded
+from tests.iam import Recorder, recording
 from tests.output.support import output_args, read_rows, sink_of
 from tests.runs import cli, read_output
 from tests.serverless.standin import ROLE, StandIn

@@ -7,8 +7,12 @@ here, from any process, and is kept as it was made (:class:`S3Request`: method, 
 query), for a test to ask what IAM authorizes each by. Bodies and answers pass unchanged; a
 request sent in chunks (``Transfer-Encoding: chunked``) is passed on whole.
 
-It serves from a process of its own (``python s3_recorder.py UPSTREAM PORT RECORD``, each
-request a line of JSON in RECORD): deltalake's Python binding holds the GIL while its S3 client
+Given principals (an access key's ARN and identity policy), it enforces them too: a request
+signed with one of their keys that the document does not allow is answered as S3 answers it,
+403 AccessDenied in IAM's words, and never passed on.
+
+It serves from a process of its own (``python -m devkit.s3_recorder UPSTREAM PORT RECORD
+[PRINCIPALS]``, each request a line of JSON in RECORD): deltalake's Python binding holds the GIL while its S3 client
 waits for an answer, so a proxy thread in the waiting process would never answer it. For tests;
 it binds 127.0.0.1 on a free port.
 """
@@ -25,9 +29,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
+from xml.sax.saxutils import escape
+
+from devkit.iam_policy import Principal, Request, allowed, not_authorized, s3_requests
 
 #: The keys of a DeleteObjects request's body.
 DELETED = re.compile(r"<Key>([^<]*)</Key>")
+XML = '<?xml version="1.0" encoding="UTF-8"?>\n'
 #: Headers that describe one hop's connection, not the request: never passed on.
 HOP = frozenset({"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "proxy-connection"})
 
@@ -49,12 +57,15 @@ class S3Request:
 
 class S3Recorder:
     """``with S3Recorder(upstream_url, log_dir) as s3:`` point clients at ``s3.url``; then
-    ``s3.requests()``: every request so far, in order."""
+    ``s3.requests()``: every request so far, in order. ``enforce``: the principals held to
+    their documents, by access key (``"*"``: any other key's)."""
 
-    def __init__(self, upstream: str, log_dir: Path) -> None:
+    def __init__(self, upstream: str, log_dir: Path, enforce: dict[str, Principal] | None = None) -> None:
         self.upstream = upstream
         self.log_dir = log_dir
         self.record = log_dir / "s3-requests.jsonl"
+        self.principals = log_dir / "s3-principals.json"
+        self.enforce = enforce or {}
         self._server: Any = None
 
     @property
@@ -65,8 +76,13 @@ class S3Recorder:
         from devkit.stack import free_port, spawn_server
 
         port = free_port()
-        argv = [sys.executable, str(Path(__file__).resolve()), self.upstream, str(port), str(self.record)]
-        self._server = spawn_server("s3-recorder", argv, port=port, log_dir=self.log_dir, grace=0.5)
+        self.principals.write_text(json.dumps({key: asdict(one) for key, one in self.enforce.items()}))
+        argv = [sys.executable, "-m", "devkit.s3_recorder", self.upstream, str(port), str(self.record)]
+        tools = str(Path(__file__).resolve().parent.parent)
+        self._server = spawn_server(
+            "s3-recorder", [*argv, str(self.principals)], port=port, log_dir=self.log_dir, grace=0.5,
+            env={"PYTHONPATH": tools},
+        )  # fmt: skip
         return self
 
     def __exit__(self, *_: object) -> None:
@@ -83,12 +99,13 @@ class S3Recorder:
 class _Proxy:
     """The server's side: forwards each request to ``upstream``, appends it to ``record``."""
 
-    def __init__(self, upstream: str, record: Path) -> None:
+    def __init__(self, upstream: str, record: Path, principals: dict[str, Principal]) -> None:
         self.upstream = urlsplit(upstream)
         self.record = record
+        self.principals = principals
         self._lock = threading.Lock()
 
-    def keep(self, method: str, target: str, headers: dict[str, str], body: bytes) -> None:
+    def keep(self, method: str, target: str, headers: dict[str, str], body: bytes) -> S3Request:
         parts = urlsplit(target)
         bucket, _, key = unquote(parts.path).lstrip("/").partition("/")
         query = tuple(parse_qsl(parts.query, keep_blank_values=True))
@@ -96,9 +113,21 @@ class _Proxy:
         deleted = tuple(DELETED.findall(body.decode(errors="replace"))) if ("delete", "") in query else ()
         agent = headers.get("user-agent", "")
         signer = headers.get("authorization", "").partition("Credential=")[2].partition("/")[0]
-        line = json.dumps(asdict(S3Request(method, bucket, key, query, copied, deleted, agent, signer)))
+        made = S3Request(method, bucket, key, query, copied, deleted, agent, signer)
         with self._lock, self.record.open("a") as out:
-            out.write(line + "\n")
+            out.write(json.dumps(asdict(made)) + "\n")
+        return made
+
+    def refusal(self, made: S3Request) -> bytes | None:
+        """S3's answer to a request its signer's document does not allow (None: it is allowed)."""
+        principal = self.principals.get(made.signer, self.principals.get("*"))
+        if principal is None:
+            return None
+        refused: Request | None = next((r for r in s3_requests([made]) if not allowed(principal.document, r)), None)
+        if refused is None:
+            return None
+        said = escape(not_authorized(principal.arn, refused))
+        return f"{XML}<Error><Code>AccessDenied</Code><Message>{said}</Message></Error>".encode()
 
     def forward(self, method: str, target: str, headers: dict[str, str], body: bytes) -> http.client.HTTPResponse:
         connection = http.client.HTTPConnection(self.upstream.hostname or "127.0.0.1", self.upstream.port, timeout=60)
@@ -129,15 +158,21 @@ def _handler(recorder: _Proxy) -> type[BaseHTTPRequestHandler]:
         def _pass(self) -> None:
             headers = {k.lower(): v for k, v in self.headers.items()}
             body = _read_body(self)
-            recorder.keep(self.command, self.path, headers, body)
+            refusal = recorder.refusal(recorder.keep(self.command, self.path, headers, body))
+            if refusal is not None:
+                self._answer(403, [("Content-Type", "application/xml")], refusal)
+                return
             response = recorder.forward(self.command, self.path, dict(self.headers.items()), body)
-            answer = response.read()
-            self.send_response(response.status)
-            for name, value in response.getheaders():
-                if name.lower() not in HOP and name.lower() != "content-length":
-                    self.send_header(name, value)
-            length = response.getheader("Content-Length")
-            # A HEAD's Content-Length is the object's size, with no body.
+            passed = [(k, v) for k, v in response.getheaders() if k.lower() not in {*HOP, "content-length"}]
+            self._answer(response.status, passed, response.read(), response.getheader("Content-Length"))
+
+        def _answer(
+            self, status: int, headers: list[tuple[str, str]], answer: bytes, length: str | None = None
+        ) -> None:
+            self.send_response(status)
+            for name, value in headers:
+                self.send_header(name, value)
+            # A HEAD's Content-Length is the object's size, with no body (a refused HEAD's: none).
             self.send_header("Content-Length", length if self.command == "HEAD" and length else str(len(answer)))
             self.end_headers()
             if self.command != "HEAD":
@@ -151,14 +186,15 @@ def _handler(recorder: _Proxy) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-def serve(upstream: str, port: int, record: Path) -> None:
-    server = ThreadingHTTPServer(("127.0.0.1", port), _handler(_Proxy(upstream, record)))
+def serve(upstream: str, port: int, record: Path, principals: Path) -> None:
+    held = {key: Principal(**one) for key, one in json.loads(principals.read_text()).items()}
+    server = ThreadingHTTPServer(("127.0.0.1", port), _handler(_Proxy(upstream, record, held)))
     server.daemon_threads = True
     server.serve_forever()
 
 
 if __name__ == "__main__":
-    serve(sys.argv[1], int(sys.argv[2]), Path(sys.argv[3]))
+    serve(sys.argv[1], int(sys.argv[2]), Path(sys.argv[3]), Path(sys.argv[4]))
 
 
 __all__ = ["S3Recorder", "S3Request"]

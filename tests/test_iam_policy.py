@@ -1,11 +1,10 @@
-"""The tests' IAM evaluator (tests.iam) against cases written out by hand: it allows only what a
+"""The tests' IAM evaluator (devkit.iam_policy) against cases written out by hand: it allows only what a
 statement's action, resource and conditions all match, as IAM does."""
 
 from __future__ import annotations
 
 import pytest
-
-from tests.iam import Request, allowed
+from devkit.iam_policy import Request, allowed
 
 POLICY = {
     "Version": "2012-10-17",

@@ -1,0 +1,232 @@
+"""Each statement of the printed policies, taken out, fails a run as the one line that names a
+call it grants. The stack enforces the documents as IAM would: every botocore call (tests.iam)
+and every S3 request of the table files (devkit.s3_recorder) signed with the worker's key, or
+with the stream's role's, is held to that principal's document, and one it does not allow is
+answered as AWS answers it (AccessDenied in IAM's words) and never made. The run ends exit 2
+with ``access denied: ACTION on RESOURCE for PRINCIPAL (...)``, holds no lease and publishes
+nothing. The one exception is the metrics: a run whose metrics are refused is published, and
+says so in one warning line."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import uuid
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from devkit.iam_policy import Principal, Request, allowed
+from devkit.s3_recorder import S3Recorder
+from devkit.stack import LocalStack
+
+from kinesis_batch.access import arns
+from kinesis_batch.access.arns import Where
+from kinesis_batch.aws import dynamodb_client, glue_client
+from kinesis_batch.errors import POLICIES
+from kinesis_batch.parsers import default_table
+from tests.decoding.support import avro_datum, framed, put_payloads, register
+from tests.iam import recording
+from tests.output.support import output_args, read_rows, sink_of
+from tests.runs import Ran, cli
+from tests.serverless.standin import ROLE, StandIn
+from tests.streams import StreamFactory, put
+
+ACCOUNT = "123456789012"  # the local stack's (kinesalite's and moto's)
+WORKER = f"arn:aws:sts::{ACCOUNT}:assumed-role/airflow-worker/i-0abc"  # the orchestrator's principal
+READER = "arn:aws:sts::111111111111:assumed-role/kinesis-reader/kinesis-batch"  # the stream's role's
+#: The one line, and what may follow it: "; nothing was published", what else to look at.
+LINE = re.compile(rf"kinesis-batch: error: access denied: (\S+) on (\S+) for (\S+) \({re.escape(POLICIES)}\)(; .+)?")
+
+
+def where() -> Where:
+    return Where(ACCOUNT, os.environ.get("AWS_DEFAULT_REGION", "us-east-1"))
+
+
+def documents(*flags: str) -> dict[str, dict[str, Any]]:
+    """Every principal's document ``kinesis-batch iam-policy`` prints for ``flags``."""
+    printed = cli("iam-policy", *flags, "--account", where().account, "--region", where().region)
+    assert printed.returncode == 0, printed.stderr
+    return dict(json.loads(printed.stdout))
+
+
+def without(document: dict[str, Any], sid: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``document`` without its statement ``sid``, and that statement."""
+    (taken,) = [statement for statement in document["Statement"] if statement["Sid"] == sid]
+    return {**document, "Statement": [s for s in document["Statement"] if s is not taken]}, taken
+
+
+def run_held(flags: tuple[str, ...], held: dict[str, Principal], stream: str, tmp_path: Path, **kw: Any) -> Ran:
+    """``kinesis-batch run FLAGS`` with each signer held to its principal's document."""
+    env = kw.pop("env", {})
+    with (
+        S3Recorder(os.environ["AWS_ENDPOINT_URL_S3"], tmp_path, held) as s3,
+        recording(held, where=where(), stream=stream),
+    ):
+        return cli("run", *flags, "--read-limits", "none", env={"AWS_ENDPOINT_URL_S3": s3.url, **env}, **kw)
+
+
+def assert_the_line_names_a_call_of(ran: Ran, statement: dict[str, Any], principal: str) -> str:
+    """The run ended exit 2 as the one line, naming a call that ``statement`` alone allows."""
+    assert ran.returncode == 2, ran.stderr[-3000:]
+    line = ran.stderr.strip().splitlines()[-1]
+    said = LINE.fullmatch(line)
+    assert said is not None, line
+    action, resource, who, _ = said.groups()
+    assert who == principal, line
+    alone = {"Statement": [{**statement, "Condition": {}}]}  # the line says no condition's value
+    assert allowed(alone, Request(action, resource)), f"{statement['Sid']} does not grant {action} on {resource}"
+    return line
+
+
+def published(output: tuple[str, ...], stream: str) -> dict[str, list[Any]]:
+    """The rows of a Delta table on S3 (none before its log's first entry)."""
+    bucket, _, prefix = dict(zip(output[::2], output[1::2], strict=True))["--output"][5:].partition("/")
+    listed = boto3.client("s3").list_objects_v2(Bucket=bucket, Prefix=f"{prefix}/_delta_log/")
+    return read_rows(sink_of(output, app=default_table(stream), stream=stream)) if listed.get("Contents") else {}
+
+
+def held_leases(name: str) -> list[str | None]:
+    table = default_table(name)
+    if table not in dynamodb_client().list_tables()["TableNames"]:
+        return []
+    items = dynamodb_client().scan(TableName=table)["Items"]
+    return [item["leaseOwner"]["S"] for item in items if "leaseOwner" in item]
+
+
+#: The typed run's statements: each fails it before anything is read.
+TYPED = ("ReadTheStream", "LeasesCheckpointsAndHistory", "DecodeWithTheRegistry", "OutputFiles", "ListOutputFiles",
+         "DeadLettersFiles", "ListDeadLettersFiles")  # fmt: skip
+
+
+def typed_stream(kinesis: Any, streams: StreamFactory) -> tuple[str, str]:
+    """A stream of Avro records of the Glue Schema Registry, and one that does not decode; and
+    the registry."""
+    schema = {"type": "record", "name": "Order", "fields": [{"name": "id", "type": "long"}]}
+    registry = f"r{uuid.uuid4().hex[:8]}"
+    version = register(glue_client(), registry, "orders", "AVRO", schema)
+    name = streams.create(shards=1)
+    put_payloads(kinesis, name, [framed(version, avro_datum(schema, {"id": i})) for i in range(4)])
+    put(kinesis, name, 1, start=4, payload=lambda i: b"not avro")  # the dead letters' files too
+    return name, registry
+
+
+@pytest.mark.parametrize("sid", TYPED)
+def test_a_typed_run_on_s3_whose_worker_lacks_a_statement_ends_as_the_line_naming_its_call(
+    sid: str, kinesis: Any, streams: StreamFactory, spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name, registry = typed_stream(kinesis, streams)
+    output = output_args("delta", "s3", tmp_path, monkeypatch)
+    flags = ("--stream", name, *output, "--decode", "avro", "--schema", f"glue://{registry}/orders",
+             "--metrics", "cloudwatch")  # fmt: skip
+    document, statement = without(documents(*flags)["worker"], sid)
+
+    ran = run_held(flags, {os.environ["AWS_ACCESS_KEY_ID"]: Principal(WORKER, document)},
+                   arns.stream(name, where()), tmp_path, spark=spark)  # fmt: skip
+
+    assert_the_line_names_a_call_of(ran, statement, WORKER)
+    assert [owner for owner in held_leases(name) if owner] == [], "a lease left held"
+    assert published(output, name) == {}, "something was published"
+
+
+def test_a_run_whose_metrics_are_refused_is_published_and_says_so_in_one_warning_line(
+    kinesis: Any, streams: StreamFactory, spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name, registry = typed_stream(kinesis, streams)
+    output = output_args("delta", "s3", tmp_path, monkeypatch)
+    flags = ("--stream", name, *output, "--decode", "avro", "--schema", f"glue://{registry}/orders",
+             "--metrics", "cloudwatch")  # fmt: skip
+    document, _ = without(documents(*flags)["worker"], "PutTheRunsMetrics")
+
+    ran = run_held(flags, {os.environ["AWS_ACCESS_KEY_ID"]: Principal(WORKER, document)},
+                   arns.stream(name, where()), tmp_path, spark=spark)  # fmt: skip
+
+    # The output is committed before the metrics are sent: failing the run then would only
+    # have the next one read nothing new, and the metrics would be lost all the same.
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    (warning,) = [line for line in ran.stderr.splitlines() if "cloudwatch:PutMetricData" in line]
+    assert f"access denied: cloudwatch:PutMetricData on * for {WORKER} ({POLICIES})" in warning, warning
+    assert len(read_rows(sink_of(output, app=default_table(name), stream=name))["id"]) == 4
+
+
+@pytest.mark.parametrize("sid", ["OutputTable", "DeadLettersTable"])
+def test_a_run_into_iceberg_on_glue_whose_worker_lacks_a_catalog_statement_ends_as_the_line(
+    sid: str, kinesis: Any, streams: StreamFactory, spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = streams.create(shards=1)
+    put(kinesis, name, 4, payload=lambda i: json.dumps({"id": i}).encode())
+    flags = ("--stream", name, *output_args("iceberg", "glue", tmp_path, monkeypatch), "--decode", "json")
+    document, statement = without(documents(*flags)["worker"], sid)
+
+    ran = run_held(flags, {os.environ["AWS_ACCESS_KEY_ID"]: Principal(WORKER, document)},
+                   arns.stream(name, where()), tmp_path, spark=spark)  # fmt: skip
+
+    assert_the_line_names_a_call_of(ran, statement, WORKER)
+    assert [owner for owner in held_leases(name) if owner] == [], "a lease left held"
+
+
+@pytest.mark.parametrize(("principal", "sid"), [("worker", "AssumeTheStreamsRole"), ("reader", "ReadTheStream")])
+@pytest.mark.parametrize("emulator", ["kinesis-local"], indirect=True)  # kinesalite knows no StreamARN
+def test_a_stream_read_through_its_role_whose_principal_lacks_a_statement_ends_as_the_line(
+    principal: str,
+    sid: str,
+    kinesis: Any,
+    streams: StreamFactory,
+    stack: LocalStack,
+    spark: Any,
+    tmp_path: Path,
+) -> None:
+    name = streams.create(shards=1)
+    put(kinesis, name, 4)
+    stream = str(kinesis.describe_stream_summary(StreamName=name)["StreamDescriptionSummary"]["StreamARN"])
+    flags = ("--stream", stream, "--role-arn", "arn:aws:iam::111111111111:role/kinesis-reader",
+             "--external-id", "lake-1", "--output", str(tmp_path / "out"))  # fmt: skip
+    docs = documents(*flags)
+    document, statement = without(docs[principal], sid)
+    # The worker signs with its key; the role's keys are moto's STS's, whichever it hands out.
+    worker = Principal(WORKER, document if principal == "worker" else docs["worker"])
+    reader = Principal(READER, document if principal == "reader" else docs["reader"])
+    held = {os.environ["AWS_ACCESS_KEY_ID"]: worker, "*": reader}
+
+    ran = run_held(flags, held, stream, tmp_path, env={"AWS_ENDPOINT_URL_STS": stack.dynamodb.url}, spark=spark)
+
+    assert_the_line_names_a_call_of(ran, statement, worker.arn if principal == "worker" else READER)
+    assert [owner for owner in held_leases(name) if owner] == [], "a lease left held"
+
+
+@pytest.mark.parametrize("sid", ["StartJobRuns", "PassTheJobRole", "WatchAndCancelJobRuns", "TheEnvironmentArchive"])
+def test_a_job_run_whose_orchestrator_lacks_a_statement_ends_as_the_line(
+    sid: str,
+    emr_serverless: StandIn,
+    kinesis: Any,
+    streams: StreamFactory,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    name = streams.create(shards=1)
+    put(kinesis, name, 4)
+    application = emr_serverless.application()
+    # Queued until polled a thousand times: a job run that is started never runs Spark here.
+    emr_serverless.behave(application, queued_polls=1000)
+    environment = emr_serverless.environment(runs=False)
+    output = output_args("delta", "s3", tmp_path, monkeypatch)
+    flags = ("--stream", name, *output, "--emr-serverless-application", application, "--execution-role", ROLE,
+             "--environment", environment)  # fmt: skip
+    document, statement = without(documents(*flags)["worker"], sid)
+
+    ran = run_held(flags, {os.environ["AWS_ACCESS_KEY_ID"]: Principal(WORKER, document)},
+                   arns.stream(name, where()), tmp_path)  # fmt: skip
+
+    if sid == "TheEnvironmentArchive":
+        # The archive's check is a HEAD, which S3 refuses with no body: nobody is told who was
+        # refused what. The line names the archive and the request.
+        assert ran.returncode == 2, ran.stderr[-3000:]
+        (line,) = ran.stderr.strip().splitlines()
+        assert line.startswith(f"kinesis-batch: error: access denied: {environment}: "), line
+        assert "ACCESS_DENIED during HeadObject" in line and line.endswith(f"({POLICIES})"), line
+    else:
+        assert_the_line_names_a_call_of(ran, statement, WORKER)
+    assert [owner for owner in held_leases(name) if owner] == [], "a lease left held"
+    assert published(output, name) == {}, "something was published"
