@@ -68,8 +68,9 @@ def _requests(service: str, operation: str, params: dict[str, Any], where: Where
             yield Request(f"dynamodb:{TRANSACT[kind]}", arns.dynamodb_table(body["TableName"], where))
     elif service == "dynamodb":
         yield Request(action, arns.dynamodb_table(params["TableName"], where))
-    elif service == "sts" and operation == "AssumeRole":
-        yield Request(action, params["RoleArn"])
+    elif service == "sts" and operation == "AssumeRole":  # the role's trust policy may ask its external id
+        asked = (("sts:ExternalId", params["ExternalId"]),) if "ExternalId" in params else ()
+        yield Request(action, params["RoleArn"], asked)
     elif prefix == "cloudwatch" and operation == "PutMetricData":
         yield Request(action, "*", (("cloudwatch:namespace", params["Namespace"]),))
     elif service == "glue" and operation == "GetSchemaVersion":
@@ -113,42 +114,85 @@ def _s3_action(operation: str) -> str:
 
 #: How each service's protocol names a denial, and its HTTP status.
 DENIED = {"s3": ("AccessDenied", 403), "sts": ("AccessDenied", 403), "monitoring": ("AccessDenied", 403)}
+#: Kinesis' answer to a GetRecords whose records its caller may not have KMS decrypt.
+KMS_DENIED = "The ciphertext refers to a customer master key that does not exist, or you are not allowed to access it"
 
 
-def denial(service: str, request: Request, principal: str) -> tuple[str, dict[str, Any]]:
+Answer = tuple[str, dict[str, Any]]  # an error code, and the response that says it
+
+
+def denial(service: str, request: Request, principal: str, policy: str = "identity-based") -> Answer:
     """The error code and response AWS answers a call ``principal`` may not make, in IAM's words."""
     code, status = DENIED.get(service, ("AccessDeniedException", 400))
-    said = not_authorized(principal, request)
+    said = not_authorized(principal, request, policy)
     return code, {"Error": {"Code": code, "Message": said}, "ResponseMetadata": {"HTTPStatusCode": status}}
 
 
+@dataclass(frozen=True)
+class Enforcer:
+    """The policies calls are held to, as IAM holds them: each signer's identity policy
+    (``principals``, by access key; ``"*"``: any other key's) and the resources' own
+    (``resources``, by ARN: a role's trust policy, a stream's, a KMS key's). ``keys``: the KMS
+    key of each encrypted stream, with which Kinesis decrypts a GetRecords' records for its
+    caller. ``where`` and ``stream`` as for :meth:`Recorder.requests`."""
+
+    principals: dict[str, Principal]
+    where: Where
+    stream: str = ""
+    resources: dict[str, dict[str, Any]] = field(default_factory=dict)
+    keys: dict[str, str] = field(default_factory=dict)
+
+    def refusal(self, service: str, operation: str, params: dict[str, Any], key: str) -> Answer | None:
+        """AWS's error code and answer to the call, or None when the policies allow it."""
+        principal = self.principals.get(key, self.principals.get("*"))
+        if principal is None or (service, operation) in UNAUTHORIZED:
+            return None
+        for request in _requests(service, operation, params, self.where, self.stream):
+            if not self._allows(request, principal.document, principal.arn):
+                return denial(service, request, principal.arn)
+            policy = self.resources.get(request.resource)
+            if policy is not None and not allowed(policy, request, principal.arn):
+                return denial(service, request, principal.arn, "resource-based")
+            used = self.keys.get(request.resource) if request.action == "kinesis:GetRecords" else None
+            via = (("kms:ViaService", f"kinesis.{self.where.region}.amazonaws.com"),)
+            if used and not self._allows(Request("kms:Decrypt", used, via), principal.document, principal.arn):
+                said = {"Code": "KMSAccessDeniedException", "Message": KMS_DENIED}
+                return said["Code"], {"Error": said, "ResponseMetadata": {"HTTPStatusCode": 400}}
+        return None
+
+    def _allows(self, request: Request, document: dict[str, Any], principal: str) -> bool:
+        """A KMS key's policy decides alone for a principal of its account it names; any other
+        call needs its identity policy (and a resource's policy, checked beside)."""
+        policy = self.resources.get(request.resource)
+        if request.action.startswith("kms:"):
+            if policy is None or not allowed(policy, request, principal):
+                return False
+            same = request.resource.split(":")[4] == principal.split(":")[4]
+            return (same and allowed(policy, request, principal, by_root=False)) or allowed(document, request)
+        return allowed(document, request)
+
+
 @contextmanager
-def recording(
-    enforce: dict[str, Principal] | None = None, *, where: Where | None = None, stream: str = ""
-) -> Iterator[Recorder]:
-    """Record every botocore call this process makes meanwhile (threads too). With ``enforce``
-    (the principal of an access key, or of any other: ``"*"``) a call its signer's document does
-    not allow is answered as AWS answers it, an access denied naming the first action and
-    resource refused, and never sent; ``where`` and ``stream`` as for :meth:`Recorder.requests`."""
+def recording(enforce: Enforcer | None = None) -> Iterator[Recorder]:
+    """Record every botocore call this process makes meanwhile (threads too). With ``enforce``,
+    a call the policies do not allow is answered as AWS answers it, naming the first action and
+    resource refused, and never sent."""
     recorder = Recorder()
     original = botocore.client.BaseClient._make_api_call
-    held = enforce or {}
 
     def make_api_call(client: Any, operation: str, params: dict[str, Any]) -> Any:
         credentials = client._request_signer._credentials  # the principal the call is signed as
         key = credentials.get_frozen_credentials().access_key if credentials is not None else ""
         service = client.meta.service_model.service_name
         recorder.calls.append((service, operation, dict(params), key))
-        principal = held.get(key, held.get("*"))
-        if principal is not None and where is not None and (service, operation) not in UNAUTHORIZED:
-            for request in _requests(service, operation, params, where, stream):
-                if not allowed(principal.document, request):
-                    code, response = denial(service, request, principal.arn)
-                    raise client.exceptions.from_code(code)(response, operation)
+        refused = enforce.refusal(service, operation, params, key) if enforce is not None else None
+        if refused is not None:
+            code, response = refused
+            raise client.exceptions.from_code(code)(response, operation)
         return original(client, operation, params)
 
     with mock.patch.object(botocore.client.BaseClient, "_make_api_call", make_api_call):
         yield recorder
 
 
-__all__ = ["Recorder", "recording"]
+__all__ = ["KMS_DENIED", "Enforcer", "Recorder", "recording"]

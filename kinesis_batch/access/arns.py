@@ -36,6 +36,12 @@ def stream_where(stream_arn: str, default: Where) -> Where:
     return Where(match["account"], match["region"], match["partition"]) if match else default
 
 
+def account_of(arn: str) -> str:
+    """An ARN's account ('' for one that names none, an S3 bucket's)."""
+    parts = arn.split(":")
+    return parts[4] if len(parts) > 5 else ""
+
+
 def stream(name_or_arn: str, where: Where) -> str:
     return name_or_arn if name_or_arn.startswith("arn:") else where.arn("kinesis", f"stream/{name_or_arn}")
 

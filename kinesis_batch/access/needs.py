@@ -145,7 +145,10 @@ def needs(
             found += [Need(STREAM_POLICY, "ShareTheStream", READ_STREAM, (stream,), (), (where.root,))]
     if kms_key:
         via = (Condition("StringEquals", "kms:ViaService", (f"kinesis.{stream_at.region}.amazonaws.com",)),)
-        found += [Need(who, "DecryptTheStream", ("kms:Decrypt",), (kms_key,), via) for who in readers]
+        # A key policy that names the reader's role itself decides alone in the key's account: the
+        # role then needs no statement of its own (a root named hands the choice to IAM's policies).
+        alone = bool(settings.role_arn) and arns.account_of(settings.role_arn) == arns.account_of(kms_key)
+        found += [Need(who, "DecryptTheStream", ("kms:Decrypt",), (kms_key,), via) for who in readers if not alone]
         allowed = (settings.role_arn,) if settings.role_arn else (where.root,)
         found += [Need(KMS, "LetTheConsumerDecrypt", ("kms:Decrypt",), ("*",), via, allowed)]
     tables = (settings.lease_table, history_table_name(settings.lease_table))

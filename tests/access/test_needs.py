@@ -73,7 +73,14 @@ def test_every_setting_says_what_it_reaches_so_a_new_one_cannot_be_forgotten() -
         ),
         (
             {"stream": "orders", "stream_arn": THEIRS, "role_arn": "arn:aws:iam::444455556666:role/r", "output": "/o"},
-            "arn:aws:kms:us-east-1:444455556666:key/k",
+            "arn:aws:kms:us-east-1:444455556666:key/k",  # the key policy names the role: it decides alone
+            {WORKER: ["AssumeTheStreamsRole", "LeasesCheckpointsAndHistory"],
+             EXECUTORS: ["AssumeTheStreamsRole", "ReadTheLeases"], READER: ["ReadTheStream"],
+             TRUST: ["TrustTheConsumersAccount"], KMS: ["LetTheConsumerDecrypt"]},
+        ),
+        (
+            {"stream": "orders", "stream_arn": THEIRS, "role_arn": "arn:aws:iam::777788889999:role/r", "output": "/o"},
+            "arn:aws:kms:us-east-1:444455556666:key/k",  # a role of a third account: its own policy too
             {WORKER: ["AssumeTheStreamsRole", "LeasesCheckpointsAndHistory"],
              EXECUTORS: ["AssumeTheStreamsRole", "ReadTheLeases"], READER: ["ReadTheStream", "DecryptTheStream"],
              TRUST: ["TrustTheConsumersAccount"], KMS: ["LetTheConsumerDecrypt"]},

@@ -83,7 +83,15 @@ def test_every_need_of_any_deployment_is_allowed_by_its_principals_document_and_
         if not need.resources:  # a trust policy: checked by its own test
             continue
         context = tuple((condition.key, condition.values[0]) for condition in need.conditions)
+        caller = session_of(need.principals[0]) if need.principals else ""  # a resource policy's
         for action in need.actions:
             for resource in need.resources:
                 request = Request(action, resource, context)
-                assert allowed(docs[need.principal], request), (need.sid, request)
+                assert allowed(docs[need.principal], request, caller), (need.sid, request)
+
+
+def session_of(named: str) -> str:
+    """A principal a resource policy's Principal names: a session of its role, or of its account's."""
+    if ":role/" in named:
+        return named.replace(":iam::", ":sts::").replace(":role/", ":assumed-role/") + "/s"
+    return f"arn:aws:sts::{named.split(':')[4]}:assumed-role/any/s"

@@ -28,15 +28,16 @@ from kinesis_batch.aws import dynamodb_client, glue_client
 from kinesis_batch.errors import POLICIES
 from kinesis_batch.parsers import default_table
 from tests.decoding.support import avro_datum, framed, put_payloads, register
-from tests.iam import recording
+from tests.iam import KMS_DENIED, Enforcer, recording
 from tests.output.support import output_args, read_rows, sink_of
 from tests.runs import Ran, cli
 from tests.serverless.standin import ROLE, StandIn
-from tests.streams import StreamFactory, put
+from tests.streams import StreamFactory, put, wait_active
 
 ACCOUNT = "123456789012"  # the local stack's (kinesalite's and moto's)
 WORKER = f"arn:aws:sts::{ACCOUNT}:assumed-role/airflow-worker/i-0abc"  # the orchestrator's principal
-READER = "arn:aws:sts::111111111111:assumed-role/kinesis-reader/kinesis-batch"  # the stream's role's
+ROLE_ARN = "arn:aws:iam::111111111111:role/kinesis-reader"  # the stream's role, in the stream's account
+READER = "arn:aws:sts::111111111111:assumed-role/kinesis-reader/kinesis-batch"  # its sessions
 #: The one line, and what may follow it: "; nothing was published", what else to look at.
 LINE = re.compile(rf"kinesis-batch: error: access denied: (\S+) on (\S+) for (\S+) \({re.escape(POLICIES)}\)(; .+)?")
 
@@ -58,14 +59,16 @@ def without(document: dict[str, Any], sid: str) -> tuple[dict[str, Any], dict[st
     return {**document, "Statement": [s for s in document["Statement"] if s is not taken]}, taken
 
 
-def run_held(flags: tuple[str, ...], held: dict[str, Principal], stream: str, tmp_path: Path, **kw: Any) -> Ran:
-    """``kinesis-batch run FLAGS`` with each signer held to its principal's document."""
+def run_held(flags: tuple[str, ...], enforce: Enforcer, tmp_path: Path, **kw: Any) -> Ran:
+    """``kinesis-batch run FLAGS`` with every call held to the policies of ``enforce``."""
     env = kw.pop("env", {})
-    with (
-        S3Recorder(os.environ["AWS_ENDPOINT_URL_S3"], tmp_path, held) as s3,
-        recording(held, where=where(), stream=stream),
-    ):
+    with S3Recorder(os.environ["AWS_ENDPOINT_URL_S3"], tmp_path, enforce.principals) as s3, recording(enforce):
         return cli("run", *flags, "--read-limits", "none", env={"AWS_ENDPOINT_URL_S3": s3.url, **env}, **kw)
+
+
+def as_worker(document: dict[str, Any], stream: str) -> Enforcer:
+    """The worker's key held to ``document``, on the local stack's account."""
+    return Enforcer({os.environ["AWS_ACCESS_KEY_ID"]: Principal(WORKER, document)}, where(), stream)
 
 
 def assert_the_line_names_a_call_of(ran: Ran, statement: dict[str, Any], principal: str) -> str:
@@ -77,7 +80,8 @@ def assert_the_line_names_a_call_of(ran: Ran, statement: dict[str, Any], princip
     action, resource, who, _ = said.groups()
     assert who == principal, line
     alone = {"Statement": [{**statement, "Condition": {}}]}  # the line says no condition's value
-    assert allowed(alone, Request(action, resource)), f"{statement['Sid']} does not grant {action} on {resource}"
+    granted = allowed(alone, Request(action, resource), principal)
+    assert granted, f"{statement['Sid']} does not grant {action} on {resource} to {principal}"
     return line
 
 
@@ -123,8 +127,7 @@ def test_a_typed_run_on_s3_whose_worker_lacks_a_statement_ends_as_the_line_namin
              "--metrics", "cloudwatch")  # fmt: skip
     document, statement = without(documents(*flags)["worker"], sid)
 
-    ran = run_held(flags, {os.environ["AWS_ACCESS_KEY_ID"]: Principal(WORKER, document)},
-                   arns.stream(name, where()), tmp_path, spark=spark)  # fmt: skip
+    ran = run_held(flags, as_worker(document, arns.stream(name, where())), tmp_path, spark=spark)
 
     assert_the_line_names_a_call_of(ran, statement, WORKER)
     assert [owner for owner in held_leases(name) if owner] == [], "a lease left held"
@@ -140,8 +143,7 @@ def test_a_run_whose_metrics_are_refused_is_published_and_says_so_in_one_warning
              "--metrics", "cloudwatch")  # fmt: skip
     document, _ = without(documents(*flags)["worker"], "PutTheRunsMetrics")
 
-    ran = run_held(flags, {os.environ["AWS_ACCESS_KEY_ID"]: Principal(WORKER, document)},
-                   arns.stream(name, where()), tmp_path, spark=spark)  # fmt: skip
+    ran = run_held(flags, as_worker(document, arns.stream(name, where())), tmp_path, spark=spark)
 
     # The output is committed before the metrics are sent: failing the run then would only
     # have the next one read nothing new, and the metrics would be lost all the same.
@@ -160,18 +162,25 @@ def test_a_run_into_iceberg_on_glue_whose_worker_lacks_a_catalog_statement_ends_
     flags = ("--stream", name, *output_args("iceberg", "glue", tmp_path, monkeypatch), "--decode", "json")
     document, statement = without(documents(*flags)["worker"], sid)
 
-    ran = run_held(flags, {os.environ["AWS_ACCESS_KEY_ID"]: Principal(WORKER, document)},
-                   arns.stream(name, where()), tmp_path, spark=spark)  # fmt: skip
+    ran = run_held(flags, as_worker(document, arns.stream(name, where())), tmp_path, spark=spark)
 
     assert_the_line_names_a_call_of(ran, statement, WORKER)
     assert [owner for owner in held_leases(name) if owner] == [], "a lease left held"
 
 
-@pytest.mark.parametrize(("principal", "sid"), [("worker", "AssumeTheStreamsRole"), ("reader", "ReadTheStream")])
+@pytest.mark.parametrize(
+    ("principal", "sid", "refused"),
+    [
+        ("worker", "AssumeTheStreamsRole", WORKER),
+        ("reader-trust", "TrustTheConsumersAccount", WORKER),  # the role's trust policy
+        ("reader", "ReadTheStream", READER),
+    ],
+)
 @pytest.mark.parametrize("emulator", ["kinesis-local"], indirect=True)  # kinesalite knows no StreamARN
-def test_a_stream_read_through_its_role_whose_principal_lacks_a_statement_ends_as_the_line(
+def test_a_stream_read_through_its_role_whose_policies_lack_a_statement_ends_as_the_line(
     principal: str,
     sid: str,
+    refused: str,
     kinesis: Any,
     streams: StreamFactory,
     stack: LocalStack,
@@ -181,18 +190,94 @@ def test_a_stream_read_through_its_role_whose_principal_lacks_a_statement_ends_a
     name = streams.create(shards=1)
     put(kinesis, name, 4)
     stream = str(kinesis.describe_stream_summary(StreamName=name)["StreamDescriptionSummary"]["StreamARN"])
-    flags = ("--stream", stream, "--role-arn", "arn:aws:iam::111111111111:role/kinesis-reader",
-             "--external-id", "lake-1", "--output", str(tmp_path / "out"))  # fmt: skip
+    role = ROLE_ARN
+    flags = ("--stream", stream, "--role-arn", role, "--external-id", "lake-1", "--output", str(tmp_path / "out"))
     docs = documents(*flags)
-    document, statement = without(docs[principal], sid)
+    docs[principal], statement = without(docs[principal], sid)
     # The worker signs with its key; the role's keys are moto's STS's, whichever it hands out.
-    worker = Principal(WORKER, document if principal == "worker" else docs["worker"])
-    reader = Principal(READER, document if principal == "reader" else docs["reader"])
-    held = {os.environ["AWS_ACCESS_KEY_ID"]: worker, "*": reader}
+    held = {os.environ["AWS_ACCESS_KEY_ID"]: Principal(WORKER, docs["worker"]), "*": Principal(READER, docs["reader"])}
+    enforce = Enforcer(held, where(), stream, resources={role: docs["reader-trust"]})
 
-    ran = run_held(flags, held, stream, tmp_path, env={"AWS_ENDPOINT_URL_STS": stack.dynamodb.url}, spark=spark)
+    ran = run_held(flags, enforce, tmp_path, env={"AWS_ENDPOINT_URL_STS": stack.dynamodb.url}, spark=spark)
 
-    assert_the_line_names_a_call_of(ran, statement, worker.arn if principal == "worker" else READER)
+    assert_the_line_names_a_call_of(ran, statement, refused)
+    assert [owner for owner in held_leases(name) if owner] == [], "a lease left held"
+
+
+@pytest.mark.parametrize("emulator", ["kinesis-local"], indirect=True)  # kinesalite knows no StreamARN
+def test_a_stream_of_another_account_shared_by_its_policy_without_the_statement_ends_as_the_line(
+    kinesis: Any, streams: StreamFactory, spark: Any, tmp_path: Path
+) -> None:
+    name = streams.create(shards=1)
+    put(kinesis, name, 4)
+    stream = str(kinesis.describe_stream_summary(StreamName=name)["StreamDescriptionSummary"]["StreamARN"])
+    consumer = Where("222222222222", where().region)  # the worker's account: not the stream's
+    worker = f"arn:aws:sts::{consumer.account}:assumed-role/airflow-worker/i-0abc"
+    flags = ("--stream", stream, "--output", str(tmp_path / "out"))
+    printed = cli("iam-policy", *flags, "--account", consumer.account, "--region", consumer.region)
+    assert printed.returncode == 0, printed.stderr
+    docs = json.loads(printed.stdout)
+    shared, statement = without(docs["stream-policy"], "ShareTheStream")
+    held = {os.environ["AWS_ACCESS_KEY_ID"]: Principal(worker, docs["worker"])}
+
+    ran = run_held(flags, Enforcer(held, consumer, stream, resources={stream: shared}), tmp_path, spark=spark)
+    again = run_held(flags, Enforcer(held, consumer, stream, resources={stream: docs["stream-policy"]}), tmp_path,
+                     spark=spark)  # fmt: skip
+
+    assert_the_line_names_a_call_of(ran, statement, worker)
+    assert again.returncode == 0, again.stderr[-3000:]  # with the statement, the same run passes
+
+
+@pytest.mark.parametrize(
+    ("role", "principal", "sid"),
+    [
+        ("", "kms", "LetTheConsumerDecrypt"),
+        ("", "worker", "DecryptTheStream"),
+        (ROLE_ARN, "kms", "LetTheConsumerDecrypt"),
+        (ROLE_ARN, "", ""),  # the key policy names the role: the reader's own document needs no statement
+    ],
+)
+@pytest.mark.parametrize("emulator", ["kinesis-local"], indirect=True)  # kinesalite knows no encryption
+def test_a_stream_whose_key_the_policies_do_not_let_the_reader_use_is_named_before_any_read(
+    role: str,
+    principal: str,
+    sid: str,
+    kinesis: Any,
+    streams: StreamFactory,
+    stack: LocalStack,
+    spark: Any,
+    tmp_path: Path,
+) -> None:
+    name = streams.create(shards=1)
+    key = f"arn:aws:kms:us-east-1:{ACCOUNT if not role else '111111111111'}:key/0b9e5c37-8a3f-4d7e-9d1c-5f1f0c2b6a11"
+    kinesis.start_stream_encryption(StreamName=name, EncryptionType="KMS", KeyId=key)
+    wait_active(kinesis, name)
+    put(kinesis, name, 4)
+    # Through the role, the stream is named by its ARN (kinesis-local's account); else by its name.
+    arn = str(kinesis.describe_stream_summary(StreamName=name)["StreamDescriptionSummary"]["StreamARN"])
+    stream, named = (arn, arn) if role else (arns.stream(name, where()), name)
+    flags = ("--stream", named, *(("--role-arn", role) if role else ()), "--output", str(tmp_path / "out"))
+    docs = documents(*flags, "--kms-key", key)
+    if sid:
+        docs[principal], _ = without(docs[principal], sid)
+    held = {os.environ["AWS_ACCESS_KEY_ID"]: Principal(WORKER, docs["worker"])}
+    if role:  # the role's keys are moto's STS's, whichever it hands out
+        held["*"] = Principal(READER, docs["reader"])
+    resources = {key: docs["kms"], **({role: docs["reader-trust"]} if role else {})}
+    enforce = Enforcer(held, where(), stream, resources, {stream: key})
+
+    ran = run_held(flags, enforce, tmp_path, env={"AWS_ENDPOINT_URL_STS": stack.dynamodb.url}, spark=spark)
+
+    if not sid:
+        assert ran.returncode == 0, ran.stderr[-3000:]
+        return
+    assert ran.returncode == 2, ran.stderr[-3000:]
+    line = ran.stderr.strip().splitlines()[-1]
+    assert line == (
+        f"kinesis-batch: error: access denied: kms:Decrypt on {key}, the KMS key stream {name} is encrypted with, "
+        f"for its reader (KMSAccessDeniedException: {KMS_DENIED}) (kinesis-batch iam-policy --kms-key {key} prints "
+        "the policies each principal needs); nothing was published"
+    ), line
     assert [owner for owner in held_leases(name) if owner] == [], "a lease left held"
 
 
@@ -216,8 +301,7 @@ def test_a_job_run_whose_orchestrator_lacks_a_statement_ends_as_the_line(
              "--environment", environment)  # fmt: skip
     document, statement = without(documents(*flags)["worker"], sid)
 
-    ran = run_held(flags, {os.environ["AWS_ACCESS_KEY_ID"]: Principal(WORKER, document)},
-                   arns.stream(name, where()), tmp_path)  # fmt: skip
+    ran = run_held(flags, as_worker(document, arns.stream(name, where())), tmp_path)
 
     if sid == "TheEnvironmentArchive":
         # The archive's check is a HEAD, which S3 refuses with no body: nobody is told who was

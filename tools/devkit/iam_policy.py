@@ -7,6 +7,7 @@ its principal may not make. The botocore recorder (tests/iam.py) and the S3 reco
 from __future__ import annotations
 
 import fnmatch
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -28,13 +29,18 @@ class Request:
     context: tuple[tuple[str, str], ...] = ()
 
 
-def allowed(document: dict[str, Any], request: Request) -> bool:
-    """Whether an Allow statement of ``document`` matches ``request`` (an identity policy: no Deny)."""
+def allowed(document: dict[str, Any], request: Request, principal: str = "", *, by_root: bool = True) -> bool:
+    """Whether an Allow statement of ``document`` matches ``request`` (no Deny). A resource's
+    policy (a trust policy, a stream's, a key's) names who in each statement's Principal: it
+    allows only ``principal``'s calls that one names (``by_root`` False: itself, not through its
+    account's root)."""
     for statement in document["Statement"]:
         if statement["Effect"] != "Allow":
             continue
+        if "Principal" in statement and not _names(statement["Principal"], principal, by_root):
+            continue
         actions = _many(statement.get("Action", []))
-        resources = _many(statement.get("Resource", []))
+        resources = _many(statement.get("Resource", "*" if "Principal" in statement else []))
         if not any(fnmatch.fnmatchcase(request.action.lower(), a.lower()) for a in actions):
             continue
         if not any(fnmatch.fnmatchcase(request.resource, r) for r in resources):
@@ -57,6 +63,17 @@ def _conditions_hold(conditions: dict[str, dict[str, Any]], context: dict[str, s
             if operator not in ("StringEquals", "StringLike"):
                 raise AssertionError(f"the evaluator does not know {operator}")
     return True
+
+
+def _names(wanted: dict[str, str | list[str]], principal: str, by_root: bool) -> bool:
+    """Whether a Principal element names ``principal`` (a user's, a role's or a role session's
+    ARN): an account's root names every principal of the account; a role, its sessions."""
+    account = principal.split(":")[4] if principal.count(":") >= 5 else ""
+    session = re.sub(r"^arn:([^:]+):sts::(\d+):assumed-role/([^/]+)/.*$", r"arn:\1:iam::\2:role/\3", principal)
+    for one in _many(wanted.get("AWS", [])):
+        if one in ("*", principal, session) or (by_root and one == f"arn:aws:iam::{account}:root"):
+            return True
+    return False
 
 
 def _many(value: str | list[str]) -> list[str]:
@@ -129,12 +146,13 @@ class Principal:
     document: dict[str, Any]
 
 
-def not_authorized(principal: str, request: Request) -> str:
-    """IAM's words for a call ``principal`` may not make (S3's quote the resource)."""
+def not_authorized(principal: str, request: Request, policy: str = "identity-based") -> str:
+    """IAM's words for a call ``principal`` may not make, for want of a ``policy`` that allows
+    it (``resource-based``: a stream's, a key's). S3's quote the resource."""
     resource = f'"{request.resource}"' if request.action.startswith("s3:") else request.resource
     return (
         f"User: {principal} is not authorized to perform: {request.action} on resource: {resource} "
-        f"because no identity-based policy allows the {request.action} action"
+        f"because no {policy} policy allows the {request.action} action"
     )
 
 
