@@ -5,6 +5,7 @@ does, before it is sent."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -134,20 +135,22 @@ class Enforcer:
     (``principals``, by access key; ``"*"``: any other key's) and the resources' own
     (``resources``, by ARN: a role's trust policy, a stream's, a KMS key's). ``keys``: the KMS
     key of each encrypted stream, with which Kinesis decrypts a GetRecords' records for its
-    caller. ``where`` and ``stream`` as for :meth:`Recorder.requests`."""
+    caller. ``where`` and ``stream`` as for :meth:`Recorder.requests`; ``streams``: another
+    stream for the calls signed with a key (a group's, each read by its own principal)."""
 
     principals: dict[str, Principal]
     where: Where
     stream: str = ""
     resources: dict[str, dict[str, Any]] = field(default_factory=dict)
     keys: dict[str, str] = field(default_factory=dict)
+    streams: dict[str, str] = field(default_factory=dict)
 
     def refusal(self, service: str, operation: str, params: dict[str, Any], key: str) -> Answer | None:
         """AWS's error code and answer to the call, or None when the policies allow it."""
         principal = self.principals.get(key, self.principals.get("*"))
         if principal is None or (service, operation) in UNAUTHORIZED:
             return None
-        for request in _requests(service, operation, params, self.where, self.stream):
+        for request in _requests(service, operation, params, self.where, self.streams.get(key, self.stream)):
             if not self._allows(request, principal.document, principal.arn):
                 return denial(service, request, principal.arn)
             policy = self.resources.get(request.resource)
@@ -170,6 +173,11 @@ class Enforcer:
             same = request.resource.split(":")[4] == principal.split(":")[4]
             return (same and allowed(policy, request, principal, by_root=False)) or allowed(document, request)
         return allowed(document, request)
+
+
+def worker(arn: str, document: dict[str, Any], where: Where, stream: str = "") -> Enforcer:
+    """The environment's access key (the tests' worker signs with it) held to ``document`` as ``arn``."""
+    return Enforcer({os.environ["AWS_ACCESS_KEY_ID"]: Principal(arn, document)}, where, stream)
 
 
 @contextmanager
@@ -195,4 +203,4 @@ def recording(enforce: Enforcer | None = None) -> Iterator[Recorder]:
         yield recorder
 
 
-__all__ = ["KMS_DENIED", "Enforcer", "Recorder", "recording"]
+__all__ = ["KMS_DENIED", "Enforcer", "Recorder", "recording", "worker"]

@@ -19,7 +19,7 @@ from kinesis_batch.access.arns import Where
 from kinesis_batch.aws import cloudwatch_client, dynamodb_client
 from kinesis_batch.parsers import default_table
 from tests.conftest import PROVIDER_EVENTS
-from tests.iam import recording
+from tests.iam import recording, worker
 from tests.metrics.test_cloudwatch import sums
 from tests.openlineage.support import all_events, events, file_transport
 from tests.runs import Intruder, assert_exactly_once, assert_per_key_order, cli, diamond_stream, read_output
@@ -85,17 +85,20 @@ def test_the_catch_up_dags_tasks_call_only_what_the_printed_worker_policy_allows
     conf = {"stream": name, "output": str(tmp_path / "out")}
     where = Where("123456789012", os.environ.get("AWS_DEFAULT_REGION", "us-east-1"))  # the local stack's
 
-    with recording() as recorder:
-        run = dagbag.get_dag("kinesis_catchup").test(logical_date=datetime.now(UTC) + AHEAD, run_conf=conf)
     printed = cli("iam-policy", "--stream", name, "--output", conf["output"], "--account", where.account,
                   "--region", where.region, "--for", "worker")  # fmt: skip
+    document = json.loads(printed.stdout)
+    principal = f"arn:aws:sts::{where.account}:assumed-role/mwaa-execution/airflow"
+
+    # Every call held to the document as it is made: one it does not allow would fail its task.
+    with recording(worker(principal, document, where, arns.stream(name, where))) as recorder:
+        run = dagbag.get_dag("kinesis_catchup").test(logical_date=datetime.now(UTC) + AHEAD, run_conf=conf)
 
     assert run.state == "success", [(ti.task_id, ti.state) for ti in run.get_task_instances()]
-    worker = json.loads(printed.stdout)
     requests = set(recorder.requests(where, stream=arns.stream(name, where)))
     assert {r.action for r in requests} >= {"kinesis:ListShards", "dynamodb:UpdateItem"}, requests
-    assert [r for r in requests if not allowed(worker, r)] == []
-    assert unneeded(worker, requests) == []
+    assert [r for r in requests if not allowed(document, r)] == []
+    assert unneeded(document, requests) == []
 
 
 @pytest.mark.contract("airflow", why="a teardown that runs after a failed task on this Airflow")

@@ -28,7 +28,7 @@ from kinesis_batch.aws import dynamodb_client, glue_client
 from kinesis_batch.errors import POLICIES
 from kinesis_batch.parsers import default_table
 from tests.decoding.support import avro_datum, framed, put_payloads, register
-from tests.iam import KMS_DENIED, Enforcer, recording
+from tests.iam import KMS_DENIED, Enforcer, recording, worker
 from tests.output.support import output_args, read_rows, sink_of
 from tests.runs import Ran, cli
 from tests.serverless.standin import ROLE, StandIn
@@ -64,11 +64,6 @@ def run_held(flags: tuple[str, ...], enforce: Enforcer, tmp_path: Path, **kw: An
     env = kw.pop("env", {})
     with S3Recorder(os.environ["AWS_ENDPOINT_URL_S3"], tmp_path, enforce.principals) as s3, recording(enforce):
         return cli("run", *flags, "--read-limits", "none", env={"AWS_ENDPOINT_URL_S3": s3.url, **env}, **kw)
-
-
-def as_worker(document: dict[str, Any], stream: str) -> Enforcer:
-    """The worker's key held to ``document``, on the local stack's account."""
-    return Enforcer({os.environ["AWS_ACCESS_KEY_ID"]: Principal(WORKER, document)}, where(), stream)
 
 
 def assert_the_line_names_a_call_of(ran: Ran, statement: dict[str, Any], principal: str) -> str:
@@ -127,7 +122,7 @@ def test_a_typed_run_on_s3_whose_worker_lacks_a_statement_ends_as_the_line_namin
              "--metrics", "cloudwatch")  # fmt: skip
     document, statement = without(documents(*flags)["worker"], sid)
 
-    ran = run_held(flags, as_worker(document, arns.stream(name, where())), tmp_path, spark=spark)
+    ran = run_held(flags, worker(WORKER, document, where(), arns.stream(name, where())), tmp_path, spark=spark)
 
     assert_the_line_names_a_call_of(ran, statement, WORKER)
     assert [owner for owner in held_leases(name) if owner] == [], "a lease left held"
@@ -143,7 +138,7 @@ def test_a_run_whose_metrics_are_refused_is_published_and_says_so_in_one_warning
              "--metrics", "cloudwatch")  # fmt: skip
     document, _ = without(documents(*flags)["worker"], "PutTheRunsMetrics")
 
-    ran = run_held(flags, as_worker(document, arns.stream(name, where())), tmp_path, spark=spark)
+    ran = run_held(flags, worker(WORKER, document, where(), arns.stream(name, where())), tmp_path, spark=spark)
 
     # The output is committed before the metrics are sent: failing the run then would only
     # have the next one read nothing new, and the metrics would be lost all the same.
@@ -162,7 +157,7 @@ def test_a_run_into_iceberg_on_glue_whose_worker_lacks_a_catalog_statement_ends_
     flags = ("--stream", name, *output_args("iceberg", "glue", tmp_path, monkeypatch), "--decode", "json")
     document, statement = without(documents(*flags)["worker"], sid)
 
-    ran = run_held(flags, as_worker(document, arns.stream(name, where())), tmp_path, spark=spark)
+    ran = run_held(flags, worker(WORKER, document, where(), arns.stream(name, where())), tmp_path, spark=spark)
 
     assert_the_line_names_a_call_of(ran, statement, WORKER)
     assert [owner for owner in held_leases(name) if owner] == [], "a lease left held"
@@ -212,19 +207,19 @@ def test_a_stream_of_another_account_shared_by_its_policy_without_the_statement_
     put(kinesis, name, 4)
     stream = str(kinesis.describe_stream_summary(StreamName=name)["StreamDescriptionSummary"]["StreamARN"])
     consumer = Where("222222222222", where().region)  # the worker's account: not the stream's
-    worker = f"arn:aws:sts::{consumer.account}:assumed-role/airflow-worker/i-0abc"
+    ours = f"arn:aws:sts::{consumer.account}:assumed-role/airflow-worker/i-0abc"  # the consumer's worker
     flags = ("--stream", stream, "--output", str(tmp_path / "out"))
     printed = cli("iam-policy", *flags, "--account", consumer.account, "--region", consumer.region)
     assert printed.returncode == 0, printed.stderr
     docs = json.loads(printed.stdout)
     shared, statement = without(docs["stream-policy"], "ShareTheStream")
-    held = {os.environ["AWS_ACCESS_KEY_ID"]: Principal(worker, docs["worker"])}
+    held = {os.environ["AWS_ACCESS_KEY_ID"]: Principal(ours, docs["worker"])}
 
     ran = run_held(flags, Enforcer(held, consumer, stream, resources={stream: shared}), tmp_path, spark=spark)
     again = run_held(flags, Enforcer(held, consumer, stream, resources={stream: docs["stream-policy"]}), tmp_path,
                      spark=spark)  # fmt: skip
 
-    assert_the_line_names_a_call_of(ran, statement, worker)
+    assert_the_line_names_a_call_of(ran, statement, ours)
     assert again.returncode == 0, again.stderr[-3000:]  # with the statement, the same run passes
 
 
@@ -301,7 +296,7 @@ def test_a_job_run_whose_orchestrator_lacks_a_statement_ends_as_the_line(
              "--environment", environment)  # fmt: skip
     document, statement = without(documents(*flags)["worker"], sid)
 
-    ran = run_held(flags, as_worker(document, arns.stream(name, where())), tmp_path)
+    ran = run_held(flags, worker(WORKER, document, where(), arns.stream(name, where())), tmp_path)
 
     if sid == "TheEnvironmentArchive":
         # The archive's check is a HEAD, which S3 refuses with no body: nobody is told who was

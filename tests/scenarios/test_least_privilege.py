@@ -1,7 +1,7 @@
 """Least privilege, checked against what runs really call: every AWS call a run's process makes
-through botocore recorded (tests.iam), each allowed by the worker's document `kinesis-batch
-iam-policy` prints for the same flags, and each statement of it on those services needed by one
-of them. The kinds of runs: Delta on S3 with dead letters and CloudWatch metrics; Avro of the Glue
+through botocore recorded (tests.iam) and held, as it is made, to the document `kinesis-batch
+iam-policy` prints for the same flags (a call it does not allow is refused as IAM refuses it),
+and each statement of it on those services needed by one of them. The kinds of runs: Delta on S3 with dead letters and CloudWatch metrics; Avro of the Glue
 Schema Registry; Iceberg on Glue, then maintained, its status, history and plan; routed changes;
 a backfill (with --backfills); a job run's orchestrator, and the job run itself against the
 executors' document (its S3, Kinesis and DynamoDB calls, told apart by the access key it signs
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from devkit.iam_policy import Request, allowed, s3_requests, unneeded
+from devkit.iam_policy import Principal, Request, allowed, s3_requests, unneeded
 from devkit.limits_proxy import ControlLimits, LimitsProxy
 from devkit.s3_recorder import S3Recorder
 from devkit.stack import LocalStack
@@ -33,7 +33,7 @@ from kinesis_batch.aws import dynamodb_client, glue_client
 from kinesis_batch.parsers import default_table
 from kinesis_batch.serverless.request import DRIVER_ENV
 from tests.decoding.support import avro_datum, framed, put_payloads, register
-from tests.iam import Recorder, recording
+from tests.iam import Enforcer, Recorder, recording, worker
 from tests.output.support import output_args, read_rows, sink_of
 from tests.runs import cli, read_output
 from tests.serverless.standin import ROLE, StandIn
@@ -51,16 +51,14 @@ def test_every_call_of_a_run_is_allowed_by_the_worker_policy_and_each_statement_
     flags = (*output_args("delta", "s3", tmp_path, monkeypatch), "--decode", "json", "--metrics", "cloudwatch")
     where = Where(ACCOUNT, os.environ.get("AWS_DEFAULT_REGION", "us-east-1"))
 
-    with recording() as recorder:
-        ran = cli("run", "--stream", name, *flags, "--read-limits", "none", "--json", spark=spark)
-    printed = cli(
-        "iam-policy", "--stream", name, *flags, "--account", where.account, "--region", where.region, "--for", "worker"
-    )
-
-    assert ran.returncode == 0 and printed.returncode == 0, ran.stderr + printed.stderr
-    assert json.loads(ran.stdout)["dead_letters"] == 2
-    worker = json.loads(printed.stdout)
+    worker = worker_document("--stream", name, *flags, where=where)
     stream = f"arn:aws:kinesis:{where.region}:{ACCOUNT}:stream/{name}"
+
+    with recording(held(worker, where, stream)) as recorder:  # and refused what it does not allow
+        ran = cli("run", "--stream", name, *flags, "--read-limits", "none", "--json", spark=spark)
+
+    assert ran.returncode == 0, ran.stderr
+    assert json.loads(ran.stdout)["dead_letters"] == 2
     requests = sorted(set(recorder.requests(where, stream=stream)), key=str)
     denied = [request for request in requests if not allowed(worker, request)]
     assert denied == [], f"calls the printed policy does not allow: {denied}"
@@ -77,15 +75,17 @@ def test_every_s3_request_of_a_run_is_allowed_by_the_worker_policy_and_each_s3_s
     flags = ("--stream", name, *output_args(*output.split(), tmp_path, monkeypatch), "--decode", "json")
     where = Where(ACCOUNT, os.environ.get("AWS_DEFAULT_REGION", "us-east-1"))
 
-    # pyarrow's, delta-rs' and pyiceberg's S3 clients, in the driver and the tasks, pass here.
-    with S3Recorder(os.environ["AWS_ENDPOINT_URL_S3"], tmp_path) as s3:
+    worker = worker_document(*flags, where=where)
+
+    # pyarrow's, delta-rs' and pyiceberg's S3 clients, in the driver and the tasks, pass here,
+    # held to the worker's document.
+    with S3Recorder(os.environ["AWS_ENDPOINT_URL_S3"], tmp_path, held(worker, where).principals) as s3:
         ran = cli("run", *flags, "--read-limits", "none", env={"AWS_ENDPOINT_URL_S3": s3.url}, spark=spark)
         made = s3.requests()
 
     assert ran.returncode == 0, ran.stderr[-2000:]
     requests = set(s3_requests(made, where.partition))
     assert {r.action for r in requests} >= {"s3:PutObject", "s3:GetObject"}, requests
-    worker = worker_document(*flags, where=where)
     assert sorted({(r.action, r.resource, r.context) for r in requests if not allowed(worker, r)}) == []
     assert unneeded(worker, requests, recorded=("s3:",)) == []
 
@@ -158,7 +158,10 @@ def test_a_job_runs_orchestrator_calls_what_its_policy_allows_and_a_read_denied_
         "--emr-serverless-conf", f"{DRIVER_ENV}AWS_ENDPOINT_URL_KINESIS={kinesis_proxy.url}",
     )  # fmt: skip
 
-    with recording() as recorder:  # the orchestrator's calls, up to the job run's end
+    where = Where(ACCOUNT, os.environ.get("AWS_DEFAULT_REGION", "us-east-1"))
+    worker = worker_document("--stream", name, *output, *job, where=where)
+
+    with recording(held(worker, where, stream)) as recorder:  # the orchestrator's calls, up to the job run's end
         ran = cli("run", "--stream", name, *output, "--read-limits", "none", *job)
 
     assert ran.returncode == 2, ran.stderr[-3000:]
@@ -173,10 +176,8 @@ def test_a_job_runs_orchestrator_calls_what_its_policy_allows_and_a_read_denied_
     owners = [lease.lease_owner for lease in LeaseStore(dynamodb_client(), default_table(name)).list_leases()]
     assert owners == [None], "a lease left held"
     assert not read_rows(sink_of(output, app=default_table(name), stream=name)), "something was published"
-    where = Where(ACCOUNT, os.environ.get("AWS_DEFAULT_REGION", "us-east-1"))
     actions = {request.action for request in recorder.requests(where, stream=stream)}
     assert {"emr-serverless:StartJobRun", "emr-serverless:GetJobRun", "iam:PassRole"} <= actions, actions
-    worker = worker_document("--stream", name, *output, *job, where=where)
     assert denied_calls(recorder, worker, where, stream) == []
     assert unneeded(worker, recorder.requests(where, stream=stream)) == []
 
@@ -203,17 +204,24 @@ def test_a_job_runs_own_calls_are_each_allowed_by_the_printed_executors_policy_a
               "--schema", f"glue://{registry}/orders")  # fmt: skip
     where = Where(ACCOUNT, os.environ.get("AWS_DEFAULT_REGION", "us-east-1"))
     job_key = "AKIAJOBRUNEXECUTORS1"  # the job role's: every call signed with it is the executors'
+    application, environment = emr_serverless.application(), emr_serverless.environment()
+    base = ("--emr-serverless-application", application, "--execution-role", ROLE, "--environment", environment)
+    printed = cli("iam-policy", "--stream", name, *output, *base, "--account", where.account, "--region",
+                  where.region, "--for", "executors")  # fmt: skip
+    assert printed.returncode == 0, printed.stderr
+    executors = json.loads(printed.stdout)
+    # The job's table files are held to the executors' document as it writes them.
+    job_role = f"arn:aws:sts::{ACCOUNT}:assumed-role/kinesis-batch-job/00run"
+    enforce = {job_key: Principal(job_role, executors)}
 
     with (
-        S3Recorder(os.environ["AWS_ENDPOINT_URL_S3"], tmp_path) as s3,
+        S3Recorder(os.environ["AWS_ENDPOINT_URL_S3"], tmp_path, enforce) as s3,
         LimitsProxy(str(glue_client().meta.endpoint_url), control=ControlLimits.none()) as glue_proxy,
     ):
         endpoints = {"KINESIS": kinesis_proxy.url, "DYNAMODB": dynamodb_proxy.url, "S3": s3.url, "GLUE": glue_proxy.url}
         conf = [f"{DRIVER_ENV}AWS_ENDPOINT_URL_{service}={url}" for service, url in endpoints.items()]
         conf += [f"{DRIVER_ENV}AWS_ACCESS_KEY_ID={job_key}", f"{DRIVER_ENV}AWS_SECRET_ACCESS_KEY=job-secret"]
-        job = ("--emr-serverless-application", emr_serverless.application(), "--execution-role", ROLE,
-               "--environment", emr_serverless.environment(),
-               *(part for setting in conf for part in ("--emr-serverless-conf", setting)))  # fmt: skip
+        job = (*base, *(part for setting in conf for part in ("--emr-serverless-conf", setting)))
         # The spec carries the orchestrator's S3 and Glue endpoints to the job: these, recording.
         passed = {"AWS_ENDPOINT_URL_S3": s3.url, "AWS_ENDPOINT_URL_GLUE": glue_proxy.url}
         ran = cli("run", "--stream", name, *output, "--read-limits", "none", *job, env=passed)
@@ -232,14 +240,29 @@ def test_a_job_runs_own_calls_are_each_allowed_by_the_printed_executors_policy_a
     actions = {r.action for r in requests}
     assert {"kinesis:GetRecords", "s3:PutObject", "glue:GetSchemaVersion"} <= actions, actions
     assert any(action.startswith("dynamodb:") for action in actions), actions
-    printed = cli("iam-policy", "--stream", name, *output, *job, "--account", where.account, "--region",
-                  where.region, "--for", "executors")  # fmt: skip
-    assert printed.returncode == 0, printed.stderr
-    executors = json.loads(printed.stdout)
     assert sorted({(r.action, r.resource) for r in requests if not allowed(executors, r)}) == []
     # The stand-in fetches the environment archive itself, as EMR Serverless does with the job role.
     recorded = ("s3:", "kinesis:", "dynamodb:", "glue:")
     assert unneeded(executors, requests, recorded=recorded) == ["TheEnvironmentArchive"]
+
+
+#: The worker's principal, as IAM names its session in a refusal.
+WORKER = f"arn:aws:sts::{ACCOUNT}:assumed-role/airflow-worker/i-0abc"
+READER = "arn:aws:sts::111111111111:assumed-role/kinesis-reader/kinesis-batch"
+
+
+def held(document: dict[str, Any], where: Where, stream: str = "") -> Enforcer:
+    """The worker's calls held to ``document`` while they are recorded: one it does not allow fails."""
+    return worker(WORKER, document, where, stream)
+
+
+def as_reader(docs: dict[str, dict[str, Any]], where: Where, role: str, stream: str, ours: str = "") -> Enforcer:
+    """The worker's calls held to its document, the role's (any other key's) to the reader's, and
+    the role's assumption to its trust policy; ``ours``: a stream the worker reads itself."""
+    key = os.environ["AWS_ACCESS_KEY_ID"]
+    principals = {key: Principal(WORKER, docs["worker"]), "*": Principal(READER, docs["reader"])}
+    streams = {key: ours} if ours else {}
+    return Enforcer(principals, where, stream, resources={role: docs["reader-trust"]}, streams=streams)
 
 
 def worker_document(*flags: str, where: Where) -> dict[str, Any]:
@@ -296,13 +319,14 @@ def test_each_kind_of_run_calls_only_what_the_printed_worker_policy_allows(
     flags = ("--stream", name, *made, *settings)
     where = Where(ACCOUNT, os.environ.get("AWS_DEFAULT_REGION", "us-east-1"))
 
-    with recording() as recorder:
+    stream = f"arn:aws:kinesis:{where.region}:{ACCOUNT}:stream/{name}"
+    worker = worker_document(*flags, where=where)
+
+    with recording(held(worker, where, stream)) as recorder:
         for command, *more in commands:
             ran = cli(command, *taken(command, flags[2:] if command == "maintain" else flags), *more, spark=spark)
             assert ran.returncode == 0, f"{command}: {ran.stderr[-2000:]}"
 
-    stream = f"arn:aws:kinesis:{where.region}:{ACCOUNT}:stream/{name}"
-    worker = worker_document(*flags, where=where)
     assert denied_calls(recorder, worker, where, stream) == []
     assert unneeded(worker, recorder.requests(where, stream=stream)) == []
 
@@ -319,13 +343,14 @@ def test_a_typed_run_with_the_registry_calls_only_what_the_printed_worker_policy
              "--decode", "avro", "--schema", f"glue://{registry}/orders")  # fmt: skip
     where = Where(ACCOUNT, os.environ.get("AWS_DEFAULT_REGION", "us-east-1"))
 
-    with recording() as recorder:
+    worker = worker_document(*flags, where=where)
+
+    with recording(held(worker, where, arns.stream(name, where))) as recorder:
         ran = cli("run", *flags, "--read-limits", "none", spark=spark)
 
     assert ran.returncode == 0, ran.stderr[-2000:]
     requests = set(recorder.requests(where, stream=arns.stream(name, where)))
     assert "glue:GetSchemaVersion" in {r.action for r in requests}
-    worker = worker_document(*flags, where=where)
     assert [r for r in requests if not allowed(worker, r)] == []
     assert unneeded(worker, requests) == []
 
@@ -339,12 +364,14 @@ def test_a_backfill_calls_only_what_the_worker_policy_printed_with_backfills_all
     where = Where(ACCOUNT, os.environ.get("AWS_DEFAULT_REGION", "us-east-1"))
     assert cli("run", *flags, "--read-limits", "none", spark=spark).returncode == 0
 
-    with recording() as recorder:
+    stream = f"arn:aws:kinesis:{where.region}:{ACCOUNT}:stream/{name}"
+    backfills = worker_document(*flags, "--backfills", where=where)
+
+    with recording(held(backfills, where, stream)) as recorder:
         ran = cli("backfill", *flags, "--backfill-id", "b1", "--read-limits", "none", spark=spark)
 
     assert ran.returncode == 0, ran.stderr[-2000:]
-    stream = f"arn:aws:kinesis:{where.region}:{ACCOUNT}:stream/{name}"
-    assert denied_calls(recorder, worker_document(*flags, "--backfills", where=where), where, stream) == []
+    assert denied_calls(recorder, backfills, where, stream) == []
     without = {
         (r.action, r.resource.rpartition("/")[2])
         for r in denied_calls(recorder, worker_document(*flags, where=where), where, stream)
@@ -387,13 +414,14 @@ def test_a_stream_read_through_its_role_is_the_readers_to_read_and_the_workers_f
     role = "arn:aws:iam::111111111111:role/kinesis-reader"
     flags = ("--stream", stream, "--role-arn", role, "--external-id", "lake-1", "--output", str(tmp_path / "out"))
     where = Where(ACCOUNT, os.environ.get("AWS_DEFAULT_REGION", "us-east-1"))
-
-    with recording() as recorder:  # moto_server's STS hands out the role's keys
-        ran = cli("run", *flags, "--read-limits", "none", env={"AWS_ENDPOINT_URL_STS": stack.dynamodb.url}, spark=spark)
     printed = cli("iam-policy", *flags, "--account", where.account, "--region", where.region)
-
-    assert ran.returncode == 0 and printed.returncode == 0, ran.stderr + printed.stderr
+    assert printed.returncode == 0, printed.stderr
     docs = json.loads(printed.stdout)
+
+    with recording(as_reader(docs, where, role, stream)) as recorder:  # moto_server's STS hands out the role's keys
+        ran = cli("run", *flags, "--read-limits", "none", env={"AWS_ENDPOINT_URL_STS": stack.dynamodb.url}, spark=spark)
+
+    assert ran.returncode == 0, ran.stderr
     requests = set(recorder.requests(where, stream=stream))
     assert {r.action for r in requests} >= {"sts:AssumeRole", "kinesis:ListShards", "dynamodb:UpdateItem"}
     for request in requests:
@@ -439,13 +467,14 @@ def test_a_group_with_a_stream_of_another_account_calls_with_each_principal_what
     )
     where = Where(ACCOUNT, os.environ.get("AWS_DEFAULT_REGION", "us-east-1"))
     group = ("--streams-file", str(path), "--group", "g")
-
-    with recording() as recorder:  # moto_server's STS hands out the role's keys
-        ran = cli("run", *group, env={"AWS_ENDPOINT_URL_STS": stack.dynamodb.url}, spark=spark)
     printed = cli("iam-policy", *group, "--account", where.account, "--region", where.region)
-
-    assert ran.returncode == 0 and printed.returncode == 0, ran.stderr + printed.stderr
+    assert printed.returncode == 0, printed.stderr
     docs = json.loads(printed.stdout)
+    enforce = as_reader(docs, where, role, arn, arns.stream(ours, where))
+    with recording(enforce) as recorder:  # moto_server's STS hands out the role's keys
+        ran = cli("run", *group, env={"AWS_ENDPOINT_URL_STS": stack.dynamodb.url}, spark=spark)
+
+    assert ran.returncode == 0, ran.stderr
     signers = recorder.signed_with()
     worker_key = os.environ["AWS_ACCESS_KEY_ID"]
     assert set(signers) - {worker_key}, "no call was signed with the role's keys"
