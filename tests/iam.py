@@ -6,7 +6,7 @@ does, before it is sent."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,6 +14,7 @@ from unittest import mock
 
 import botocore.client
 from devkit.iam_policy import Principal, Request, allowed, not_authorized
+from devkit.limits_proxy import Authorize
 
 from kinesis_batch.access import arns
 from kinesis_batch.access.arns import Where
@@ -175,6 +176,22 @@ class Enforcer:
         return allowed(document, request)
 
 
+def refusing(principals: dict[str, Principal], requests_of: Callable[[str, str], list[Request]]) -> Authorize:
+    """A limits proxy's authorizer (devkit.limits_proxy) holding each signer to its principal's
+    document: ``requests_of(operation, the table or stream named)``, what IAM authorizes a call by."""
+
+    def check(operation: str, key: str, named: str) -> tuple[str, str] | None:
+        principal = principals.get(key, principals.get("*"))
+        if principal is None:
+            return None
+        for request in requests_of(operation, named):
+            if not allowed(principal.document, request):
+                return "AccessDeniedException", not_authorized(principal.arn, request)
+        return None
+
+    return check
+
+
 def worker(arn: str, document: dict[str, Any], where: Where, stream: str = "") -> Enforcer:
     """The environment's access key (the tests' worker signs with it) held to ``document`` as ``arn``."""
     return Enforcer({os.environ["AWS_ACCESS_KEY_ID"]: Principal(arn, document)}, where, stream)
@@ -203,4 +220,4 @@ def recording(enforce: Enforcer | None = None) -> Iterator[Recorder]:
         yield recorder
 
 
-__all__ = ["KMS_DENIED", "Enforcer", "Recorder", "recording", "worker"]
+__all__ = ["KMS_DENIED", "Enforcer", "Recorder", "recording", "refusing", "worker"]

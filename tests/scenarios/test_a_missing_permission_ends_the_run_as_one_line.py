@@ -13,12 +13,15 @@ import json
 import os
 import re
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import boto3
 import pytest
 from devkit.iam_policy import Principal, Request, allowed
+from devkit.limits_proxy import ControlLimits, LimitsProxy
 from devkit.s3_recorder import S3Recorder
 from devkit.stack import LocalStack
 
@@ -28,7 +31,7 @@ from kinesis_batch.aws import dynamodb_client, glue_client
 from kinesis_batch.errors import POLICIES
 from kinesis_batch.parsers import default_table
 from tests.decoding.support import avro_datum, framed, put_payloads, register
-from tests.iam import KMS_DENIED, Enforcer, recording, worker
+from tests.iam import KMS_DENIED, Enforcer, recording, refusing, worker
 from tests.output.support import output_args, read_rows, sink_of
 from tests.runs import Ran, cli
 from tests.serverless.standin import ROLE, StandIn
@@ -307,5 +310,68 @@ def test_a_job_run_whose_orchestrator_lacks_a_statement_ends_as_the_line(
         assert "ACCESS_DENIED during HeadObject" in line and line.endswith(f"({POLICIES})"), line
     else:
         assert_the_line_names_a_call_of(ran, statement, WORKER)
+    assert [owner for owner in held_leases(name) if owner] == [], "a lease left held"
+    assert published(output, name) == {}, "something was published"
+
+
+EXECUTORS_KEY = "AKIAEXECUTORS0000001"  # what the Spark tasks sign with here, as executors with their role
+EXECUTORS = f"arn:aws:sts::{ACCOUNT}:assumed-role/spark-executors/i-0abc"
+
+
+@contextmanager
+def tasks_signing_as_executors(spark: Any) -> Iterator[None]:
+    """The Spark tasks of local Spark sign with :data:`EXECUTORS_KEY`: their Python workers take
+    the context's environment, as a cluster's executors take their own role's credentials."""
+    environment = spark.session.sparkContext.environment
+    environment["AWS_ACCESS_KEY_ID"] = EXECUTORS_KEY
+    try:
+        yield
+    finally:
+        del environment["AWS_ACCESS_KEY_ID"]
+
+
+@pytest.mark.parametrize("sid", ["ReadTheRecords", "OutputFiles", "DeadLettersFiles", "DecodeWithTheRegistry"])
+def test_a_read_whose_executors_lack_a_statement_ends_as_the_line_from_the_spark_task(
+    sid: str,
+    proxies: tuple[LimitsProxy, LimitsProxy],
+    kinesis: Any,
+    streams: StreamFactory,
+    spark: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    kinesis_proxy, _ = proxies
+    schema = {"type": "record", "name": "Order", "fields": [{"name": "id", "type": "long"}]}
+    registry = f"r{uuid.uuid4().hex[:8]}"
+    older = register(glue_client(), registry, "orders", "AVRO", schema)
+    later = {**schema, "fields": [*schema["fields"], {"name": "note", "type": ["null", "string"], "default": None}]}
+    register(glue_client(), registry, "orders", "AVRO", later)  # the run's start resolves this one
+    name = streams.create(shards=1)
+    # Records of the older version: the tasks ask the registry for it themselves.
+    put_payloads(kinesis, name, [framed(older, avro_datum(schema, {"id": i})) for i in range(4)])
+    put(kinesis, name, 1, start=4, payload=lambda i: b"not avro")  # the tasks write dead letters too
+    output = output_args("delta", "s3", tmp_path, monkeypatch)
+    flags = ("--stream", name, *output, "--decode", "avro", "--schema", f"glue://{registry}/orders")
+    docs = documents(*flags)
+    executors, statement = without(docs["executors"], sid)
+    held = {
+        os.environ["AWS_ACCESS_KEY_ID"]: Principal(WORKER, docs["worker"]),
+        EXECUTORS_KEY: Principal(EXECUTORS, executors),
+    }
+    stream = arns.stream(name, where())
+    kinesis_proxy.authorize(
+        refusing(held, lambda op, named: [Request(f"kinesis:{op}", arns.stream(named, where()) if named else stream)])
+    )
+    schemas = [arn.replace("*", "orders") for arn in arns.schema_registry(registry, where())]
+
+    with (
+        LimitsProxy(str(glue_client().meta.endpoint_url), control=ControlLimits.none()) as glue,
+        tasks_signing_as_executors(spark),
+    ):
+        glue.authorize(refusing(held, lambda op, _: [Request(f"glue:{op}", arn) for arn in schemas]))
+        env = {"AWS_ENDPOINT_URL_KINESIS": kinesis_proxy.url, "AWS_ENDPOINT_URL_GLUE": glue.url}
+        ran = run_held(flags, Enforcer(held, where(), stream), tmp_path, env=env, spark=spark)
+
+    assert_the_line_names_a_call_of(ran, statement, EXECUTORS)
     assert [owner for owner in held_leases(name) if owner] == [], "a lease left held"
     assert published(output, name) == {}, "something was published"

@@ -66,6 +66,10 @@ ITERATOR_LIFETIME = 300.0
 _JSON = "application/x-amz-json-1.1"
 
 
+#: A test's authorizer: (operation, access key, table or stream named) -> the error to answer, or None.
+Authorize = Callable[[str, str, str], "tuple[str, str] | None"]
+
+
 @dataclass(frozen=True)
 class ShardLimits:
     """What the proxy allows each shard. The defaults are AWS's; :meth:`scaled` keeps AWS's
@@ -192,6 +196,7 @@ class LimitsProxy:
         # operation -> (error code, message) it is answered with, and how many calls are served first
         self._refusals: dict[str, tuple[str, str]] = {}
         self._served_before_refusal: dict[str, int] = {}
+        self._authorize: Authorize | None = None
         self.iterator_lifetime = iterator_lifetime
         self._lock = threading.Lock()
         self._shards: dict[tuple[str, str], ShardStats] = {}  # (stream, shard id) -> what it served
@@ -257,7 +262,15 @@ class LimitsProxy:
             self._refusals[operation] = (code, message)
             self._served_before_refusal[operation] = after
 
-    def _record(self, operation: str, body: bytes, headers: dict[str, str]) -> None:
+    def authorize(self, check: Authorize | None) -> None:
+        """From now on, ask ``check`` of each call (its operation, the access key it is signed
+        with, the table or stream it names, "" for a call by iterator) and answer it with the
+        error (code, message) it returns, if any: a test's policy evaluator, refusing as IAM
+        does. None: every call passes again."""
+        with self._lock:
+            self._authorize = check
+
+    def _record(self, operation: str, body: bytes, headers: dict[str, str]) -> tuple[str, str]:
         signed = {k.lower(): v for k, v in headers.items()}.get("authorization", "")
         key = signed.partition("Credential=")[2].partition("/")[0]
         named = [name for name in ("StreamARN", "StreamName") if f'"{name}"'.encode() in body]
@@ -271,6 +284,7 @@ class LimitsProxy:
             self.signed.append((operation, key, resource))
             if named:
                 self.named_by.setdefault(operation, set()).update(named)
+        return key, resource
 
     def dropping(self, target: str) -> bool:
         """Whether this call (its X-Amz-Target) is one to drop; counted if so."""
@@ -300,12 +314,15 @@ class LimitsProxy:
     def handle(self, target: str, body: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
         operation = operation_of(target, body)
         self._gathered(operation)
-        self._record(operation, body, headers)
+        key, resource = self._record(operation, body, headers)
         with self._lock:
             refused = self._refusals.get(operation)
             if refused is not None and self._served_before_refusal.get(operation, 0) > 0:
                 self._served_before_refusal[operation] -= 1
                 refused = None
+            check = self._authorize
+        if refused is None and check is not None:
+            refused = check(operation, key, resource)
         if refused is not None:
             return 403, _error(target, *refused)
         refusal = self._control(operation, body)
