@@ -1,15 +1,16 @@
 """Least privilege, checked against what runs really call: every AWS call a run's process makes
 through botocore recorded (tests.iam) and held, as it is made, to the document `kinesis-batch
 iam-policy` prints for the same flags (a call it does not allow is refused as IAM refuses it),
-and each statement of it on those services needed by one of them. The kinds of runs: Delta on S3 with dead letters and CloudWatch metrics; Avro of the Glue
-Schema Registry; Iceberg on Glue, then maintained, its status, history and plan; routed changes;
-a backfill (with --backfills); a job run's orchestrator, and the job run itself against the
-executors' document (its S3, Kinesis and DynamoDB calls, told apart by the access key it signs
-with, at recording endpoints). A stream read through its role, alone
-and in a group beside a stream of the consumer's own: the calls signed with the role's keys are
-the reader's to allow, the rest the worker's. A permission missing where the read runs (a Spark
-task, a job run) ends the run as one line naming it, exit 2, nothing held; a KMS key the reader
-cannot use is named before any read starts."""
+and each statement of it on those services needed by one of them. The kinds of runs: Delta on
+S3 with dead letters and CloudWatch metrics; Avro of the Glue Schema Registry; Iceberg on Glue,
+then maintained, its status, history and plan; routed changes; a backfill (with --backfills); a
+job run's orchestrator, and the job run itself against the executors' document (its S3, Kinesis
+and DynamoDB calls, told apart by the access key it signs with, at recording endpoints). A
+stream read through its role, alone and in a group beside a stream of the consumer's own: the
+calls signed with the role's keys are the reader's to allow, the rest the worker's. A
+permission missing where the read runs (a Spark task, a job run) ends the run as one line
+naming it, exit 2, nothing held; a KMS key the reader cannot use is named before any read
+starts."""
 
 from __future__ import annotations
 
