@@ -375,3 +375,72 @@ def test_a_read_whose_executors_lack_a_statement_ends_as_the_line_from_the_spark
     assert_the_line_names_a_call_of(ran, statement, EXECUTORS)
     assert [owner for owner in held_leases(name) if owner] == [], "a lease left held"
     assert published(output, name) == {}, "something was published"
+
+
+@pytest.mark.parametrize("emulator", ["kinesis-local"], indirect=True)  # kinesalite knows no StreamARN
+def test_a_read_through_a_role_the_executors_may_not_assume_ends_as_the_line_from_the_spark_task(
+    kinesis: Any, streams: StreamFactory, stack: LocalStack, spark: Any, tmp_path: Path
+) -> None:
+    name = streams.create(shards=1)
+    put(kinesis, name, 4)
+    stream = str(kinesis.describe_stream_summary(StreamName=name)["StreamDescriptionSummary"]["StreamARN"])
+    flags = ("--stream", stream, "--role-arn", ROLE_ARN, "--output", str(tmp_path / "out"))
+    docs = documents(*flags)
+    executors, statement = without(docs["executors"], "AssumeTheStreamsRole")
+    held = {
+        os.environ["AWS_ACCESS_KEY_ID"]: Principal(WORKER, docs["worker"]),
+        EXECUTORS_KEY: Principal(EXECUTORS, executors),
+    }
+
+    # The tasks assume the role at the driver's STS endpoint (it travels in their spec): this one.
+    with (
+        LimitsProxy(stack.dynamodb.url, control=ControlLimits.none()) as sts,
+        tasks_signing_as_executors(spark),
+    ):
+        sts.authorize(refusing(held, lambda op, _: [Request(f"sts:{op}", ROLE_ARN)]))
+        ran = run_held(flags, Enforcer(held, where(), stream), tmp_path, env={"AWS_ENDPOINT_URL_STS": sts.url},
+                       spark=spark)  # fmt: skip
+
+    assert_the_line_names_a_call_of(ran, statement, EXECUTORS)
+    assert [owner for owner in held_leases(name) if owner] == [], "a lease left held"
+
+
+@pytest.mark.parametrize("emulator", ["kinesis-local"], indirect=True)  # kinesalite knows no encryption
+def test_a_read_whose_executors_may_not_use_the_streams_key_ends_as_the_line_from_the_spark_task(
+    proxies: tuple[LimitsProxy, LimitsProxy], kinesis: Any, streams: StreamFactory, spark: Any, tmp_path: Path
+) -> None:
+    kinesis_proxy, _ = proxies
+    name = streams.create(shards=1)
+    key = f"arn:aws:kms:us-east-1:{ACCOUNT}:key/0b9e5c37-8a3f-4d7e-9d1c-5f1f0c2b6a11"
+    kinesis.start_stream_encryption(StreamName=name, EncryptionType="KMS", KeyId=key)
+    wait_active(kinesis, name)
+    put(kinesis, name, 4)
+    flags = ("--stream", name, "--output", str(tmp_path / "out"))
+    docs = documents(*flags, "--kms-key", key)
+    executors, _ = without(docs["executors"], "DecryptTheStream")
+    via = (("kms:ViaService", f"kinesis.{where().region}.amazonaws.com"),)
+    decrypt = Request("kms:Decrypt", key, via)
+    assert allowed(docs["worker"], decrypt) and not allowed(executors, decrypt)
+
+    def kinesis_decrypts(operation: str, signer: str, _: str) -> tuple[str, str] | None:
+        # Kinesis decrypts a GetRecords' records with the key for its caller; the key's policy
+        # names the account's root, so the caller's own policy decides.
+        document = executors if signer == EXECUTORS_KEY else docs["worker"]
+        return (
+            None
+            if operation != "GetRecords" or allowed(document, decrypt)
+            else ("KMSAccessDeniedException", KMS_DENIED)
+        )
+
+    kinesis_proxy.authorize(kinesis_decrypts)
+    with tasks_signing_as_executors(spark):
+        ran = cli(
+            "run", *flags, "--read-limits", "none", env={"AWS_ENDPOINT_URL_KINESIS": kinesis_proxy.url}, spark=spark
+        )
+
+    assert ran.returncode == 2, ran.stderr[-3000:]
+    line = ran.stderr.strip().splitlines()[-1]
+    assert line.startswith("kinesis-batch: error: access denied: kms:Decrypt of the records of "), line
+    assert f"(KMSAccessDeniedException: {KMS_DENIED}) ({POLICIES}); nothing was published" in line, line
+    assert kinesis_proxy.calls["GetRecords"] >= 2, "the task's read, not the run's look for news, was refused"
+    assert [owner for owner in held_leases(name) if owner] == [], "a lease left held"
