@@ -100,3 +100,14 @@ def put_kib(client: Any, name: str, count: int, *, kib: int = 1, hash_key: int |
         assert client.put_records(StreamName=name, Records=batch)["FailedRecordCount"] == 0
         sent.extend(r["Data"].decode() for r in batch)
     return sent
+
+
+def encrypted_stream(kinesis: Any, streams: StreamFactory, account: str, *, records: int = 4) -> tuple[str, str]:
+    """A new stream of ``records`` records, encrypted with a customer-managed KMS key of
+    ``account`` (kinesis-local: kinesalite knows no encryption): its name, and the key's ARN."""
+    name = streams.create(shards=1)
+    key = f"arn:aws:kms:us-east-1:{account}:key/0b9e5c37-8a3f-4d7e-9d1c-5f1f0c2b6a11"
+    kinesis.start_stream_encryption(StreamName=name, EncryptionType="KMS", KeyId=key)
+    wait_active(kinesis, name)
+    put(kinesis, name, records)
+    return name, key

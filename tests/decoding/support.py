@@ -9,8 +9,10 @@ import uuid
 import zlib
 from typing import Any
 
+from kinesis_batch.aws import glue_client
 from kinesis_batch.decoding.formats.protobuf import DescriptorSet
 from kinesis_batch.decoding.formats.protoc import compile_proto
+from tests.streams import put
 
 
 def avro_datum(schema: dict[str, Any], value: dict[str, Any]) -> bytes:
@@ -85,3 +87,21 @@ def dead_letter_args(output: tuple[str, ...]) -> tuple[str, ...]:
     options = dict(zip(output[::2], output[1::2], strict=True))
     options["--output"] = options["--output"].rstrip("/") + "_dead_letter"
     return tuple(item for pair in options.items() for item in pair)
+
+
+#: The schema of the registry's streams below, and the later version a run's start resolves.
+ORDER = {"type": "record", "name": "Order", "fields": [{"name": "id", "type": "long"}]}
+ORDER_LATER = {**ORDER, "fields": [*ORDER["fields"], {"name": "note", "type": ["null", "string"], "default": None}]}
+
+
+def registry_stream(kinesis: Any, stream: str, *, older: bool = False) -> str:
+    """Four Avro records of ``ORDER`` framed for a new registry, then one that does not decode,
+    put on ``stream``; the registry's name. ``older``: a later version is registered after them,
+    so a run's start resolves that one and its tasks must fetch theirs from the registry."""
+    registry = f"r{uuid.uuid4().hex[:8]}"
+    version = register(glue_client(), registry, "orders", "AVRO", ORDER)
+    if older:
+        register(glue_client(), registry, "orders", "AVRO", ORDER_LATER)
+    put_payloads(kinesis, stream, [framed(version, avro_datum(ORDER, {"id": i})) for i in range(4)])
+    put(kinesis, stream, 1, start=4, payload=lambda i: b"not avro")  # a dead letter
+    return registry

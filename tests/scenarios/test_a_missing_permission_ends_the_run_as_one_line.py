@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -30,12 +29,12 @@ from kinesis_batch.access.arns import Where
 from kinesis_batch.aws import dynamodb_client, glue_client
 from kinesis_batch.errors import POLICIES
 from kinesis_batch.parsers import default_table
-from tests.decoding.support import avro_datum, framed, put_payloads, register
+from tests.decoding.support import registry_stream
 from tests.iam import KMS_DENIED, Enforcer, recording, refusing, worker
 from tests.output.support import output_args, read_rows, sink_of
 from tests.runs import Ran, cli
 from tests.serverless.standin import ROLE, StandIn
-from tests.streams import StreamFactory, put, wait_active
+from tests.streams import StreamFactory, encrypted_stream, put
 
 ACCOUNT = "123456789012"  # the local stack's (kinesalite's and moto's)
 WORKER = f"arn:aws:sts::{ACCOUNT}:assumed-role/airflow-worker/i-0abc"  # the orchestrator's principal
@@ -103,29 +102,28 @@ TYPED = ("ReadTheStream", "LeasesCheckpointsAndHistory", "DecodeWithTheRegistry"
          "DeadLettersFiles", "ListDeadLettersFiles")  # fmt: skip
 
 
-def typed_stream(kinesis: Any, streams: StreamFactory) -> tuple[str, str]:
-    """A stream of Avro records of the Glue Schema Registry, and one that does not decode; and
-    the registry."""
-    schema = {"type": "record", "name": "Order", "fields": [{"name": "id", "type": "long"}]}
-    registry = f"r{uuid.uuid4().hex[:8]}"
-    version = register(glue_client(), registry, "orders", "AVRO", schema)
-    name = streams.create(shards=1)
-    put_payloads(kinesis, name, [framed(version, avro_datum(schema, {"id": i})) for i in range(4)])
-    put(kinesis, name, 1, start=4, payload=lambda i: b"not avro")  # the dead letters' files too
-    return name, registry
+def typed_run_without(
+    sid: str, kinesis: Any, name: str, output: tuple[str, ...], tmp_path: Path, spark: Any
+) -> tuple[Ran, dict[str, Any]]:
+    """A run of Avro records of the registry and a dead letter from ``name`` into ``output``, with
+    CloudWatch metrics, by a worker whose document lacks the statement ``sid``; and that statement."""
+    registry = registry_stream(kinesis, name)
+    flags = ("--stream", name, *output, "--decode", "avro", "--schema", f"glue://{registry}/orders",
+             "--metrics", "cloudwatch")  # fmt: skip
+    document, statement = without(documents(*flags)["worker"], sid)
+    return run_held(
+        flags, worker(WORKER, document, where(), arns.stream(name, where())), tmp_path, spark=spark
+    ), statement
 
 
 @pytest.mark.parametrize("sid", TYPED)
 def test_a_typed_run_on_s3_whose_worker_lacks_a_statement_ends_as_the_line_naming_its_call(
     sid: str, kinesis: Any, streams: StreamFactory, spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    name, registry = typed_stream(kinesis, streams)
+    name = streams.create(shards=1)
     output = output_args("delta", "s3", tmp_path, monkeypatch)
-    flags = ("--stream", name, *output, "--decode", "avro", "--schema", f"glue://{registry}/orders",
-             "--metrics", "cloudwatch")  # fmt: skip
-    document, statement = without(documents(*flags)["worker"], sid)
 
-    ran = run_held(flags, worker(WORKER, document, where(), arns.stream(name, where())), tmp_path, spark=spark)
+    ran, statement = typed_run_without(sid, kinesis, name, output, tmp_path, spark)
 
     assert_the_line_names_a_call_of(ran, statement, WORKER)
     assert [owner for owner in held_leases(name) if owner] == [], "a lease left held"
@@ -135,13 +133,10 @@ def test_a_typed_run_on_s3_whose_worker_lacks_a_statement_ends_as_the_line_namin
 def test_a_run_whose_metrics_are_refused_is_published_and_says_so_in_one_warning_line(
     kinesis: Any, streams: StreamFactory, spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    name, registry = typed_stream(kinesis, streams)
+    name = streams.create(shards=1)
     output = output_args("delta", "s3", tmp_path, monkeypatch)
-    flags = ("--stream", name, *output, "--decode", "avro", "--schema", f"glue://{registry}/orders",
-             "--metrics", "cloudwatch")  # fmt: skip
-    document, _ = without(documents(*flags)["worker"], "PutTheRunsMetrics")
 
-    ran = run_held(flags, worker(WORKER, document, where(), arns.stream(name, where())), tmp_path, spark=spark)
+    ran, _ = typed_run_without("PutTheRunsMetrics", kinesis, name, output, tmp_path, spark)
 
     # The output is committed before the metrics are sent: failing the run then would only
     # have the next one read nothing new, and the metrics would be lost all the same.
@@ -246,11 +241,7 @@ def test_a_stream_whose_key_the_policies_do_not_let_the_reader_use_is_named_befo
     spark: Any,
     tmp_path: Path,
 ) -> None:
-    name = streams.create(shards=1)
-    key = f"arn:aws:kms:us-east-1:{ACCOUNT if not role else '111111111111'}:key/0b9e5c37-8a3f-4d7e-9d1c-5f1f0c2b6a11"
-    kinesis.start_stream_encryption(StreamName=name, EncryptionType="KMS", KeyId=key)
-    wait_active(kinesis, name)
-    put(kinesis, name, 4)
+    name, key = encrypted_stream(kinesis, streams, "111111111111" if role else ACCOUNT)
     # Through the role, the stream is named by its ARN (kinesis-local's account); else by its name.
     arn = str(kinesis.describe_stream_summary(StreamName=name)["StreamDescriptionSummary"]["StreamARN"])
     stream, named = (arn, arn) if role else (arns.stream(name, where()), name)
@@ -341,15 +332,9 @@ def test_a_read_whose_executors_lack_a_statement_ends_as_the_line_from_the_spark
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     kinesis_proxy, _ = proxies
-    schema = {"type": "record", "name": "Order", "fields": [{"name": "id", "type": "long"}]}
-    registry = f"r{uuid.uuid4().hex[:8]}"
-    older = register(glue_client(), registry, "orders", "AVRO", schema)
-    later = {**schema, "fields": [*schema["fields"], {"name": "note", "type": ["null", "string"], "default": None}]}
-    register(glue_client(), registry, "orders", "AVRO", later)  # the run's start resolves this one
     name = streams.create(shards=1)
-    # Records of the older version: the tasks ask the registry for it themselves.
-    put_payloads(kinesis, name, [framed(older, avro_datum(schema, {"id": i})) for i in range(4)])
-    put(kinesis, name, 1, start=4, payload=lambda i: b"not avro")  # the tasks write dead letters too
+    # Records of an older version: the tasks ask the registry for it themselves; and a dead letter.
+    registry = registry_stream(kinesis, name, older=True)
     output = output_args("delta", "s3", tmp_path, monkeypatch)
     flags = ("--stream", name, *output, "--decode", "avro", "--schema", f"glue://{registry}/orders")
     docs = documents(*flags)
@@ -410,11 +395,7 @@ def test_a_read_whose_executors_may_not_use_the_streams_key_ends_as_the_line_fro
     proxies: tuple[LimitsProxy, LimitsProxy], kinesis: Any, streams: StreamFactory, spark: Any, tmp_path: Path
 ) -> None:
     kinesis_proxy, _ = proxies
-    name = streams.create(shards=1)
-    key = f"arn:aws:kms:us-east-1:{ACCOUNT}:key/0b9e5c37-8a3f-4d7e-9d1c-5f1f0c2b6a11"
-    kinesis.start_stream_encryption(StreamName=name, EncryptionType="KMS", KeyId=key)
-    wait_active(kinesis, name)
-    put(kinesis, name, 4)
+    name, key = encrypted_stream(kinesis, streams, ACCOUNT)
     flags = ("--stream", name, "--output", str(tmp_path / "out"))
     docs = documents(*flags, "--kms-key", key)
     executors, _ = without(docs["executors"], "DecryptTheStream")

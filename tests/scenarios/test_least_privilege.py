@@ -33,12 +33,12 @@ from kinesis_batch.access.arns import Where
 from kinesis_batch.aws import dynamodb_client, glue_client
 from kinesis_batch.parsers import default_table
 from kinesis_batch.serverless.request import DRIVER_ENV
-from tests.decoding.support import avro_datum, framed, put_payloads, register
+from tests.decoding.support import avro_datum, framed, put_payloads, register, registry_stream
 from tests.iam import Enforcer, Recorder, recording, worker
 from tests.output.support import output_args, read_rows, sink_of
 from tests.runs import cli, read_output
 from tests.serverless.standin import ROLE, StandIn
-from tests.streams import StreamFactory, put, wait_active
+from tests.streams import StreamFactory, encrypted_stream, put
 
 ACCOUNT = "123456789012"  # the local stack's (kinesalite's and moto's)
 
@@ -192,15 +192,9 @@ def test_a_job_runs_own_calls_are_each_allowed_by_the_printed_executors_policy_a
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     kinesis_proxy, dynamodb_proxy = proxies
-    schema = {"type": "record", "name": "Order", "fields": [{"name": "id", "type": "long"}]}
-    registry = f"r{uuid.uuid4().hex[:8]}"
-    older = register(glue_client(), registry, "orders", "AVRO", schema)
-    later = {**schema, "fields": [*schema["fields"], {"name": "note", "type": ["null", "string"], "default": None}]}
-    register(glue_client(), registry, "orders", "AVRO", later)  # the run's start resolves this one
     name = streams.create(shards=1)
-    # Records of the older version: the tasks ask the registry for it themselves.
-    put_payloads(kinesis, name, [framed(older, avro_datum(schema, {"id": i})) for i in range(4)])
-    put(kinesis, name, 1, start=4, payload=lambda i: b"not avro")  # the dead letters' files too
+    # Records of an older version: the tasks ask the registry for it themselves; and a dead letter.
+    registry = registry_stream(kinesis, name, older=True)
     output = (*output_args("delta", "s3", tmp_path, monkeypatch), "--decode", "avro",
               "--schema", f"glue://{registry}/orders")  # fmt: skip
     where = Where(ACCOUNT, os.environ.get("AWS_DEFAULT_REGION", "us-east-1"))
@@ -385,11 +379,7 @@ def test_a_kms_key_the_reader_cannot_use_is_named_before_anything_is_read(
     proxies: tuple[LimitsProxy, LimitsProxy], kinesis: Any, streams: StreamFactory, spark: Any, tmp_path: Path
 ) -> None:
     kinesis_proxy, _ = proxies
-    name = streams.create(shards=1)
-    key = f"arn:aws:kms:us-east-1:{ACCOUNT}:key/0b9e5c37-8a3f-4d7e-9d1c-5f1f0c2b6a11"
-    kinesis.start_stream_encryption(StreamName=name, EncryptionType="KMS", KeyId=key)
-    wait_active(kinesis, name)
-    put(kinesis, name, 10)
+    name, key = encrypted_stream(kinesis, streams, ACCOUNT, records=10)
     said = "The ciphertext refers to a customer master key that you do not have access to"
     kinesis_proxy.refuse("GetRecords", "KMSAccessDeniedException", said)
     output = tmp_path / "out"
