@@ -10,10 +10,9 @@ import fnmatch
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from devkit.s3_recorder import S3Request
+from devkit.s3_request import S3Request
 
 #: The services whose calls are recorded through botocore (the table files go through pyarrow
 #: and delta-rs, to the S3 recorder).

@@ -24,7 +24,7 @@ import json
 import re
 import sys
 import threading
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -32,27 +32,13 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 from xml.sax.saxutils import escape
 
 from devkit.iam_policy import Principal, Request, allowed, not_authorized, s3_requests
+from devkit.s3_request import S3Request
 
 #: The keys of a DeleteObjects request's body.
 DELETED = re.compile(r"<Key>([^<]*)</Key>")
 XML = '<?xml version="1.0" encoding="UTF-8"?>\n'
 #: Headers that describe one hop's connection, not the request: never passed on.
 HOP = frozenset({"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "proxy-connection"})
-
-
-@dataclass(frozen=True)
-class S3Request:
-    """One request as its client made it (path-style: ``/bucket/key?query``), and the headers
-    that change what it does (``x-amz-copy-source``)."""
-
-    method: str
-    bucket: str
-    key: str
-    query: tuple[tuple[str, str], ...]
-    copy_source: str = ""
-    deleted: tuple[str, ...] = ()  # the keys a DeleteObjects (``POST ?delete``) names
-    agent: str = ""  # the client's User-Agent: which library made it
-    signer: str = ""  # the access key of its signature: which principal made it
 
 
 class S3Recorder:
@@ -197,4 +183,4 @@ if __name__ == "__main__":
     serve(sys.argv[1], int(sys.argv[2]), Path(sys.argv[3]), Path(sys.argv[4]))
 
 
-__all__ = ["S3Recorder", "S3Request"]
+__all__ = ["S3Recorder"]
