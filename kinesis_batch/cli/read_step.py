@@ -50,18 +50,18 @@ def main(argv: list[str]) -> int:
         failed: list[BaseException] = []
 
         def read() -> int:
-            config = RunConfig.from_json(body.config)
-            run = CatchUpRun(
-                replace(config, slot_share=len(bodies)) if len(bodies) > 1 else config,
-                kinesis=kinesis,
-                dynamodb=dynamodb,
-                spark=lambda: engine,
-                progress=lambda message: print(message, file=sys.stderr, flush=True),
-                run_id=body.run_id,
-                stop=own,
-            )
-            runs.append(run)
-            try:
+            try:  # a run that cannot be made (its output's catalog unknown here) fails its result too
+                config = RunConfig.from_json(body.config)
+                run = CatchUpRun(
+                    replace(config, slot_share=len(bodies)) if len(bodies) > 1 else config,
+                    kinesis=kinesis,
+                    dynamodb=dynamodb,
+                    spark=lambda: engine,
+                    progress=lambda message: print(message, file=sys.stderr, flush=True),
+                    run_id=body.run_id,
+                    stop=own,
+                )
+                runs.append(run)
                 run.read()
             except BaseException as exc:
                 failed.append(exc)

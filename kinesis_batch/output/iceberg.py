@@ -90,7 +90,31 @@ class IcebergSink(TableSink):
         return self._location
 
     def staging(self, batch_id: str) -> Place:
-        return self.root().child("_kinesis_batch", check_batch_id(batch_id))
+        return self._root_or_new().child("_kinesis_batch", check_batch_id(batch_id))
+
+    def _root_or_new(self) -> Place:
+        """The table's place; before the first run makes it, where its catalog will make it (a job
+        run's checks ask for the staging before the run prepares the output)."""
+        if self._location is not None:
+            return self._location
+        table = self._existing()
+        location = table.location() if table is not None else self._new_location()
+        if location is None:  # a catalog whose server decides where (REST): known once it is made
+            raise InvalidStateError(f"no Iceberg table {self.identifier} (a run creates it)")
+        if table is None:
+            return Place(location, self.s3)
+        self._location = Place(location, self.s3)
+        return self._location
+
+    def _existing(self) -> Any | None:
+        """The table, or None before the first run makes it."""
+        from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
+
+        with catalog_errors(f"Iceberg table {self.identifier}"):
+            try:
+                return self.catalog.load_table(self.identifier)
+            except (NoSuchTableError, NoSuchNamespaceError):
+                return None
 
     def data(self, batch_id: str) -> Place:
         return self.root().child("data", check_batch_id(batch_id))
@@ -100,17 +124,11 @@ class IcebergSink(TableSink):
     def _prepare(self, columns: Columns, partition_by: str | None) -> None:
         from pyiceberg.exceptions import (
             CommitFailedException,
-            NoSuchNamespaceError,
-            NoSuchTableError,
             TableAlreadyExistsError,
         )
 
         what = f"Iceberg table {self.identifier}"
-        with catalog_errors(what):
-            try:
-                table = self.catalog.load_table(self.identifier)
-            except (NoSuchTableError, NoSuchNamespaceError):
-                table = None
+        table = self._existing()
         if table is None:
             self._check_new_location()  # before the namespace or the table is made
         with catalog_errors(what):

@@ -29,6 +29,7 @@ from kinesis_batch.access.arns import Where
 from kinesis_batch.aws import dynamodb_client, glue_client
 from kinesis_batch.errors import POLICIES
 from kinesis_batch.parsers import default_table
+from kinesis_batch.serverless.request import DRIVER_ENV
 from tests.decoding.support import registry_stream
 from tests.iam import KMS_DENIED, Enforcer, recording, refusing, worker
 from tests.output.support import output_args, read_rows, sink_of
@@ -425,3 +426,66 @@ def test_a_read_whose_executors_may_not_use_the_streams_key_ends_as_the_line_fro
     assert f"(KMSAccessDeniedException: {KMS_DENIED}) ({POLICIES}); nothing was published" in line, line
     assert kinesis_proxy.calls["GetRecords"] >= 2, "the task's read, not the run's look for news, was refused"
     assert [owner for owner in held_leases(name) if owner] == [], "a lease left held"
+
+
+JOB_KEY = "AKIAJOBRUNEXECUTORS1"  # the job role's, given to the job run: its calls are the executors'
+JOB_ROLE = f"arn:aws:sts::{ACCOUNT}:assumed-role/kinesis-batch-job/00run"
+
+
+@pytest.mark.parametrize(
+    ("sid", "kind"),
+    [("ReadTheLeases", "delta s3"), ("ListOutputFiles", "delta s3"), ("ListDeadLettersFiles", "delta s3"),
+     ("FindOutputTable", "iceberg glue")],
+)  # fmt: skip
+def test_a_job_run_whose_role_lacks_a_statement_of_its_own_driver_ends_as_the_line(
+    sid: str,
+    kind: str,
+    proxies: tuple[LimitsProxy, LimitsProxy],
+    emr_serverless: StandIn,
+    kinesis: Any,
+    streams: StreamFactory,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The read step's own driver (a job run's) makes these calls, which a local run's tasks never
+    make: the job run's calls, signed with the job role's key, are held to the executors' document."""
+    kinesis_proxy, dynamodb_proxy = proxies
+    name = streams.create(shards=1)
+    put(kinesis, name, 3, payload=lambda i: json.dumps({"id": i}).encode())
+    put(kinesis, name, 1, start=3, payload=lambda i: b"not json")  # the dead letters' too
+    output = (*output_args(*kind.split(), tmp_path, monkeypatch), "--decode", "json")
+    base = ("--emr-serverless-application", emr_serverless.application(), "--execution-role", ROLE,
+            "--environment", emr_serverless.environment())  # fmt: skip
+    executors, statement = without(documents("--stream", name, *output, *base)["executors"], sid)
+    held = {JOB_KEY: Principal(JOB_ROLE, executors)}
+    dynamodb_proxy.authorize(
+        refusing(held, lambda op, table: [Request(f"dynamodb:{op}", arns.dynamodb_table(table, where()))])
+    )
+
+    catalog = f"arn:aws:glue:{where().region}:{ACCOUNT}"
+
+    def glue_requests(operation: str, named: str) -> list[Request]:  # GetTable: the catalog, database, table
+        database, _, table = named.partition("/")
+        found = [f"{catalog}:catalog", f"{catalog}:database/{database}", f"{catalog}:table/{database}/{table}"]
+        return [Request(f"glue:{operation}", arn) for arn in found]
+
+    with (
+        S3Recorder(os.environ["AWS_ENDPOINT_URL_S3"], tmp_path, held) as s3,
+        LimitsProxy(str(glue_client().meta.endpoint_url), control=ControlLimits.none()) as glue,
+    ):
+        glue.authorize(refusing(held, glue_requests))
+        endpoints = {"KINESIS": kinesis_proxy.url, "DYNAMODB": dynamodb_proxy.url, "S3": s3.url, "GLUE": glue.url}
+        conf = [f"{DRIVER_ENV}AWS_ENDPOINT_URL_{service}={url}" for service, url in endpoints.items()]
+        conf += [f"{DRIVER_ENV}AWS_ACCESS_KEY_ID={JOB_KEY}", f"{DRIVER_ENV}AWS_SECRET_ACCESS_KEY=job-secret"]
+        # The job's own pyiceberg configuration, as a deployment gives it the catalog.
+        conf += [f"{DRIVER_ENV}{key}={value}" for key, value in os.environ.items() if key.startswith("PYICEBERG_")]
+        job = (*base, *(part for setting in conf for part in ("--emr-serverless-conf", setting)))
+        # The spec carries the orchestrator's S3 and Glue endpoints to the job: these.
+        passed = {"AWS_ENDPOINT_URL_S3": s3.url, "AWS_ENDPOINT_URL_GLUE": glue.url}
+        ran = cli("run", "--stream", name, *output, "--read-limits", "none", *job, env=passed)
+
+    line = assert_the_line_names_a_call_of(ran, statement, JOB_ROLE)
+    assert "EMR Serverless job run" in line and line.endswith(")") and "nothing was published" in line, line
+    assert [owner for owner in held_leases(name) if owner] == [], "a lease left held"
+    if kind == "delta s3":
+        assert published(output[:4], name) == {}, "something was published"

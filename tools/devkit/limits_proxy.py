@@ -278,6 +278,8 @@ class LimitsProxy:
         with contextlib.suppress(ValueError, AttributeError):  # the query protocol's form: no JSON
             request = json.loads(body or b"{}")
             resource = str(request.get("TableName") or request.get("StreamARN") or request.get("StreamName") or "")
+            if not resource and "DatabaseName" in request:  # a Glue Data Catalog's call: DATABASE/TABLE
+                resource = f"{request['DatabaseName']}/{request.get('Name', '')}"
         with self._lock:
             self.calls[operation] = self.calls.get(operation, 0) + 1
             self.access_keys.setdefault(operation, set()).add(key)
