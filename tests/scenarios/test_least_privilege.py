@@ -195,7 +195,8 @@ def test_a_job_runs_own_calls_are_each_allowed_by_the_printed_executors_policy_a
     name = streams.create(shards=1)
     # Records of an older version: the tasks ask the registry for it themselves; and a dead letter.
     registry = registry_stream(kinesis, name, older=True)
-    output = (*output_args("delta", "s3", tmp_path, monkeypatch), "--decode", "avro",
+    # Iceberg on Glue: the job's driver finds the table in the catalog itself.
+    output = (*output_args("iceberg", "glue", tmp_path, monkeypatch), "--decode", "avro",
               "--schema", f"glue://{registry}/orders")  # fmt: skip
     where = Where(ACCOUNT, os.environ.get("AWS_DEFAULT_REGION", "us-east-1"))
     job_key = "AKIAJOBRUNEXECUTORS1"  # the job role's: every call signed with it is the executors'
@@ -216,6 +217,8 @@ def test_a_job_runs_own_calls_are_each_allowed_by_the_printed_executors_policy_a
         endpoints = {"KINESIS": kinesis_proxy.url, "DYNAMODB": dynamodb_proxy.url, "S3": s3.url, "GLUE": glue_proxy.url}
         conf = [f"{DRIVER_ENV}AWS_ENDPOINT_URL_{service}={url}" for service, url in endpoints.items()]
         conf += [f"{DRIVER_ENV}AWS_ACCESS_KEY_ID={job_key}", f"{DRIVER_ENV}AWS_SECRET_ACCESS_KEY=job-secret"]
+        # The job's own pyiceberg configuration, as a deployment gives it the catalog.
+        conf += [f"{DRIVER_ENV}{key}={value}" for key, value in os.environ.items() if key.startswith("PYICEBERG_")]
         job = (*base, *(part for setting in conf for part in ("--emr-serverless-conf", setting)))
         # The spec carries the orchestrator's S3 and Glue endpoints to the job: these, recording.
         passed = {"AWS_ENDPOINT_URL_S3": s3.url, "AWS_ENDPOINT_URL_GLUE": glue_proxy.url}
@@ -229,16 +232,27 @@ def test_a_job_runs_own_calls_are_each_allowed_by_the_printed_executors_policy_a
                  for op, key, named in kinesis_proxy.signed if key == job_key}  # fmt: skip
     requests |= {Request(f"dynamodb:{op}", arns.dynamodb_table(table, where))
                  for op, key, table in dynamodb_proxy.signed if key == job_key}  # fmt: skip
-    schemas = arns.schema_registry(registry, where)  # GetSchemaVersion is authorized on both
-    requests |= {Request(f"glue:{op}", arn.replace("*", "orders"))
-                 for op, key, _ in glue_proxy.signed if key == job_key for arn in schemas}  # fmt: skip
+    requests |= {request for op, key, named in glue_proxy.signed if key == job_key
+                 for request in glue_requests(op, named, registry, where)}  # fmt: skip
     actions = {r.action for r in requests}
-    assert {"kinesis:GetRecords", "s3:PutObject", "glue:GetSchemaVersion"} <= actions, actions
+    assert {"kinesis:GetRecords", "s3:PutObject", "glue:GetSchemaVersion", "glue:GetTable"} <= actions, actions
     assert any(action.startswith("dynamodb:") for action in actions), actions
     assert sorted({(r.action, r.resource) for r in requests if not allowed(executors, r)}) == []
     # The stand-in fetches the environment archive itself, as EMR Serverless does with the job role.
     recorded = ("s3:", "kinesis:", "dynamodb:", "glue:")
     assert unneeded(executors, requests, recorded=recorded) == ["TheEnvironmentArchive"]
+
+
+def glue_requests(operation: str, named: str, registry: str, where: Where) -> list[Request]:
+    """What IAM authorizes a job's Glue call by: a schema's version on the registry and the
+    schema, a catalog's table (``named``: DATABASE/TABLE) on the catalog, database and table."""
+    if operation == "GetSchemaVersion":
+        return [
+            Request(f"glue:{operation}", arn.replace("*", "orders")) for arn in arns.schema_registry(registry, where)
+        ]
+    database, _, table = named.partition("/")
+    found = (arns.glue_catalog(where), arns.glue_database(database, where), arns.glue_table(database, table, where))
+    return [Request(f"glue:{operation}", arn) for arn in found]
 
 
 #: The worker's principal, as IAM names its session in a refusal.
