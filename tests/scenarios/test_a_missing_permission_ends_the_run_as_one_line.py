@@ -29,12 +29,11 @@ from kinesis_batch.access.arns import Where
 from kinesis_batch.aws import dynamodb_client, glue_client
 from kinesis_batch.errors import POLICIES
 from kinesis_batch.parsers import default_table
-from kinesis_batch.serverless.request import DRIVER_ENV
 from tests.decoding.support import registry_stream
 from tests.iam import KMS_DENIED, Enforcer, recording, refusing, worker
 from tests.output.support import output_args, read_rows, sink_of
 from tests.runs import Ran, cli
-from tests.serverless.standin import ROLE, StandIn
+from tests.serverless.standin import ROLE, StandIn, driver_conf
 from tests.streams import StreamFactory, encrypted_stream, put
 
 ACCOUNT = "123456789012"  # the local stack's (kinesalite's and moto's)
@@ -475,11 +474,7 @@ def test_a_job_run_whose_role_lacks_a_statement_of_its_own_driver_ends_as_the_li
     ):
         glue.authorize(refusing(held, glue_requests))
         endpoints = {"KINESIS": kinesis_proxy.url, "DYNAMODB": dynamodb_proxy.url, "S3": s3.url, "GLUE": glue.url}
-        conf = [f"{DRIVER_ENV}AWS_ENDPOINT_URL_{service}={url}" for service, url in endpoints.items()]
-        conf += [f"{DRIVER_ENV}AWS_ACCESS_KEY_ID={JOB_KEY}", f"{DRIVER_ENV}AWS_SECRET_ACCESS_KEY=job-secret"]
-        # The job's own pyiceberg configuration, as a deployment gives it the catalog.
-        conf += [f"{DRIVER_ENV}{key}={value}" for key, value in os.environ.items() if key.startswith("PYICEBERG_")]
-        job = (*base, *(part for setting in conf for part in ("--emr-serverless-conf", setting)))
+        job = (*base, *driver_conf(endpoints, JOB_KEY))
         # The spec carries the orchestrator's S3 and Glue endpoints to the job: these.
         passed = {"AWS_ENDPOINT_URL_S3": s3.url, "AWS_ENDPOINT_URL_GLUE": glue.url}
         ran = cli("run", "--stream", name, *output, "--read-limits", "none", *job, env=passed)

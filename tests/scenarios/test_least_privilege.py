@@ -37,7 +37,7 @@ from tests.decoding.support import avro_datum, framed, put_payloads, register, r
 from tests.iam import Enforcer, Recorder, recording, worker
 from tests.output.support import output_args, read_rows, sink_of
 from tests.runs import cli, read_output
-from tests.serverless.standin import ROLE, StandIn
+from tests.serverless.standin import ROLE, StandIn, driver_conf
 from tests.streams import StreamFactory, encrypted_stream, put
 
 ACCOUNT = "123456789012"  # the local stack's (kinesalite's and moto's)
@@ -215,11 +215,7 @@ def test_a_job_runs_own_calls_are_each_allowed_by_the_printed_executors_policy_a
         LimitsProxy(str(glue_client().meta.endpoint_url), control=ControlLimits.none()) as glue_proxy,
     ):
         endpoints = {"KINESIS": kinesis_proxy.url, "DYNAMODB": dynamodb_proxy.url, "S3": s3.url, "GLUE": glue_proxy.url}
-        conf = [f"{DRIVER_ENV}AWS_ENDPOINT_URL_{service}={url}" for service, url in endpoints.items()]
-        conf += [f"{DRIVER_ENV}AWS_ACCESS_KEY_ID={job_key}", f"{DRIVER_ENV}AWS_SECRET_ACCESS_KEY=job-secret"]
-        # The job's own pyiceberg configuration, as a deployment gives it the catalog.
-        conf += [f"{DRIVER_ENV}{key}={value}" for key, value in os.environ.items() if key.startswith("PYICEBERG_")]
-        job = (*base, *(part for setting in conf for part in ("--emr-serverless-conf", setting)))
+        job = (*base, *driver_conf(endpoints, job_key))
         # The spec carries the orchestrator's S3 and Glue endpoints to the job: these, recording.
         passed = {"AWS_ENDPOINT_URL_S3": s3.url, "AWS_ENDPOINT_URL_GLUE": glue_proxy.url}
         ran = cli("run", "--stream", name, *output, "--read-limits", "none", *job, env=passed)

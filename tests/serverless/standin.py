@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import os
 import platform
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from typing import Any
 import boto3
 from devkit.stack import LocalServer
 
+from kinesis_batch.serverless.request import DRIVER_ENV
 from tests.output.support import make_bucket
 
 ROLE = "arn:aws:iam::123456789012:role/kinesis-batch-job"  # moto's account, as the stand-in's
@@ -25,6 +27,16 @@ IMAGE_PYTHON = "/usr/bin/python3.11"  # the EMR 7.x image's Python 3.11 (kinesis
 #: The Python the archive is packaged for: this one's version, since PySpark wants the executors'
 #: minor version to be the driver's (make test-compat runs on 3.12 and 3.13 too).
 PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
+
+
+def driver_conf(endpoints: dict[str, str], access_key: str) -> tuple[str, ...]:
+    """The ``--emr-serverless-conf`` flags of a job run whose driver calls AWS at ``endpoints``
+    (by service: ``{"S3": url}``), signs with ``access_key`` (its role's, told apart from the
+    orchestrator's) and knows this process's pyiceberg catalogs, as a deployment gives them."""
+    conf = [f"{DRIVER_ENV}AWS_ENDPOINT_URL_{service}={url}" for service, url in endpoints.items()]
+    conf += [f"{DRIVER_ENV}AWS_ACCESS_KEY_ID={access_key}", f"{DRIVER_ENV}AWS_SECRET_ACCESS_KEY=job-secret"]
+    conf += [f"{DRIVER_ENV}{key}={value}" for key, value in os.environ.items() if key.startswith("PYICEBERG_")]
+    return tuple(part for setting in conf for part in ("--emr-serverless-conf", setting))
 
 
 def bare_python(folder: Path) -> str:
