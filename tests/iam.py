@@ -13,7 +13,7 @@ from typing import Any
 from unittest import mock
 
 import botocore.client
-from devkit.iam_policy import Principal, Request, allowed, not_authorized
+from devkit.iam_policy import Principal, Request, allowed, not_authorized, signer
 from devkit.limits_proxy import Authorize
 
 from kinesis_batch.access import arns
@@ -76,20 +76,11 @@ def _requests(service: str, operation: str, params: dict[str, Any], where: Where
     elif prefix == "cloudwatch" and operation == "PutMetricData":
         yield Request(action, "*", (("cloudwatch:namespace", params["Namespace"]),))
     elif service == "glue" and operation == "GetSchemaVersion":
-        schema = params["SchemaId"]
-        registry, named = arns.schema_registry(schema["RegistryName"], where)
-        yield Request(action, registry)
-        yield Request(action, named.replace("*", schema["SchemaName"]))
+        yield from schema_version(params["SchemaId"]["RegistryName"], params["SchemaId"]["SchemaName"], where)
     elif service == "glue" and operation in GLUE_CATALOG:
-        # IAM authorizes a Glue Data Catalog call on the catalog, the database and the table.
-        at = f"arn:{where.partition}:glue:{where.region}:{where.account}"
-        database, table = GLUE_CATALOG[operation](params)
-        yield from (Request(action, f"{at}:catalog"), Request(action, f"{at}:database/{database}"))
-        if table:
-            yield Request(action, f"{at}:table/{database}/{table}")
+        yield from catalog_call(action, *GLUE_CATALOG[operation](params), where)
     elif service == "emr-serverless":
-        application = f"arn:{where.partition}:emr-serverless:{where.region}:{where.account}:/applications/"
-        application += params.get("applicationId", "")
+        application = arns.emr_application(params.get("applicationId", ""), where)
         if "jobRunId" in params:
             yield Request(action, f"{application}/jobruns/{params['jobRunId']}")
         elif "resourceArn" in params:
@@ -108,6 +99,24 @@ def _requests(service: str, operation: str, params: dict[str, Any], where: Where
         yield Request("s3:ListBucket", f"arn:{where.partition}:s3:::{params['Bucket']}", prefix_key)
     else:
         raise AssertionError(f"the recorder does not know what {service}:{operation} is authorized by: {params}")
+
+
+def schema_version(registry: str, schema: str, where: Where) -> list[Request]:
+    """A GetSchemaVersion, as IAM authorizes it: on the registry and on the schema."""
+    return [Request("glue:GetSchemaVersion", arn.replace("*", schema)) for arn in arns.schema_registry(registry, where)]
+
+
+def catalog_call(action: str, database: str, table: str, where: Where) -> list[Request]:
+    """A Glue Data Catalog call, as IAM authorizes it: on the catalog, the database and the
+    table, when it names one."""
+    found = [arns.glue_catalog(where), arns.glue_database(database, where)]
+    found += [arns.glue_table(database, table, where)] if table else []
+    return [Request(action, arn) for arn in found]
+
+
+def kms_decrypt(key: str, where: Where) -> Request:
+    """The decrypt Kinesis asks KMS for, with ``key``, on behalf of a GetRecords' caller."""
+    return Request("kms:Decrypt", key, (("kms:ViaService", f"kinesis.{where.region}.amazonaws.com"),))
 
 
 def _s3_action(operation: str) -> str:
@@ -148,7 +157,7 @@ class Enforcer:
 
     def refusal(self, service: str, operation: str, params: dict[str, Any], key: str) -> Answer | None:
         """AWS's error code and answer to the call, or None when the policies allow it."""
-        principal = self.principals.get(key, self.principals.get("*"))
+        principal = signer(self.principals, key)
         if principal is None or (service, operation) in UNAUTHORIZED:
             return None
         for request in _requests(service, operation, params, self.where, self.streams.get(key, self.stream)):
@@ -158,8 +167,7 @@ class Enforcer:
             if policy is not None and not allowed(policy, request, principal.arn):
                 return denial(service, request, principal.arn, "resource-based")
             used = self.keys.get(request.resource) if request.action == "kinesis:GetRecords" else None
-            via = (("kms:ViaService", f"kinesis.{self.where.region}.amazonaws.com"),)
-            if used and not self._allows(Request("kms:Decrypt", used, via), principal.document, principal.arn):
+            if used and not self._allows(kms_decrypt(used, self.where), principal.document, principal.arn):
                 said = {"Code": "KMSAccessDeniedException", "Message": KMS_DENIED}
                 return said["Code"], {"Error": said, "ResponseMetadata": {"HTTPStatusCode": 400}}
         return None
@@ -171,7 +179,7 @@ class Enforcer:
         if request.action.startswith("kms:"):
             if policy is None or not allowed(policy, request, principal):
                 return False
-            same = request.resource.split(":")[4] == principal.split(":")[4]
+            same = arns.account_of(request.resource) == arns.account_of(principal)
             return (same and allowed(policy, request, principal, by_root=False)) or allowed(document, request)
         return allowed(document, request)
 
@@ -181,7 +189,7 @@ def refusing(principals: dict[str, Principal], requests_of: Callable[[str, str],
     document: ``requests_of(operation, the table or stream named)``, what IAM authorizes a call by."""
 
     def check(operation: str, key: str, named: str) -> tuple[str, str] | None:
-        principal = principals.get(key, principals.get("*"))
+        principal = signer(principals, key)
         if principal is None:
             return None
         for request in requests_of(operation, named):
@@ -190,6 +198,32 @@ def refusing(principals: dict[str, Principal], requests_of: Callable[[str, str],
         return None
 
     return check
+
+
+def proxied(
+    service: str, where: Where, *, stream: str = "", schema: tuple[str, str] = ("", ""), role: str = ""
+) -> Callable[[str, str], list[Request]]:
+    """What IAM authorizes a call seen at a limits proxy by, from its operation and what it names
+    (devkit.limits_proxy: a table, a stream, a Glue catalog's DATABASE/TABLE). What the proxy
+    does not keep is given: ``stream`` for a call by iterator, ``schema`` (registry, name) for a
+    GetSchemaVersion, ``role`` for an AssumeRole."""
+
+    def requests_of(operation: str, named: str) -> list[Request]:
+        action = f"{service}:{operation}"
+        if service == "kinesis":
+            return [Request(action, arns.stream(named, where) if named else stream)]
+        if service == "dynamodb":
+            return [Request(action, arns.dynamodb_table(named, where))]
+        if service == "sts":
+            return [Request(action, role)]
+        if service == "glue" and operation == "GetSchemaVersion":
+            return schema_version(*schema, where)
+        if service == "glue":
+            database, _, table = named.partition("/")
+            return catalog_call(action, database, table, where)
+        raise AssertionError(f"no IAM mapping of {action} as a proxy sees it")
+
+    return requests_of
 
 
 def worker(arn: str, document: dict[str, Any], where: Where, stream: str = "") -> Enforcer:
@@ -220,4 +254,7 @@ def recording(enforce: Enforcer | None = None) -> Iterator[Recorder]:
         yield recorder
 
 
-__all__ = ["KMS_DENIED", "Enforcer", "Recorder", "recording", "refusing", "worker"]
+__all__ = [
+    "KMS_DENIED", "Enforcer", "Recorder", "catalog_call", "kms_decrypt", "proxied", "recording", "refusing",
+    "schema_version", "worker",
+]  # fmt: skip

@@ -100,11 +100,14 @@ class IcebergSink(TableSink):
         table = self._existing()
         location = table.location() if table is not None else self._new_location()
         if location is None:  # a catalog whose server decides where (REST): known once it is made
-            raise InvalidStateError(f"no Iceberg table {self.identifier} (a run creates it)")
+            raise self._missing()
         if table is None:
             return Place(location, self.s3)
         self._location = Place(location, self.s3)
         return self._location
+
+    def _missing(self) -> InvalidStateError:
+        return InvalidStateError(f"no Iceberg table {self.identifier} (a run creates it)")
 
     def _existing(self) -> Any | None:
         """The table, or None before the first run makes it."""
@@ -174,7 +177,7 @@ class IcebergSink(TableSink):
             try:
                 return self.catalog.load_table(self.identifier)
             except NoSuchTableError as exc:
-                raise InvalidStateError(f"no Iceberg table {self.identifier} (a run creates it)") from exc
+                raise self._missing() from exc
 
     def _state(self, table: Any, batch_id: str) -> str | None:
         """'publish', 'discard' or None: what the table's snapshots say of the batch."""

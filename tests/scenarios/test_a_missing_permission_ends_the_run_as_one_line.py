@@ -24,13 +24,14 @@ from devkit.limits_proxy import ControlLimits, LimitsProxy
 from devkit.s3_recorder import S3Recorder
 from devkit.stack import LocalStack
 
+from kinesis_batch import LeaseStore
 from kinesis_batch.access import arns
 from kinesis_batch.access.arns import Where
 from kinesis_batch.aws import dynamodb_client, glue_client
 from kinesis_batch.errors import POLICIES
 from kinesis_batch.parsers import default_table
 from tests.decoding.support import registry_stream
-from tests.iam import KMS_DENIED, Enforcer, recording, refusing, worker
+from tests.iam import KMS_DENIED, Enforcer, kms_decrypt, proxied, recording, refusing, worker
 from tests.output.support import output_args, read_rows, sink_of
 from tests.runs import Ran, cli
 from tests.serverless.standin import ROLE, StandIn, driver_conf
@@ -90,11 +91,9 @@ def published(output: tuple[str, ...], stream: str) -> dict[str, list[Any]]:
 
 
 def held_leases(name: str) -> list[str | None]:
-    table = default_table(name)
-    if table not in dynamodb_client().list_tables()["TableNames"]:
-        return []
-    items = dynamodb_client().scan(TableName=table)["Items"]
-    return [item["leaseOwner"]["S"] for item in items if "leaseOwner" in item]
+    """The owners of the stream's leases (none before its lease table is made)."""
+    store = LeaseStore(dynamodb_client(), default_table(name))
+    return [lease.lease_owner for lease in store.list_leases()] if store.table_exists() else []
 
 
 #: The typed run's statements: each fails it before anything is read.
@@ -344,16 +343,13 @@ def test_a_read_whose_executors_lack_a_statement_ends_as_the_line_from_the_spark
         EXECUTORS_KEY: Principal(EXECUTORS, executors),
     }
     stream = arns.stream(name, where())
-    kinesis_proxy.authorize(
-        refusing(held, lambda op, named: [Request(f"kinesis:{op}", arns.stream(named, where()) if named else stream)])
-    )
-    schemas = [arn.replace("*", "orders") for arn in arns.schema_registry(registry, where())]
+    kinesis_proxy.authorize(refusing(held, proxied("kinesis", where(), stream=stream)))
 
     with (
         LimitsProxy(str(glue_client().meta.endpoint_url), control=ControlLimits.none()) as glue,
         tasks_signing_as_executors(spark),
     ):
-        glue.authorize(refusing(held, lambda op, _: [Request(f"glue:{op}", arn) for arn in schemas]))
+        glue.authorize(refusing(held, proxied("glue", where(), schema=(registry, "orders"))))
         env = {"AWS_ENDPOINT_URL_KINESIS": kinesis_proxy.url, "AWS_ENDPOINT_URL_GLUE": glue.url}
         ran = run_held(flags, Enforcer(held, where(), stream), tmp_path, env=env, spark=spark)
 
@@ -382,7 +378,7 @@ def test_a_read_through_a_role_the_executors_may_not_assume_ends_as_the_line_fro
         LimitsProxy(stack.dynamodb.url, control=ControlLimits.none()) as sts,
         tasks_signing_as_executors(spark),
     ):
-        sts.authorize(refusing(held, lambda op, _: [Request(f"sts:{op}", ROLE_ARN)]))
+        sts.authorize(refusing(held, proxied("sts", where(), role=ROLE_ARN)))
         ran = run_held(flags, Enforcer(held, where(), stream), tmp_path, env={"AWS_ENDPOINT_URL_STS": sts.url},
                        spark=spark)  # fmt: skip
 
@@ -399,8 +395,7 @@ def test_a_read_whose_executors_may_not_use_the_streams_key_ends_as_the_line_fro
     flags = ("--stream", name, "--output", str(tmp_path / "out"))
     docs = documents(*flags, "--kms-key", key)
     executors, _ = without(docs["executors"], "DecryptTheStream")
-    via = (("kms:ViaService", f"kinesis.{where().region}.amazonaws.com"),)
-    decrypt = Request("kms:Decrypt", key, via)
+    decrypt = kms_decrypt(key, where())
     assert allowed(docs["worker"], decrypt) and not allowed(executors, decrypt)
 
     def kinesis_decrypts(operation: str, signer: str, _: str) -> tuple[str, str] | None:
@@ -457,22 +452,13 @@ def test_a_job_run_whose_role_lacks_a_statement_of_its_own_driver_ends_as_the_li
             "--environment", emr_serverless.environment())  # fmt: skip
     executors, statement = without(documents("--stream", name, *output, *base)["executors"], sid)
     held = {JOB_KEY: Principal(JOB_ROLE, executors)}
-    dynamodb_proxy.authorize(
-        refusing(held, lambda op, table: [Request(f"dynamodb:{op}", arns.dynamodb_table(table, where()))])
-    )
-
-    catalog = f"arn:aws:glue:{where().region}:{ACCOUNT}"
-
-    def glue_requests(operation: str, named: str) -> list[Request]:  # GetTable: the catalog, database, table
-        database, _, table = named.partition("/")
-        found = [f"{catalog}:catalog", f"{catalog}:database/{database}", f"{catalog}:table/{database}/{table}"]
-        return [Request(f"glue:{operation}", arn) for arn in found]
+    dynamodb_proxy.authorize(refusing(held, proxied("dynamodb", where())))
 
     with (
         S3Recorder(os.environ["AWS_ENDPOINT_URL_S3"], tmp_path, held) as s3,
         LimitsProxy(str(glue_client().meta.endpoint_url), control=ControlLimits.none()) as glue,
     ):
-        glue.authorize(refusing(held, glue_requests))
+        glue.authorize(refusing(held, proxied("glue", where())))
         endpoints = {"KINESIS": kinesis_proxy.url, "DYNAMODB": dynamodb_proxy.url, "S3": s3.url, "GLUE": glue.url}
         job = (*base, *driver_conf(endpoints, JOB_KEY))
         # The spec carries the orchestrator's S3 and Glue endpoints to the job: these.

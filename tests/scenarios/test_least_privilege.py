@@ -34,7 +34,7 @@ from kinesis_batch.aws import dynamodb_client, glue_client
 from kinesis_batch.parsers import default_table
 from kinesis_batch.serverless.request import DRIVER_ENV
 from tests.decoding.support import avro_datum, framed, put_payloads, register, registry_stream
-from tests.iam import Enforcer, Recorder, recording, worker
+from tests.iam import Enforcer, Recorder, proxied, recording, worker
 from tests.output.support import output_args, read_rows, sink_of
 from tests.runs import cli, read_output
 from tests.serverless.standin import ROLE, StandIn, driver_conf
@@ -224,12 +224,12 @@ def test_a_job_runs_own_calls_are_each_allowed_by_the_printed_executors_policy_a
     assert ran.returncode == 0, ran.stderr[-2000:]
     stream = arns.stream(name, where)
     requests = set(s3_requests(made, where.partition))
-    requests |= {Request(f"kinesis:{op}", arns.stream(named, where) if named else stream)
-                 for op, key, named in kinesis_proxy.signed if key == job_key}  # fmt: skip
-    requests |= {Request(f"dynamodb:{op}", arns.dynamodb_table(table, where))
-                 for op, key, table in dynamodb_proxy.signed if key == job_key}  # fmt: skip
-    requests |= {request for op, key, named in glue_proxy.signed if key == job_key
-                 for request in glue_requests(op, named, registry, where)}  # fmt: skip
+    for proxy, of in (
+        (kinesis_proxy, proxied("kinesis", where, stream=stream)),
+        (dynamodb_proxy, proxied("dynamodb", where)),
+        (glue_proxy, proxied("glue", where, schema=(registry, "orders"))),
+    ):
+        requests |= {request for op, key, named in proxy.signed if key == job_key for request in of(op, named)}
     actions = {r.action for r in requests}
     assert {"kinesis:GetRecords", "s3:PutObject", "glue:GetSchemaVersion", "glue:GetTable"} <= actions, actions
     assert any(action.startswith("dynamodb:") for action in actions), actions
@@ -237,18 +237,6 @@ def test_a_job_runs_own_calls_are_each_allowed_by_the_printed_executors_policy_a
     # The stand-in fetches the environment archive itself, as EMR Serverless does with the job role.
     recorded = ("s3:", "kinesis:", "dynamodb:", "glue:")
     assert unneeded(executors, requests, recorded=recorded) == ["TheEnvironmentArchive"]
-
-
-def glue_requests(operation: str, named: str, registry: str, where: Where) -> list[Request]:
-    """What IAM authorizes a job's Glue call by: a schema's version on the registry and the
-    schema, a catalog's table (``named``: DATABASE/TABLE) on the catalog, database and table."""
-    if operation == "GetSchemaVersion":
-        return [
-            Request(f"glue:{operation}", arn.replace("*", "orders")) for arn in arns.schema_registry(registry, where)
-        ]
-    database, _, table = named.partition("/")
-    found = (arns.glue_catalog(where), arns.glue_database(database, where), arns.glue_table(database, table, where))
-    return [Request(f"glue:{operation}", arn) for arn in found]
 
 
 #: The worker's principal, as IAM names its session in a refusal.

@@ -145,6 +145,11 @@ class Principal:
     document: dict[str, Any]
 
 
+def signer(principals: dict[str, Principal], key: str) -> Principal | None:
+    """The principal that signs with access key ``key``: its own, else any other key's (``"*"``)."""
+    return principals.get(key, principals.get("*"))
+
+
 def not_authorized(principal: str, request: Request, policy: str = "identity-based") -> str:
     """IAM's words for a call ``principal`` may not make, for want of a ``policy`` that allows
     it (``resource-based``: a stream's, a key's). S3's quote the resource."""
@@ -155,4 +160,4 @@ def not_authorized(principal: str, request: Request, policy: str = "identity-bas
     )
 
 
-__all__ = ["RECORDED", "Principal", "Request", "allowed", "not_authorized", "s3_requests", "unneeded"]
+__all__ = ["RECORDED", "Principal", "Request", "allowed", "not_authorized", "s3_requests", "signer", "unneeded"]

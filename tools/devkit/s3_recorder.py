@@ -31,7 +31,7 @@ from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 from xml.sax.saxutils import escape
 
-from devkit.iam_policy import Principal, Request, allowed, not_authorized, s3_requests
+from devkit.iam_policy import Principal, Request, allowed, not_authorized, s3_requests, signer
 from devkit.s3_request import S3Request
 
 #: The keys of a DeleteObjects request's body.
@@ -106,7 +106,7 @@ class _Proxy:
 
     def refusal(self, made: S3Request) -> bytes | None:
         """S3's answer to a request its signer's document does not allow (None: it is allowed)."""
-        principal = self.principals.get(made.signer, self.principals.get("*"))
+        principal = signer(self.principals, made.signer)
         if principal is None:
             return None
         refused: Request | None = next((r for r in s3_requests([made]) if not allowed(principal.document, r)), None)
